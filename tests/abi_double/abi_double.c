@@ -1,0 +1,1336 @@
+/*
+ * abi_double.c -- a deterministic C test double of the OpenVINO GenAI C ABI (LLM side, 83 functions).
+ *
+ * Implements every function declared in cdefs/0*.h with the same names, signatures, status codes,
+ * ownership rules and two-call string sizing, so the Python binding can be tested without OpenVINO.
+ * Extra exported "ovd_*" control functions (declared in controls.h) let tests inject faults and observe
+ * handles, threads and callbacks.
+ *
+ * Plain C11 + pthreads, no other dependency.  Build: cc -std=c11 -Wall -Wextra -shared -fPIC -O1 -g -pthread.
+ *
+ * Documented choices (where the brief left room):
+ *  - ov_genai_json_container_create() makes an empty OBJECT ("{}").
+ *  - JSON objects keep insertion order; a duplicate key while parsing replaces the value in place.
+ *    Numbers: integer literals that fit int64 stay integers, the rest are doubles (printed shortest
+ *    round-trip, with ".0" added to integral doubles, non-finite as null).  Strings must be valid UTF-8.
+ *  - A config passed to generate with eos_token_id unset (-1) gets the pipeline's eos filled in (as
+ *    upstream does) before validation.  The pipeline's default config is the C++ defaults with
+ *    eos_token_id 2 (and stop_token_ids {2}), or the file <models_path>/double_generation_config.json.
+ *  - Token limit: max_new_tokens if set, else max_length - num_input_tokens (upstream priority).
+ *  - Stop strings: checked on the accumulated text after each token; the text is cut at the earliest
+ *    match (kept if include_stop_str_in_output); only the part of the current token before the cut is
+ *    streamed (text already streamed is never retracted).
+ *  - echo: the results text is input + reply (the streamer only sees the reply).
+ *  - Perf metrics add_in_place: token counts add up; every mean/std pair becomes the mean of the two
+ *    operands weighted by how many generate calls each one already aggregates; load_time keeps left's.
+ *  - CANCEL and STOP both make generate return OK; CANCEL drops the turn from the chat history.
+ *  - Fault injection (ovd_fail) is checked after argument validation (NULL args still give -14).
+ *  - ovd_last_generate_status() is 0 before any generate.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* ------------------------------------------------------------------ ABI types (as in cdefs) */
+typedef enum {
+    OK = 0, GENERAL_ERROR = -1, NOT_IMPLEMENTED = -2, NETWORK_NOT_LOADED = -3, PARAMETER_MISMATCH = -4,
+    NOT_FOUND = -5, OUT_OF_BOUNDS = -6, UNEXPECTED = -7, REQUEST_BUSY = -8, RESULT_NOT_READY = -9,
+    NOT_ALLOCATED = -10, INFER_NOT_STARTED = -11, NETWORK_NOT_READ = -12, INFER_CANCELLED = -13,
+    INVALID_C_PARAM = -14, UNKNOWN_C_ERROR = -15, NOT_IMPLEMENT_C_METHOD = -16, UNKNOW_EXCEPTION = -17
+} ov_status_e;
+
+typedef enum {
+    OV_GENAI_JSON_CONTAINER_OK = 0, OV_GENAI_JSON_CONTAINER_INVALID_PARAM = -1,
+    OV_GENAI_JSON_CONTAINER_INVALID_JSON = -2, OV_GENAI_JSON_CONTAINER_OUT_OF_BOUNDS = -3,
+    OV_GENAI_JSON_CONTAINER_ERROR = -4
+} ov_genai_json_container_status_e;
+
+typedef enum {
+    OV_GENAI_CHAT_HISTORY_OK = 0, OV_GENAI_CHAT_HISTORY_INVALID_PARAM = -1,
+    OV_GENAI_CHAT_HISTORY_OUT_OF_BOUNDS = -2, OV_GENAI_CHAT_HISTORY_EMPTY = -3,
+    OV_GENAI_CHAT_HISTORY_INVALID_JSON = -4, OV_GENAI_CHAT_HISTORY_ERROR = -5
+} ov_genai_chat_history_status_e;
+
+typedef enum { EARLY = 0, HEURISTIC = 1, NEVER = 2 } StopCriteria;
+
+typedef enum {
+    OV_GENAI_STREAMING_STATUS_RUNNING = 0, OV_GENAI_STREAMING_STATUS_STOP = 1, OV_GENAI_STREAMING_STATUS_CANCEL = 2
+} ov_genai_streaming_status_e;
+
+typedef struct {
+    ov_genai_streaming_status_e (*callback_func)(const char* str, void* args);
+    void* args;
+} streamer_callback;
+
+typedef struct ov_genai_json_container_opaque ov_genai_json_container;
+typedef struct ov_genai_chat_history_opaque ov_genai_chat_history;
+typedef struct ov_genai_generation_config_opaque ov_genai_generation_config;
+typedef struct ov_genai_perf_metrics_opaque ov_genai_perf_metrics;
+typedef struct ov_genai_decoded_results_opaque ov_genai_decoded_results;
+typedef struct ov_genai_llm_pipeline_opaque ov_genai_llm_pipeline;
+
+/* ------------------------------------------------------------------ globals */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+
+enum { K_PIPELINE, K_CONFIG, K_RESULTS, K_PERF, K_CHAT, K_JSON, K_COUNT };
+static const char* const k_names[K_COUNT] = {"pipeline", "config", "results", "perf_metrics", "chat_history",
+                                             "json_container"};
+static atomic_long g_live[K_COUNT];
+
+#define MAX_FAULTS 64
+typedef struct { char name[96]; int status; long remaining; } fault_t;
+static fault_t g_faults[MAX_FAULTS];
+static int g_nfaults;
+static atomic_int g_have_faults;
+
+static char* g_reply;            /* NULL = echo */
+static size_t g_chunk_bytes;     /* 0 = word tokens */
+static unsigned int g_delay_us;
+static char* g_tlog; static size_t g_tlog_len, g_tlog_cap;
+static int g_last_cb_status = -1;
+static long g_cb_count;
+static long g_violations;
+static char* g_last_props;
+static int g_last_gen_status;
+static long g_next_serial = 1;
+
+static void* xmalloc(size_t n) { void* p = malloc(n ? n : 1); if (!p) abort(); return p; }
+static void* xrealloc(void* p, size_t n) { p = realloc(p, n ? n : 1); if (!p) abort(); return p; }
+static char* xstrndup(const char* s, size_t n) { char* r = xmalloc(n + 1); memcpy(r, s, n); r[n] = 0; return r; }
+static char* xstrdup(const char* s) { return xstrndup(s, strlen(s)); }
+
+static void live_inc(int k) { atomic_fetch_add(&g_live[k], 1); }
+static void live_dec(int k) { atomic_fetch_sub(&g_live[k], 1); }
+
+static long my_tid(void) { return (long)syscall(SYS_gettid); }
+
+/* returns 0 (no fault) or the injected status */
+static int injected(const char* fn) {
+    if (!atomic_load(&g_have_faults)) return 0;
+    int st = 0;
+    pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < g_nfaults; i++) {
+        if (strcmp(g_faults[i].name, fn) == 0) {
+            if (g_faults[i].remaining > 0) g_faults[i].remaining--;
+            else st = g_faults[i].status;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return st;
+}
+
+/* midstream: returns 1 and sets status and k if active */
+static int midstream_fault(int* status, long* k) {
+    int found = 0;
+    if (!atomic_load(&g_have_faults)) return 0;
+    pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < g_nfaults; i++)
+        if (strcmp(g_faults[i].name, "generate_midstream") == 0) {
+            *status = g_faults[i].status; *k = g_faults[i].remaining; found = 1; break;
+        }
+    pthread_mutex_unlock(&g_mu);
+    return found;
+}
+
+static void tlog(const char* op, long serial) {
+    char line[128];
+    int n = snprintf(line, sizeof line, "%s %ld %ld\n", op, serial, my_tid());
+    if (n <= 0) return;
+    pthread_mutex_lock(&g_mu);
+    if (g_tlog_len + (size_t)n + 1 > g_tlog_cap) {
+        g_tlog_cap = (g_tlog_len + (size_t)n + 1) * 2;
+        g_tlog = xrealloc(g_tlog, g_tlog_cap);
+    }
+    memcpy(g_tlog + g_tlog_len, line, (size_t)n);
+    g_tlog_len += (size_t)n;
+    g_tlog[g_tlog_len] = 0;
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* ------------------------------------------------------------------ string builder */
+typedef struct { char* p; size_t n, cap; } sb_t;
+static void sb_put(sb_t* b, const char* s, size_t n) {
+    if (b->n + n + 1 > b->cap) { b->cap = (b->n + n + 1) * 2 + 16; b->p = xrealloc(b->p, b->cap); }
+    memcpy(b->p + b->n, s, n); b->n += n; b->p[b->n] = 0;
+}
+static void sb_puts(sb_t* b, const char* s) { sb_put(b, s, strlen(s)); }
+static void sb_putc(sb_t* b, char c) { sb_put(b, &c, 1); }
+static char* sb_take(sb_t* b) { if (!b->p) return xstrdup(""); return b->p; }
+
+/* ------------------------------------------------------------------ JSON values */
+typedef enum { JNULL, JBOOL, JINT, JDBL, JSTR, JARR, JOBJ } jtype;
+typedef struct jv {
+    jtype t;
+    int b; long long i; double d;
+    char* s; size_t slen;                  /* JSTR */
+    struct jv** items; size_t n, cap;      /* JARR / JOBJ values */
+    char** keys; size_t* klens;            /* JOBJ keys */
+} jv;
+
+static jv* jv_new(jtype t) { jv* v = xmalloc(sizeof *v); memset(v, 0, sizeof *v); v->t = t; return v; }
+static void jv_free(jv* v) {
+    if (!v) return;
+    free(v->s);
+    for (size_t k = 0; k < v->n; k++) { jv_free(v->items[k]); if (v->keys) free(v->keys[k]); }
+    free(v->items); free(v->keys); free(v->klens); free(v);
+}
+static jv* jv_str(const char* s, size_t n) { jv* v = jv_new(JSTR); v->s = xstrndup(s, n); v->slen = n; return v; }
+static void jv_grow(jv* v) {
+    if (v->n < v->cap) return;
+    v->cap = v->cap ? v->cap * 2 : 4;
+    v->items = xrealloc(v->items, v->cap * sizeof *v->items);
+    if (v->t == JOBJ) { v->keys = xrealloc(v->keys, v->cap * sizeof *v->keys); v->klens = xrealloc(v->klens, v->cap * sizeof *v->klens); }
+}
+static void jv_push(jv* a, jv* x) { jv_grow(a); a->items[a->n++] = x; }
+static void jv_set(jv* o, const char* k, size_t kl, jv* x) {
+    for (size_t i = 0; i < o->n; i++)
+        if (o->klens[i] == kl && memcmp(o->keys[i], k, kl) == 0) { jv_free(o->items[i]); o->items[i] = x; return; }
+    jv_grow(o);
+    o->keys[o->n] = xstrndup(k, kl); o->klens[o->n] = kl; o->items[o->n] = x; o->n++;
+}
+static jv* jv_get(const jv* o, const char* k) {
+    if (!o || o->t != JOBJ) return NULL;
+    size_t kl = strlen(k);
+    for (size_t i = 0; i < o->n; i++)
+        if (o->klens[i] == kl && memcmp(o->keys[i], k, kl) == 0) return o->items[i];
+    return NULL;
+}
+static jv* jv_copy(const jv* v) {
+    jv* c = jv_new(v->t);
+    c->b = v->b; c->i = v->i; c->d = v->d;
+    if (v->t == JSTR) { c->s = xstrndup(v->s, v->slen); c->slen = v->slen; }
+    for (size_t k = 0; k < v->n; k++) {
+        if (v->t == JOBJ) jv_set(c, v->keys[k], v->klens[k], jv_copy(v->items[k]));
+        else jv_push(c, jv_copy(v->items[k]));
+    }
+    return c;
+}
+
+/* parser */
+typedef struct { const char* p; const char* e; int depth; } jp_t;
+static void jp_ws(jp_t* P) { while (P->p < P->e && (*P->p == ' ' || *P->p == '\t' || *P->p == '\n' || *P->p == '\r')) P->p++; }
+static jv* jp_value(jp_t* P);
+
+static int hex4(const char* p, unsigned* out) {
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i]; v <<= 4;
+        if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
+        else return 0;
+    }
+    *out = v; return 1;
+}
+static void put_utf8(sb_t* b, unsigned cp) {
+    char t[4];
+    if (cp < 0x80) { t[0] = (char)cp; sb_put(b, t, 1); }
+    else if (cp < 0x800) { t[0] = (char)(0xC0 | (cp >> 6)); t[1] = (char)(0x80 | (cp & 0x3F)); sb_put(b, t, 2); }
+    else if (cp < 0x10000) { t[0] = (char)(0xE0 | (cp >> 12)); t[1] = (char)(0x80 | ((cp >> 6) & 0x3F)); t[2] = (char)(0x80 | (cp & 0x3F)); sb_put(b, t, 3); }
+    else { t[0] = (char)(0xF0 | (cp >> 18)); t[1] = (char)(0x80 | ((cp >> 12) & 0x3F)); t[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); t[3] = (char)(0x80 | (cp & 0x3F)); sb_put(b, t, 4); }
+}
+/* length of a valid UTF-8 sequence starting at p (0 if invalid) */
+static size_t utf8_len(const unsigned char* p, const unsigned char* e) {
+    unsigned c = p[0];
+    size_t n; unsigned cp;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) { n = 2; cp = c & 0x1F; }
+    else if (c >= 0xE0 && c <= 0xEF) { n = 3; cp = c & 0x0F; }
+    else if (c >= 0xF0 && c <= 0xF4) { n = 4; cp = c & 0x07; }
+    else return 0;
+    if ((size_t)(e - p) < n) return 0;
+    for (size_t i = 1; i < n; i++) { if ((p[i] & 0xC0) != 0x80) return 0; cp = (cp << 6) | (p[i] & 0x3F); }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return n;
+}
+static int jp_string(jp_t* P, char** out, size_t* outlen) {
+    if (P->p >= P->e || *P->p != '"') return 0;
+    P->p++;
+    sb_t b = {0};
+    while (1) {
+        if (P->p >= P->e) goto bad;
+        unsigned char c = (unsigned char)*P->p;
+        if (c == '"') { P->p++; break; }
+        if (c < 0x20) goto bad;
+        if (c == '\\') {
+            P->p++;
+            if (P->p >= P->e) goto bad;
+            char esc = *P->p++;
+            switch (esc) {
+            case '"': sb_putc(&b, '"'); break;
+            case '\\': sb_putc(&b, '\\'); break;
+            case '/': sb_putc(&b, '/'); break;
+            case 'b': sb_putc(&b, '\b'); break;
+            case 'f': sb_putc(&b, '\f'); break;
+            case 'n': sb_putc(&b, '\n'); break;
+            case 'r': sb_putc(&b, '\r'); break;
+            case 't': sb_putc(&b, '\t'); break;
+            case 'u': {
+                unsigned cp;
+                if (P->e - P->p < 4 || !hex4(P->p, &cp)) goto bad;
+                P->p += 4;
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                    unsigned lo;
+                    if (P->e - P->p < 6 || P->p[0] != '\\' || P->p[1] != 'u' || !hex4(P->p + 2, &lo) || lo < 0xDC00 || lo > 0xDFFF) goto bad;
+                    P->p += 6;
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                } else if (cp >= 0xDC00 && cp <= 0xDFFF) goto bad;
+                put_utf8(&b, cp);
+                break;
+            }
+            default: goto bad;
+            }
+            continue;
+        }
+        size_t n = utf8_len((const unsigned char*)P->p, (const unsigned char*)P->e);
+        if (!n) goto bad;
+        sb_put(&b, P->p, n); P->p += n;
+    }
+    *outlen = b.n; *out = sb_take(&b);
+    return 1;
+bad:
+    free(b.p); return 0;
+}
+static jv* jp_number(jp_t* P) {
+    const char* s = P->p; int is_int = 1;
+    if (P->p < P->e && *P->p == '-') P->p++;
+    if (P->p >= P->e) return NULL;
+    if (*P->p == '0') P->p++;
+    else if (*P->p >= '1' && *P->p <= '9') { while (P->p < P->e && *P->p >= '0' && *P->p <= '9') P->p++; }
+    else return NULL;
+    if (P->p < P->e && *P->p == '.') {
+        is_int = 0; P->p++;
+        if (P->p >= P->e || !(*P->p >= '0' && *P->p <= '9')) return NULL;
+        while (P->p < P->e && *P->p >= '0' && *P->p <= '9') P->p++;
+    }
+    if (P->p < P->e && (*P->p == 'e' || *P->p == 'E')) {
+        is_int = 0; P->p++;
+        if (P->p < P->e && (*P->p == '+' || *P->p == '-')) P->p++;
+        if (P->p >= P->e || !(*P->p >= '0' && *P->p <= '9')) return NULL;
+        while (P->p < P->e && *P->p >= '0' && *P->p <= '9') P->p++;
+    }
+    char* tmp = xstrndup(s, (size_t)(P->p - s));
+    jv* v = NULL;
+    if (is_int) {
+        errno = 0;
+        long long ll = strtoll(tmp, NULL, 10);
+        if (errno == 0) { v = jv_new(JINT); v->i = ll; }
+    }
+    if (!v) { v = jv_new(JDBL); v->d = strtod(tmp, NULL); }
+    free(tmp);
+    return v;
+}
+static int jp_lit(jp_t* P, const char* w) {
+    size_t n = strlen(w);
+    if ((size_t)(P->e - P->p) >= n && memcmp(P->p, w, n) == 0) { P->p += n; return 1; }
+    return 0;
+}
+static jv* jp_value(jp_t* P) {
+    jp_ws(P);
+    if (P->p >= P->e) return NULL;
+    char c = *P->p;
+    if (c == '{' || c == '[') {
+        if (++P->depth > 512) return NULL;
+        int obj = c == '{';
+        jv* v = jv_new(obj ? JOBJ : JARR);
+        P->p++;
+        jp_ws(P);
+        if (P->p < P->e && *P->p == (obj ? '}' : ']')) { P->p++; P->depth--; return v; }
+        while (1) {
+            jp_ws(P);
+            char* k = NULL; size_t kl = 0;
+            if (obj) {
+                if (!jp_string(P, &k, &kl)) { jv_free(v); return NULL; }
+                jp_ws(P);
+                if (P->p >= P->e || *P->p != ':') { free(k); jv_free(v); return NULL; }
+                P->p++;
+            }
+            jv* x = jp_value(P);
+            if (!x) { free(k); jv_free(v); return NULL; }
+            if (obj) { jv_set(v, k, kl, x); free(k); } else jv_push(v, x);
+            jp_ws(P);
+            if (P->p >= P->e) { jv_free(v); return NULL; }
+            if (*P->p == ',') { P->p++; continue; }
+            if (*P->p == (obj ? '}' : ']')) { P->p++; break; }
+            jv_free(v); return NULL;
+        }
+        P->depth--;
+        return v;
+    }
+    if (c == '"') { char* s; size_t n; if (!jp_string(P, &s, &n)) return NULL; jv* v = jv_new(JSTR); v->s = s; v->slen = n; return v; }
+    if (jp_lit(P, "true")) { jv* v = jv_new(JBOOL); v->b = 1; return v; }
+    if (jp_lit(P, "false")) return jv_new(JBOOL);
+    if (jp_lit(P, "null")) return jv_new(JNULL);
+    return jp_number(P);
+}
+static jv* json_parse(const char* s, size_t n) {
+    jp_t P = {s, s + n, 0};
+    jv* v = jp_value(&P);
+    if (!v) return NULL;
+    jp_ws(&P);
+    if (P.p != P.e) { jv_free(v); return NULL; }
+    return v;
+}
+
+/* serializer (compact) */
+static void js_string(sb_t* b, const char* s, size_t n) {
+    sb_putc(b, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char t[8];
+        switch (c) {
+        case '"': sb_puts(b, "\\\""); break;
+        case '\\': sb_puts(b, "\\\\"); break;
+        case '\b': sb_puts(b, "\\b"); break;
+        case '\f': sb_puts(b, "\\f"); break;
+        case '\n': sb_puts(b, "\\n"); break;
+        case '\r': sb_puts(b, "\\r"); break;
+        case '\t': sb_puts(b, "\\t"); break;
+        default:
+            if (c < 0x20) { snprintf(t, sizeof t, "\\u%04x", c); sb_puts(b, t); }
+            else sb_putc(b, (char)c);
+        }
+    }
+    sb_putc(b, '"');
+}
+static void js_value(sb_t* b, const jv* v) {
+    char t[64];
+    switch (v->t) {
+    case JNULL: sb_puts(b, "null"); break;
+    case JBOOL: sb_puts(b, v->b ? "true" : "false"); break;
+    case JINT: snprintf(t, sizeof t, "%lld", v->i); sb_puts(b, t); break;
+    case JDBL:
+        if (!isfinite(v->d)) { sb_puts(b, "null"); break; }
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(t, sizeof t, "%.*g", prec, v->d);
+            if (strtod(t, NULL) == v->d) break;
+        }
+        if (!strpbrk(t, ".eEn")) strcat(t, ".0");
+        sb_puts(b, t);
+        break;
+    case JSTR: js_string(b, v->s, v->slen); break;
+    case JARR:
+        sb_putc(b, '[');
+        for (size_t i = 0; i < v->n; i++) { if (i) sb_putc(b, ','); js_value(b, v->items[i]); }
+        sb_putc(b, ']');
+        break;
+    case JOBJ:
+        sb_putc(b, '{');
+        for (size_t i = 0; i < v->n; i++) {
+            if (i) sb_putc(b, ',');
+            js_string(b, v->keys[i], v->klens[i]); sb_putc(b, ':'); js_value(b, v->items[i]);
+        }
+        sb_putc(b, '}');
+        break;
+    }
+}
+static char* json_dump(const jv* v) { sb_t b = {0}; js_value(&b, v); return sb_take(&b); }
+
+/* ------------------------------------------------------------------ handle structs */
+#define MAGIC_JSON 0x4a534f4eu
+#define MAGIC_CHAT 0x43484154u
+#define MAGIC_CFG  0x43464721u
+#define MAGIC_PERF 0x50455246u
+#define MAGIC_RES  0x52455355u
+#define MAGIC_PIPE 0x50495045u
+
+struct ov_genai_json_container_opaque { unsigned magic; jv* v; };
+struct ov_genai_chat_history_opaque { unsigned magic; jv* msgs; jv* tools; jv* extra; };
+
+typedef struct {
+    size_t max_new_tokens, max_length, min_new_tokens, logprobs, num_beam_groups, num_beams, num_return_sequences;
+    size_t no_repeat_ngram_size, top_k, rng_seed, num_assistant_tokens, max_ngram_size;
+    bool ignore_eos, echo, include_stop_str_in_output, do_sample, apply_chat_template;
+    float diversity_penalty, length_penalty, temperature, top_p, min_p, repetition_penalty, presence_penalty;
+    float frequency_penalty, assistant_confidence_threshold;
+    int stop_criteria;
+    int64_t eos_token_id;
+    char** stop_strings; size_t n_stop_strings;
+    int64_t* stop_ids; size_t n_stop_ids;
+} gcfg_t;
+
+struct ov_genai_generation_config_opaque { unsigned magic; gcfg_t c; };
+
+typedef struct {
+    float load_time;
+    size_t num_input_tokens, num_generation_tokens;
+    float m[9][2]; /* ttft, tpot, ipot, throughput, inference, generate, tokenization, detokenization, chat_template */
+    double weight; /* number of generate calls aggregated */
+} perf_t;
+enum { P_TTFT, P_TPOT, P_IPOT, P_THRU, P_INFER, P_GEN, P_TOK, P_DETOK, P_CHAT };
+
+struct ov_genai_perf_metrics_opaque { unsigned magic; perf_t p; };
+struct ov_genai_decoded_results_opaque { unsigned magic; char* text; perf_t p; };
+
+struct ov_genai_llm_pipeline_opaque {
+    unsigned magic;
+    long serial;
+    atomic_int in_call;
+    gcfg_t cfg;
+    int chat_on;
+    jv* chat; /* array of messages */
+    float load_time;
+};
+
+/* ------------------------------------------------------------------ generation config */
+static void cfg_defaults(gcfg_t* c) {
+    memset(c, 0, sizeof *c);
+    c->max_new_tokens = SIZE_MAX; c->max_length = SIZE_MAX; c->min_new_tokens = 0; c->logprobs = 0;
+    c->num_beam_groups = 1; c->num_beams = 1; c->num_return_sequences = 1; c->no_repeat_ngram_size = SIZE_MAX;
+    c->top_k = SIZE_MAX; c->rng_seed = 0; c->num_assistant_tokens = 0; c->max_ngram_size = 0;
+    c->apply_chat_template = true;
+    c->diversity_penalty = 0.0f; c->length_penalty = 1.0f; c->temperature = 1.0f; c->top_p = 1.0f; c->min_p = 0.0f;
+    c->repetition_penalty = 1.0f; c->presence_penalty = 0.0f; c->frequency_penalty = 0.0f;
+    c->assistant_confidence_threshold = 0.0f; c->stop_criteria = HEURISTIC; c->eos_token_id = -1;
+}
+static void cfg_clear(gcfg_t* c) {
+    for (size_t i = 0; i < c->n_stop_strings; i++) free(c->stop_strings[i]);
+    free(c->stop_strings); free(c->stop_ids);
+    c->stop_strings = NULL; c->n_stop_strings = 0; c->stop_ids = NULL; c->n_stop_ids = 0;
+}
+static void cfg_copy(gcfg_t* dst, const gcfg_t* src) {
+    *dst = *src;
+    dst->stop_strings = xmalloc(src->n_stop_strings * sizeof(char*));
+    for (size_t i = 0; i < src->n_stop_strings; i++) dst->stop_strings[i] = xstrdup(src->stop_strings[i]);
+    dst->stop_ids = xmalloc(src->n_stop_ids * sizeof(int64_t));
+    if (src->n_stop_ids) memcpy(dst->stop_ids, src->stop_ids, src->n_stop_ids * sizeof(int64_t));
+}
+static int cfg_has_stop_id(const gcfg_t* c, int64_t id) {
+    for (size_t i = 0; i < c->n_stop_ids; i++) if (c->stop_ids[i] == id) return 1;
+    return 0;
+}
+static void cfg_add_stop_id(gcfg_t* c, int64_t id) {
+    if (cfg_has_stop_id(c, id)) return;
+    c->stop_ids = xrealloc(c->stop_ids, (c->n_stop_ids + 1) * sizeof(int64_t));
+    c->stop_ids[c->n_stop_ids++] = id;
+}
+static void cfg_add_stop_string(gcfg_t* c, const char* s) {
+    for (size_t i = 0; i < c->n_stop_strings; i++) if (strcmp(c->stop_strings[i], s) == 0) return;
+    c->stop_strings = xrealloc(c->stop_strings, (c->n_stop_strings + 1) * sizeof(char*));
+    c->stop_strings[c->n_stop_strings++] = xstrdup(s);
+}
+static void cfg_set_eos(gcfg_t* c, int64_t id) { c->eos_token_id = id; cfg_add_stop_id(c, id); }
+
+/* returns 1 if valid */
+static int cfg_valid(const gcfg_t* c) {
+    if (c->num_return_sequences == 0) return 0;
+    if (c->eos_token_id != -1 && !cfg_has_stop_id(c, c->eos_token_id)) return 0;
+    for (size_t i = 0; i < c->n_stop_ids; i++) if (c->stop_ids[i] < 0) return 0;
+    int unlimited = c->max_new_tokens == SIZE_MAX && c->max_length == SIZE_MAX;
+    if (c->ignore_eos && unlimited) return 0;
+    if (c->eos_token_id == -1 && c->n_stop_ids == 0 && c->n_stop_strings == 0 && unlimited) return 0;
+    if (c->max_new_tokens == 0 && !c->echo) return 0;
+    if (c->min_new_tokens > c->max_new_tokens) return 0;
+    int beam = c->num_beams > 1;
+    if (c->num_return_sequences > 1 && !c->do_sample && !beam) return 0;
+    if (!beam) {
+        if (c->frequency_penalty < -2.0f || c->frequency_penalty > 2.0f) return 0;
+        if (c->presence_penalty < -2.0f || c->presence_penalty > 2.0f) return 0;
+        if (!(c->repetition_penalty > 0.0f)) return 0;
+    }
+    if (c->do_sample) {
+        if (!(c->top_p > 0.0f && c->top_p <= 1.0f)) return 0;
+        if (!(c->temperature > 0.0f)) return 0;
+        if (!(c->min_p >= 0.0f && c->min_p < 1.0f)) return 0;
+    }
+    if (beam) {
+        if (c->num_beam_groups == 0 || c->num_beams % c->num_beam_groups != 0) return 0;
+        if (c->num_beams < c->num_return_sequences) return 0;
+        if (c->do_sample) return 0;
+        if (c->no_repeat_ngram_size == 0) return 0;
+        if (c->frequency_penalty != 0.0f || c->presence_penalty != 0.0f || c->repetition_penalty != 1.0f) return 0;
+        if (c->num_beam_groups > 1 && c->diversity_penalty == 0.0f) return 0;
+        if (c->num_beam_groups == 1 && c->diversity_penalty != 0.0f) return 0;
+    }
+    return 1;
+}
+
+static ov_genai_generation_config* cfg_handle_new(void) {
+    ov_genai_generation_config* h = xmalloc(sizeof *h);
+    h->magic = MAGIC_CFG; cfg_defaults(&h->c);
+    live_inc(K_CONFIG);
+    return h;
+}
+#define CFG_OK(h) ((h) && (h)->magic == MAGIC_CFG)
+
+static int jnum(const jv* v, double* out) {
+    if (!v) return 0;
+    if (v->t == JINT) { *out = (double)v->i; return 1; }
+    if (v->t == JDBL) { *out = v->d; return 1; }
+    if (v->t == JBOOL) { *out = v->b; return 1; }
+    return -1;
+}
+/* read a generation_config.json into c (defaults first). returns 1 ok, 0 bad */
+static int cfg_from_file(const char* path, gcfg_t* c) {
+    FILE* f = fopen(path, "rb");
+    if (!f) return 0;
+    sb_t b = {0}; char buf[4096]; size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sb_put(&b, buf, n);
+    fclose(f);
+    jv* v = json_parse(b.p ? b.p : "", b.n);
+    free(b.p);
+    if (!v || v->t != JOBJ) { jv_free(v); return 0; }
+    cfg_defaults(c);
+    int ok = 1; double d;
+#define SZ(name) do { int r = jnum(jv_get(v, #name), &d); if (r < 0 || (r && d < 0)) ok = 0; else if (r) c->name = d >= 1.8e19 ? SIZE_MAX : (size_t)d; } while (0)
+#define FL(name) do { int r = jnum(jv_get(v, #name), &d); if (r < 0) ok = 0; else if (r) c->name = (float)d; } while (0)
+#define BO(name) do { int r = jnum(jv_get(v, #name), &d); if (r < 0) ok = 0; else if (r) c->name = d != 0; } while (0)
+    SZ(max_new_tokens); SZ(max_length); SZ(min_new_tokens); SZ(top_k); SZ(num_beams); SZ(num_beam_groups);
+    SZ(num_return_sequences); SZ(no_repeat_ngram_size); SZ(logprobs); SZ(rng_seed);
+    FL(temperature); FL(top_p); FL(min_p); FL(repetition_penalty); FL(presence_penalty); FL(frequency_penalty);
+    FL(diversity_penalty); FL(length_penalty);
+    BO(do_sample); BO(ignore_eos); BO(echo); BO(include_stop_str_in_output);
+#undef SZ
+#undef FL
+#undef BO
+    jv* e = jv_get(v, "eos_token_id");
+    if (e && e->t == JINT) cfg_set_eos(c, e->i);
+    else if (e && e->t == JARR) {
+        for (size_t i = 0; i < e->n; i++) {
+            if (e->items[i]->t != JINT) { ok = 0; break; }
+            if (i == 0) c->eos_token_id = e->items[i]->i;
+            cfg_add_stop_id(c, e->items[i]->i);
+        }
+    } else if (e && e->t != JNULL) ok = 0;
+    jv* st = jv_get(v, "stop_token_ids");
+    if (st && st->t == JARR)
+        for (size_t i = 0; i < st->n; i++) if (st->items[i]->t == JINT) cfg_add_stop_id(c, st->items[i]->i);
+    jv* ss = jv_get(v, "stop_strings");
+    if (ss && ss->t == JARR)
+        for (size_t i = 0; i < ss->n; i++) if (ss->items[i]->t == JSTR) cfg_add_stop_string(c, ss->items[i]->s);
+    jv_free(v);
+    if (!ok) cfg_clear(c);
+    return ok;
+}
+
+EXPORT ov_status_e ov_genai_generation_config_create(ov_genai_generation_config** config) {
+    if (!config) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *config = cfg_handle_new();
+    return OK;
+}
+EXPORT ov_status_e ov_genai_generation_config_create_from_json(const char* json_path, ov_genai_generation_config** config) {
+    if (!json_path || !config) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    gcfg_t c;
+    if (!cfg_from_file(json_path, &c)) return UNKNOW_EXCEPTION;
+    ov_genai_generation_config* h = cfg_handle_new();
+    h->c = c;
+    *config = h;
+    return OK;
+}
+EXPORT void ov_genai_generation_config_free(ov_genai_generation_config* handle) {
+    if (!CFG_OK(handle)) return;
+    cfg_clear(&handle->c); handle->magic = 0; free(handle);
+    live_dec(K_CONFIG);
+}
+
+#define CFG_SETTER(fname, type, field)                                                              \
+    EXPORT ov_status_e ov_genai_generation_config_set_##fname(ov_genai_generation_config* config, const type value) { \
+        if (!CFG_OK(config)) return INVALID_C_PARAM;                                                \
+        int st = injected(__func__); if (st) return st;                                             \
+        config->c.field = value;                                                                    \
+        return OK;                                                                                  \
+    }
+CFG_SETTER(max_new_tokens, size_t, max_new_tokens)
+CFG_SETTER(max_length, size_t, max_length)
+CFG_SETTER(ignore_eos, bool, ignore_eos)
+CFG_SETTER(min_new_tokens, size_t, min_new_tokens)
+CFG_SETTER(echo, bool, echo)
+CFG_SETTER(logprobs, size_t, logprobs)
+CFG_SETTER(include_stop_str_in_output, bool, include_stop_str_in_output)
+CFG_SETTER(num_beam_groups, size_t, num_beam_groups)
+CFG_SETTER(num_beams, size_t, num_beams)
+CFG_SETTER(diversity_penalty, float, diversity_penalty)
+CFG_SETTER(length_penalty, float, length_penalty)
+CFG_SETTER(num_return_sequences, size_t, num_return_sequences)
+CFG_SETTER(no_repeat_ngram_size, size_t, no_repeat_ngram_size)
+CFG_SETTER(temperature, float, temperature)
+CFG_SETTER(top_p, float, top_p)
+CFG_SETTER(top_k, size_t, top_k)
+CFG_SETTER(min_p, float, min_p)
+CFG_SETTER(do_sample, bool, do_sample)
+CFG_SETTER(repetition_penalty, float, repetition_penalty)
+CFG_SETTER(presence_penalty, float, presence_penalty)
+CFG_SETTER(frequency_penalty, float, frequency_penalty)
+CFG_SETTER(rng_seed, size_t, rng_seed)
+CFG_SETTER(assistant_confidence_threshold, float, assistant_confidence_threshold)
+CFG_SETTER(num_assistant_tokens, size_t, num_assistant_tokens)
+CFG_SETTER(max_ngram_size, size_t, max_ngram_size)
+
+EXPORT ov_status_e ov_genai_generation_config_set_stop_criteria(ov_genai_generation_config* config, const StopCriteria value) {
+    if (!CFG_OK(config)) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    config->c.stop_criteria = (int)value;
+    return OK;
+}
+EXPORT ov_status_e ov_genai_generation_config_set_stop_strings(ov_genai_generation_config* config, const char** strings, const size_t count) {
+    if (!CFG_OK(config) || (!strings && count)) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    for (size_t i = 0; i < config->c.n_stop_strings; i++) free(config->c.stop_strings[i]);
+    free(config->c.stop_strings); config->c.stop_strings = NULL; config->c.n_stop_strings = 0;
+    for (size_t i = 0; i < count; i++) if (strings[i]) cfg_add_stop_string(&config->c, strings[i]);
+    return OK;
+}
+EXPORT ov_status_e ov_genai_generation_config_set_stop_token_ids(ov_genai_generation_config* config, const int64_t* token_ids, const size_t token_ids_num) {
+    if (!CFG_OK(config) || (!token_ids && token_ids_num)) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    free(config->c.stop_ids); config->c.stop_ids = NULL; config->c.n_stop_ids = 0;
+    for (size_t i = 0; i < token_ids_num; i++) cfg_add_stop_id(&config->c, token_ids[i]);
+    return OK;
+}
+EXPORT ov_status_e ov_genai_generation_config_set_eos_token_id(ov_genai_generation_config* config, const int64_t id) {
+    if (!CFG_OK(config)) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    cfg_set_eos(&config->c, id);
+    return OK;
+}
+EXPORT ov_status_e ov_genai_generation_config_get_max_new_tokens(const ov_genai_generation_config* config, size_t* max_new_tokens) {
+    if (!CFG_OK(config) || !max_new_tokens) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *max_new_tokens = config->c.max_new_tokens;
+    return OK;
+}
+EXPORT ov_status_e ov_genai_generation_config_validate(ov_genai_generation_config* config) {
+    if (!CFG_OK(config)) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    return cfg_valid(&config->c) ? OK : UNKNOW_EXCEPTION;
+}
+
+/* ------------------------------------------------------------------ perf metrics */
+static const float k_perf_defaults[9] = {20.0f, 5.0f, 5.0f, 200.0f, 30.0f, 40.0f, 1.5f, 0.75f, 0.25f};
+static void perf_fill(perf_t* p, float load_time, size_t n_in, size_t n_gen) {
+    memset(p, 0, sizeof *p);
+    p->load_time = load_time; p->num_input_tokens = n_in; p->num_generation_tokens = n_gen;
+    for (int i = 0; i < 9; i++) { p->m[i][0] = k_perf_defaults[i]; p->m[i][1] = 0.0f; }
+    p->weight = 1.0;
+}
+#define PERF_OK(h) ((h) && (h)->magic == MAGIC_PERF)
+static ov_status_e perf_pair(const ov_genai_perf_metrics* m, float* mean, float* std, int idx, const char* fn) {
+    if (!PERF_OK(m) || !mean || !std) return INVALID_C_PARAM;
+    int st = injected(fn); if (st) return st;
+    *mean = m->p.m[idx][0]; *std = m->p.m[idx][1];
+    return OK;
+}
+EXPORT ov_status_e ov_genai_perf_metrics_get_load_time(const ov_genai_perf_metrics* metrics, float* load_time) {
+    if (!PERF_OK(metrics) || !load_time) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *load_time = metrics->p.load_time; return OK;
+}
+EXPORT ov_status_e ov_genai_perf_metrics_get_num_generation_tokens(const ov_genai_perf_metrics* metrics, size_t* num_generation_tokens) {
+    if (!PERF_OK(metrics) || !num_generation_tokens) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *num_generation_tokens = metrics->p.num_generation_tokens; return OK;
+}
+EXPORT ov_status_e ov_genai_perf_metrics_get_num_input_tokens(const ov_genai_perf_metrics* metrics, size_t* num_input_tokens) {
+    if (!PERF_OK(metrics) || !num_input_tokens) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *num_input_tokens = metrics->p.num_input_tokens; return OK;
+}
+#define PERF_GETTER(name, idx) \
+    EXPORT ov_status_e ov_genai_perf_metrics_get_##name(const ov_genai_perf_metrics* metrics, float* mean, float* std) { \
+        return perf_pair(metrics, mean, std, idx, __func__); }
+PERF_GETTER(ttft, P_TTFT)
+PERF_GETTER(tpot, P_TPOT)
+PERF_GETTER(ipot, P_IPOT)
+PERF_GETTER(throughput, P_THRU)
+PERF_GETTER(inference_duration, P_INFER)
+PERF_GETTER(generate_duration, P_GEN)
+PERF_GETTER(tokenization_duration, P_TOK)
+PERF_GETTER(detokenization_duration, P_DETOK)
+PERF_GETTER(chat_template_duration, P_CHAT)
+
+EXPORT ov_status_e ov_genai_perf_metrics_add_in_place(ov_genai_perf_metrics* left, const ov_genai_perf_metrics* right) {
+    if (!PERF_OK(left) || !PERF_OK(right)) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    perf_t* l = &left->p; const perf_t* r = &right->p;
+    double wl = l->weight, wr = r->weight, w = wl + wr;
+    if (w <= 0) { wl = wr = 1; w = 2; }
+    for (int i = 0; i < 9; i++)
+        for (int j = 0; j < 2; j++) l->m[i][j] = (float)((l->m[i][j] * wl + r->m[i][j] * wr) / w);
+    l->num_input_tokens += r->num_input_tokens;
+    l->num_generation_tokens += r->num_generation_tokens;
+    l->weight = l->weight + r->weight;
+    return OK;
+}
+
+/* ------------------------------------------------------------------ JSON container */
+#define JC_OK(h) ((h) && (h)->magic == MAGIC_JSON)
+static ov_genai_json_container* jc_wrap(jv* v) {
+    ov_genai_json_container* h = xmalloc(sizeof *h);
+    h->magic = MAGIC_JSON; h->v = v;
+    live_inc(K_JSON);
+    return h;
+}
+EXPORT ov_genai_json_container_status_e ov_genai_json_container_create(ov_genai_json_container** container) {
+    if (!container) return OV_GENAI_JSON_CONTAINER_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *container = jc_wrap(jv_new(JOBJ));
+    return OV_GENAI_JSON_CONTAINER_OK;
+}
+EXPORT ov_genai_json_container_status_e ov_genai_json_container_create_from_json_string(ov_genai_json_container** container, const char* json_str) {
+    if (!container || !json_str) return OV_GENAI_JSON_CONTAINER_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    jv* v = json_parse(json_str, strlen(json_str));
+    if (!v) return OV_GENAI_JSON_CONTAINER_INVALID_JSON;
+    *container = jc_wrap(v);
+    return OV_GENAI_JSON_CONTAINER_OK;
+}
+EXPORT ov_genai_json_container_status_e ov_genai_json_container_create_object(ov_genai_json_container** container) {
+    if (!container) return OV_GENAI_JSON_CONTAINER_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *container = jc_wrap(jv_new(JOBJ));
+    return OV_GENAI_JSON_CONTAINER_OK;
+}
+EXPORT ov_genai_json_container_status_e ov_genai_json_container_create_array(ov_genai_json_container** container) {
+    if (!container) return OV_GENAI_JSON_CONTAINER_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *container = jc_wrap(jv_new(JARR));
+    return OV_GENAI_JSON_CONTAINER_OK;
+}
+EXPORT void ov_genai_json_container_free(ov_genai_json_container* container) {
+    if (!JC_OK(container)) return;
+    jv_free(container->v); container->magic = 0; free(container);
+    live_dec(K_JSON);
+}
+/* two-call copy; returns 0 ok, 1 null-args, 2 too small */
+static int two_call(const char* s, char* output, size_t* output_size) {
+    size_t need = strlen(s) + 1;
+    if (!output) { *output_size = need; return 0; }
+    if (*output_size < need) return 2;
+    memcpy(output, s, need);
+    *output_size = need;
+    return 0;
+}
+EXPORT ov_genai_json_container_status_e ov_genai_json_container_to_json_string(const ov_genai_json_container* container, char* output, size_t* output_size) {
+    if (!JC_OK(container) || !output_size) return OV_GENAI_JSON_CONTAINER_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    char* s = json_dump(container->v);
+    int r = two_call(s, output, output_size);
+    free(s);
+    return r ? OV_GENAI_JSON_CONTAINER_OUT_OF_BOUNDS : OV_GENAI_JSON_CONTAINER_OK;
+}
+EXPORT ov_genai_json_container_status_e ov_genai_json_container_copy(const ov_genai_json_container* source, ov_genai_json_container** target) {
+    if (!JC_OK(source) || !target) return OV_GENAI_JSON_CONTAINER_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *target = jc_wrap(jv_copy(source->v));
+    return OV_GENAI_JSON_CONTAINER_OK;
+}
+
+/* ------------------------------------------------------------------ chat history */
+#define CH_OK(h) ((h) && (h)->magic == MAGIC_CHAT)
+static ov_genai_chat_history* ch_new(jv* msgs) {
+    ov_genai_chat_history* h = xmalloc(sizeof *h);
+    h->magic = MAGIC_CHAT; h->msgs = msgs; h->tools = jv_new(JARR); h->extra = jv_new(JOBJ);
+    live_inc(K_CHAT);
+    return h;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_create(ov_genai_chat_history** history) {
+    if (!history) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *history = ch_new(jv_new(JARR));
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_create_from_json_container(ov_genai_chat_history** history, const ov_genai_json_container* messages) {
+    if (!history || !JC_OK(messages)) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    if (messages->v->t != JARR) return OV_GENAI_CHAT_HISTORY_INVALID_JSON;
+    *history = ch_new(jv_copy(messages->v));
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT void ov_genai_chat_history_free(ov_genai_chat_history* history) {
+    if (!CH_OK(history)) return;
+    jv_free(history->msgs); jv_free(history->tools); jv_free(history->extra);
+    history->magic = 0; free(history);
+    live_dec(K_CHAT);
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_push_back(ov_genai_chat_history* history, const ov_genai_json_container* message) {
+    if (!CH_OK(history) || !JC_OK(message)) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    if (message->v->t != JOBJ) return OV_GENAI_CHAT_HISTORY_INVALID_JSON;
+    jv_push(history->msgs, jv_copy(message->v));
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_pop_back(ov_genai_chat_history* history) {
+    if (!CH_OK(history)) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    if (history->msgs->n == 0) return OV_GENAI_CHAT_HISTORY_EMPTY;
+    jv_free(history->msgs->items[--history->msgs->n]);
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_get_messages(const ov_genai_chat_history* history, ov_genai_json_container** messages) {
+    if (!CH_OK(history) || !messages) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *messages = jc_wrap(jv_copy(history->msgs));
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_get_message(const ov_genai_chat_history* history, size_t index, ov_genai_json_container** message) {
+    if (!CH_OK(history) || !message) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    if (index >= history->msgs->n) return OV_GENAI_CHAT_HISTORY_OUT_OF_BOUNDS;
+    *message = jc_wrap(jv_copy(history->msgs->items[index]));
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_get_first(const ov_genai_chat_history* history, ov_genai_json_container** message) {
+    if (!CH_OK(history) || !message) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    if (history->msgs->n == 0) return OV_GENAI_CHAT_HISTORY_EMPTY;
+    *message = jc_wrap(jv_copy(history->msgs->items[0]));
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_get_last(const ov_genai_chat_history* history, ov_genai_json_container** message) {
+    if (!CH_OK(history) || !message) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    if (history->msgs->n == 0) return OV_GENAI_CHAT_HISTORY_EMPTY;
+    *message = jc_wrap(jv_copy(history->msgs->items[history->msgs->n - 1]));
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_clear(ov_genai_chat_history* history) {
+    if (!CH_OK(history)) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    jv_free(history->msgs); history->msgs = jv_new(JARR);
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_size(const ov_genai_chat_history* history, size_t* size) {
+    if (!CH_OK(history) || !size) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *size = history->msgs->n;
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_empty(const ov_genai_chat_history* history, int* empty) {
+    if (!CH_OK(history) || !empty) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *empty = history->msgs->n == 0;
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_set_tools(ov_genai_chat_history* history, const ov_genai_json_container* tools) {
+    if (!CH_OK(history) || !JC_OK(tools)) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    if (tools->v->t != JARR) return OV_GENAI_CHAT_HISTORY_INVALID_JSON;
+    jv_free(history->tools); history->tools = jv_copy(tools->v);
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_get_tools(const ov_genai_chat_history* history, ov_genai_json_container** tools) {
+    if (!CH_OK(history) || !tools) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *tools = jc_wrap(jv_copy(history->tools));
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_set_extra_context(ov_genai_chat_history* history, const ov_genai_json_container* extra_context) {
+    if (!CH_OK(history) || !JC_OK(extra_context)) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    if (extra_context->v->t != JOBJ) return OV_GENAI_CHAT_HISTORY_INVALID_JSON;
+    jv_free(history->extra); history->extra = jv_copy(extra_context->v);
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+EXPORT ov_genai_chat_history_status_e ov_genai_chat_history_get_extra_context(const ov_genai_chat_history* history, ov_genai_json_container** extra_context) {
+    if (!CH_OK(history) || !extra_context) return OV_GENAI_CHAT_HISTORY_INVALID_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *extra_context = jc_wrap(jv_copy(history->extra));
+    return OV_GENAI_CHAT_HISTORY_OK;
+}
+
+/* ------------------------------------------------------------------ decoded results */
+#define RES_OK(h) ((h) && (h)->magic == MAGIC_RES)
+static ov_genai_decoded_results* res_new(const char* text) {
+    ov_genai_decoded_results* r = xmalloc(sizeof *r);
+    r->magic = MAGIC_RES; r->text = xstrdup(text);
+    memset(&r->p, 0, sizeof r->p);
+    live_inc(K_RESULTS);
+    return r;
+}
+EXPORT ov_status_e ov_genai_decoded_results_create(ov_genai_decoded_results** results) {
+    if (!results) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *results = res_new("");
+    return OK;
+}
+EXPORT void ov_genai_decoded_results_free(ov_genai_decoded_results* results) {
+    if (!RES_OK(results)) return;
+    free(results->text); results->magic = 0; free(results);
+    live_dec(K_RESULTS);
+}
+EXPORT ov_status_e ov_genai_decoded_results_get_perf_metrics(const ov_genai_decoded_results* results, ov_genai_perf_metrics** metrics) {
+    if (!RES_OK(results) || !metrics) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    ov_genai_perf_metrics* m = xmalloc(sizeof *m);
+    m->magic = MAGIC_PERF; m->p = results->p;
+    live_inc(K_PERF);
+    *metrics = m;
+    return OK;
+}
+EXPORT void ov_genai_decoded_results_perf_metrics_free(ov_genai_perf_metrics* metrics) {
+    if (!PERF_OK(metrics)) return;
+    metrics->magic = 0; free(metrics);
+    live_dec(K_PERF);
+}
+EXPORT ov_status_e ov_genai_decoded_results_get_string(const ov_genai_decoded_results* results, char* output, size_t* output_size) {
+    if (!RES_OK(results) || !output_size) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    return two_call(results->text, output, output_size) ? OUT_OF_BOUNDS : OK;
+}
+
+/* ------------------------------------------------------------------ pipeline */
+#define PIPE_OK(h) ((h) && (h)->magic == MAGIC_PIPE)
+static void pipe_enter(ov_genai_llm_pipeline* p) {
+    if (atomic_fetch_add(&p->in_call, 1) != 0) {
+        pthread_mutex_lock(&g_mu); g_violations++; pthread_mutex_unlock(&g_mu);
+    }
+}
+static void pipe_leave(ov_genai_llm_pipeline* p) { atomic_fetch_sub(&p->in_call, 1); }
+
+static const char* const k_props[] = {"CACHE_DIR", "PERFORMANCE_HINT", "INFERENCE_NUM_THREADS", "NUM_STREAMS",
+                                      "ATTENTION_BACKEND", "ENABLE_MMAP", "INFERENCE_PRECISION_HINT",
+                                      "KV_CACHE_PRECISION", "enable_save_ov_model"};
+static int known_prop(const char* k) {
+    for (size_t i = 0; i < sizeof k_props / sizeof *k_props; i++) if (strcmp(k, k_props[i]) == 0) return 1;
+    return 0;
+}
+static int known_device(const char* d) {
+    static const char* const devs[] = {"CPU", "GPU", "NPU", "AUTO"};
+    for (int i = 0; i < 4; i++) {
+        size_t n = strlen(devs[i]);
+        if (strncmp(d, devs[i], n) == 0 && (d[n] == 0 || d[n] == '.' || d[n] == ':')) return 1;
+    }
+    return 0;
+}
+
+EXPORT ov_status_e ov_genai_llm_pipeline_create(const char* models_path, const char* device, const size_t property_args_size, ov_genai_llm_pipeline** pipe, ...) {
+    if (!pipe || !models_path || !device) return INVALID_C_PARAM;
+    if (property_args_size % 2 != 0) return UNKNOW_EXCEPTION;
+    int st = injected(__func__); if (st) return st;
+    struct stat sbuf;
+    if (stat(models_path, &sbuf) != 0 || !S_ISDIR(sbuf.st_mode)) return UNKNOW_EXCEPTION;
+    if (!known_device(device)) return UNKNOW_EXCEPTION;
+    sb_t props = {0};
+    int ok = 1;
+    va_list ap;
+    va_start(ap, pipe);
+    for (size_t i = 0; i < property_args_size; i += 2) {
+        const char* k = va_arg(ap, const char*);
+        const char* v = va_arg(ap, const char*);
+        if (!ok) continue;
+        if (!k || !v || !known_prop(k)) { ok = 0; continue; }
+        sb_puts(&props, k); sb_putc(&props, '='); sb_puts(&props, v); sb_putc(&props, '\n');
+    }
+    va_end(ap);
+    if (!ok) { free(props.p); return UNKNOW_EXCEPTION; }
+    gcfg_t cfg;
+    size_t plen = strlen(models_path);
+    char* cpath = xmalloc(plen + 40);
+    snprintf(cpath, plen + 40, "%s/double_generation_config.json", models_path);
+    if (access(cpath, F_OK) == 0) {
+        if (!cfg_from_file(cpath, &cfg)) { free(cpath); free(props.p); return UNKNOW_EXCEPTION; }
+    } else {
+        cfg_defaults(&cfg); cfg_set_eos(&cfg, 2);
+    }
+    free(cpath);
+    ov_genai_llm_pipeline* p = xmalloc(sizeof *p);
+    memset(p, 0, sizeof *p);
+    p->magic = MAGIC_PIPE;
+    atomic_init(&p->in_call, 0);
+    p->cfg = cfg;
+    p->load_time = 12.5f;
+    pthread_mutex_lock(&g_mu);
+    p->serial = g_next_serial++;
+    free(g_last_props); g_last_props = sb_take(&props);
+    pthread_mutex_unlock(&g_mu);
+    live_inc(K_PIPELINE);
+    tlog("create", p->serial);
+    *pipe = p;
+    return OK;
+}
+EXPORT void ov_genai_llm_pipeline_free(ov_genai_llm_pipeline* pipe) {
+    if (!PIPE_OK(pipe)) return;
+    pipe_enter(pipe);
+    tlog("free", pipe->serial);
+    cfg_clear(&pipe->cfg);
+    jv_free(pipe->chat);
+    pipe->magic = 0;
+    free(pipe);
+    live_dec(K_PIPELINE);
+}
+
+static size_t count_words(const char* s) {
+    size_t n = 0; int in = 0;
+    for (; *s; s++) {
+        int sp = (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f' || *s == '\v');
+        if (!sp && !in) n++;
+        in = !sp;
+    }
+    return n;
+}
+static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+static jv* msg(const char* role, const char* content) {
+    jv* o = jv_new(JOBJ);
+    jv_set(o, "role", 4, jv_str(role, strlen(role)));
+    jv_set(o, "content", 7, jv_str(content, strlen(content)));
+    return o;
+}
+
+/* the shared generate engine. prompt: text whose words count as input tokens and that "Echo: " repeats */
+static ov_status_e run_generate(ov_genai_llm_pipeline* pipe, const char* prompt, int append_chat,
+                                const ov_genai_generation_config* config, const streamer_callback* streamer,
+                                ov_genai_decoded_results** results) {
+    gcfg_t c;
+    cfg_copy(&c, config ? &config->c : &pipe->cfg);
+    if (c.eos_token_id == -1 && pipe->cfg.eos_token_id != -1) cfg_set_eos(&c, pipe->cfg.eos_token_id);
+    if (!cfg_valid(&c)) { cfg_clear(&c); return UNKNOW_EXCEPTION; }
+
+    char* reply; size_t chunk; unsigned delay;
+    pthread_mutex_lock(&g_mu);
+    if (g_reply) reply = xstrdup(g_reply);
+    else { size_t n = strlen(prompt) + 7; reply = xmalloc(n); snprintf(reply, n, "Echo: %s", prompt); }
+    chunk = g_chunk_bytes; delay = g_delay_us;
+    pthread_mutex_unlock(&g_mu);
+    int mid_status = 0; long mid_k = 0;
+    int mid = midstream_fault(&mid_status, &mid_k);
+
+    size_t n_in = count_words(prompt);
+    size_t limit;
+    if (c.max_new_tokens != SIZE_MAX) limit = c.max_new_tokens;
+    else if (c.max_length != SIZE_MAX) limit = c.max_length > n_in ? c.max_length - n_in : 0;
+    else limit = SIZE_MAX;
+
+    size_t rlen = strlen(reply), pos = 0, text_len = 0, emitted = 0;
+    char* text = xmalloc(rlen + 1); text[0] = 0;
+    int cancelled = 0, stopped = 0;
+    ov_status_e ret = OK;
+    while (pos < rlen && emitted < limit && !stopped) {
+        if (mid && (long)emitted >= mid_k) { ret = (ov_status_e)mid_status; break; }
+        size_t end;
+        if (chunk) end = pos + chunk < rlen ? pos + chunk : rlen;
+        else { end = pos; while (end < rlen && !is_ws(reply[end])) end++; while (end < rlen && is_ws(reply[end])) end++; }
+        size_t prev = text_len;
+        memcpy(text + text_len, reply + pos, end - pos);
+        text_len += end - pos; text[text_len] = 0;
+        pos = end;
+        /* stop strings */
+        size_t cut = text_len;
+        for (size_t i = 0; i < c.n_stop_strings; i++) {
+            const char* s = c.stop_strings[i];
+            size_t sl = strlen(s);
+            if (!sl) continue;
+            char* f = strstr(text, s);
+            if (f) {
+                size_t at = (size_t)(f - text) + (c.include_stop_str_in_output ? sl : 0);
+                if (at < cut) cut = at;
+                stopped = 1;
+            }
+        }
+        size_t send_to = cut > prev ? cut : prev;
+        if (stopped) { text_len = cut; text[text_len] = 0; }
+        emitted++;
+        if (streamer && send_to > prev) {
+            /* the accumulated text (before truncation) equals reply[0, pos) */
+            char* piece = xstrndup(reply + prev, send_to - prev);
+            ov_genai_streaming_status_e s = streamer->callback_func(piece, streamer->args);
+            free(piece);
+            pthread_mutex_lock(&g_mu); g_last_cb_status = (int)s; g_cb_count++; pthread_mutex_unlock(&g_mu);
+            if (s == OV_GENAI_STREAMING_STATUS_STOP) stopped = 1;
+            else if (s == OV_GENAI_STREAMING_STATUS_CANCEL) { stopped = 1; cancelled = 1; }
+        }
+        if (!stopped && delay && pos < rlen && emitted < limit) usleep(delay);
+    }
+    if (ret == OK && mid && !stopped) ret = (ov_status_e)mid_status; /* fewer tokens than k: fail at the end */
+    if (ret == OK) {
+        if (append_chat && pipe->chat_on && !cancelled) {
+            jv_push(pipe->chat, msg("user", prompt));
+            jv_push(pipe->chat, msg("assistant", text));
+        }
+        if (results) {
+            sb_t out = {0};
+            const char* body = text;
+            char* echoed = NULL;
+            if (c.echo) { size_t n = strlen(prompt) + text_len + 1; echoed = xmalloc(n); snprintf(echoed, n, "%s%s", prompt, text); body = echoed; }
+            if (c.num_return_sequences > 1) {
+                for (size_t i = 0; i < c.num_return_sequences; i++) {
+                    char sc[32]; snprintf(sc, sizeof sc, "%f: ", -1.0);
+                    if (i) sb_putc(&out, '\n');
+                    sb_puts(&out, sc); sb_puts(&out, body);
+                }
+            } else sb_puts(&out, body);
+            free(echoed);
+            char* s = sb_take(&out);
+            ov_genai_decoded_results* r = res_new(s);
+            free(s);
+            perf_fill(&r->p, pipe->load_time, n_in, emitted);
+            *results = r;
+        }
+    }
+    free(text); free(reply); cfg_clear(&c);
+    return ret;
+}
+
+static void set_last_gen(int st) { pthread_mutex_lock(&g_mu); g_last_gen_status = st; pthread_mutex_unlock(&g_mu); }
+
+EXPORT ov_status_e ov_genai_llm_pipeline_generate(ov_genai_llm_pipeline* pipe, const char* inputs, const ov_genai_generation_config* config, const streamer_callback* streamer, ov_genai_decoded_results** results) {
+    ov_status_e ret;
+    if (!PIPE_OK(pipe) || !inputs || (!streamer && !results) || (streamer && !streamer->callback_func) ||
+        (config && !CFG_OK(config))) { set_last_gen(INVALID_C_PARAM); return INVALID_C_PARAM; }
+    pipe_enter(pipe);
+    tlog("generate", pipe->serial);
+    int st = injected(__func__);
+    if (st) ret = (ov_status_e)st;
+    else ret = run_generate(pipe, inputs, 1, config, streamer, results);
+    pipe_leave(pipe);
+    set_last_gen(ret);
+    return ret;
+}
+EXPORT ov_status_e ov_genai_llm_pipeline_generate_with_history(ov_genai_llm_pipeline* pipe, const ov_genai_chat_history* history, const ov_genai_generation_config* config, const streamer_callback* streamer, ov_genai_decoded_results** results) {
+    ov_status_e ret;
+    if (!PIPE_OK(pipe) || !CH_OK(history) || (!streamer && !results) || (streamer && !streamer->callback_func) ||
+        (config && !CFG_OK(config))) { set_last_gen(INVALID_C_PARAM); return INVALID_C_PARAM; }
+    pipe_enter(pipe);
+    tlog("generate", pipe->serial);
+    int st = injected(__func__);
+    if (st) ret = (ov_status_e)st;
+    else {
+        const char* prompt = "";
+        char* own = NULL;
+        if (history->msgs->n) {
+            jv* content = jv_get(history->msgs->items[history->msgs->n - 1], "content");
+            if (content && content->t == JSTR) { own = xstrndup(content->s, strlen(content->s)); prompt = own; }
+        }
+        ret = run_generate(pipe, prompt, 0, config, streamer, results);
+        free(own);
+    }
+    pipe_leave(pipe);
+    set_last_gen(ret);
+    return ret;
+}
+EXPORT ov_status_e ov_genai_llm_pipeline_start_chat(ov_genai_llm_pipeline* pipe) {
+    if (!PIPE_OK(pipe)) return INVALID_C_PARAM;
+    pipe_enter(pipe);
+    tlog("start_chat", pipe->serial);
+    int st = injected(__func__);
+    if (!st) { pipe->chat_on = 1; jv_free(pipe->chat); pipe->chat = jv_new(JARR); }
+    pipe_leave(pipe);
+    return st ? (ov_status_e)st : OK;
+}
+EXPORT ov_status_e ov_genai_llm_pipeline_finish_chat(ov_genai_llm_pipeline* pipe) {
+    if (!PIPE_OK(pipe)) return INVALID_C_PARAM;
+    pipe_enter(pipe);
+    tlog("finish_chat", pipe->serial);
+    int st = injected(__func__);
+    if (!st) { pipe->chat_on = 0; jv_free(pipe->chat); pipe->chat = NULL; }
+    pipe_leave(pipe);
+    return st ? (ov_status_e)st : OK;
+}
+EXPORT ov_status_e ov_genai_llm_pipeline_get_generation_config(const ov_genai_llm_pipeline* pipe, ov_genai_generation_config** config) {
+    if (!PIPE_OK(pipe) || !config) return INVALID_C_PARAM;
+    ov_genai_llm_pipeline* p = (ov_genai_llm_pipeline*)pipe;
+    pipe_enter(p);
+    tlog("get_config", p->serial);
+    int st = injected(__func__);
+    if (!st) {
+        ov_genai_generation_config* h = cfg_handle_new();
+        cfg_copy(&h->c, &p->cfg);
+        *config = h;
+    }
+    pipe_leave(p);
+    return st ? (ov_status_e)st : OK;
+}
+EXPORT ov_status_e ov_genai_llm_pipeline_set_generation_config(ov_genai_llm_pipeline* pipe, ov_genai_generation_config* config) {
+    if (!PIPE_OK(pipe) || !CFG_OK(config)) return INVALID_C_PARAM;
+    pipe_enter(pipe);
+    tlog("set_config", pipe->serial);
+    int st = injected(__func__);
+    ov_status_e ret = OK;
+    if (st) ret = (ov_status_e)st;
+    else {
+        gcfg_t c;
+        cfg_copy(&c, &config->c);
+        if (c.eos_token_id == -1 && pipe->cfg.eos_token_id != -1) cfg_set_eos(&c, pipe->cfg.eos_token_id);
+        if (!cfg_valid(&c)) { cfg_clear(&c); ret = UNKNOW_EXCEPTION; }
+        else { cfg_clear(&pipe->cfg); pipe->cfg = c; }
+    }
+    pipe_leave(pipe);
+    return ret;
+}
+
+/* ------------------------------------------------------------------ controls */
+EXPORT void ovd_reset(void) {
+    pthread_mutex_lock(&g_mu);
+    g_nfaults = 0; atomic_store(&g_have_faults, 0);
+    free(g_reply); g_reply = NULL;
+    g_chunk_bytes = 0; g_delay_us = 0;
+    pthread_mutex_unlock(&g_mu);
+}
+EXPORT void ovd_fail(const char* function_name, int status, int after_calls) {
+    if (!function_name) return;
+    pthread_mutex_lock(&g_mu);
+    int i;
+    for (i = 0; i < g_nfaults; i++) if (strcmp(g_faults[i].name, function_name) == 0) break;
+    if (i < MAX_FAULTS) {
+        snprintf(g_faults[i].name, sizeof g_faults[i].name, "%s", function_name);
+        g_faults[i].status = status;
+        g_faults[i].remaining = after_calls < 0 ? 0 : after_calls;
+        if (i == g_nfaults) g_nfaults++;
+        atomic_store(&g_have_faults, 1);
+    }
+    pthread_mutex_unlock(&g_mu);
+}
+EXPORT void ovd_set_reply(const char* text) {
+    pthread_mutex_lock(&g_mu);
+    free(g_reply); g_reply = text ? xstrdup(text) : NULL;
+    pthread_mutex_unlock(&g_mu);
+}
+EXPORT void ovd_set_chunk_bytes(size_t n) { pthread_mutex_lock(&g_mu); g_chunk_bytes = n; pthread_mutex_unlock(&g_mu); }
+EXPORT void ovd_set_token_delay_us(unsigned int us) { pthread_mutex_lock(&g_mu); g_delay_us = us; pthread_mutex_unlock(&g_mu); }
+EXPORT long ovd_live(const char* kind) {
+    long total = 0;
+    for (int k = 0; k < K_COUNT; k++) {
+        long v = atomic_load(&g_live[k]);
+        if (kind && strcmp(kind, k_names[k]) == 0) return v;
+        total += v;
+    }
+    return kind ? -1 : total;
+}
+static size_t copy_out(const char* s, char* buf, size_t buf_size) {
+    size_t need = strlen(s) + 1;
+    if (buf && buf_size >= need) memcpy(buf, s, need);
+    return need;
+}
+EXPORT size_t ovd_thread_log(char* buf, size_t buf_size) {
+    pthread_mutex_lock(&g_mu);
+    size_t r = copy_out(g_tlog ? g_tlog : "", buf, buf_size);
+    pthread_mutex_unlock(&g_mu);
+    return r;
+}
+EXPORT void ovd_clear_thread_log(void) {
+    pthread_mutex_lock(&g_mu);
+    g_tlog_len = 0; if (g_tlog) g_tlog[0] = 0;
+    pthread_mutex_unlock(&g_mu);
+}
+EXPORT int ovd_last_callback_status(void) { pthread_mutex_lock(&g_mu); int r = g_last_cb_status; pthread_mutex_unlock(&g_mu); return r; }
+EXPORT long ovd_callback_count(void) { pthread_mutex_lock(&g_mu); long r = g_cb_count; pthread_mutex_unlock(&g_mu); return r; }
+EXPORT long ovd_concurrent_violations(void) { pthread_mutex_lock(&g_mu); long r = g_violations; pthread_mutex_unlock(&g_mu); return r; }
+EXPORT long ovd_chat_size(const void* pipe) {
+    const ov_genai_llm_pipeline* p = pipe;
+    if (!PIPE_OK(p) || !p->chat_on || !p->chat) return -1;
+    return (long)p->chat->n;
+}
+EXPORT size_t ovd_last_properties(char* buf, size_t n) {
+    pthread_mutex_lock(&g_mu);
+    size_t r = copy_out(g_last_props ? g_last_props : "", buf, n);
+    pthread_mutex_unlock(&g_mu);
+    return r;
+}
+EXPORT int ovd_last_generate_status(void) { pthread_mutex_lock(&g_mu); int r = g_last_gen_status; pthread_mutex_unlock(&g_mu); return r; }
