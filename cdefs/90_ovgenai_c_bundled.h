@@ -1,0 +1,5 @@
+/* NOT an upstream header: optional extras exported only by ovgenai_c's bundled backend.
+   The loader treats these symbols as optional; the official library does not have them. */
+const char* ovgenai_c_bundled_version(void);
+const char* ovgenai_c_bundled_last_error(void);
+long ovgenai_c_bundled_live_handles(const char* kind);

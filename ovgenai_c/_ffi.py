@@ -1,0 +1,83 @@
+"""The cffi FFI object, built once from the C declarations in ``cdefs/``.
+
+cdefs are read in file-name order (the upstream include order). Files whose name starts with ``9`` are
+ovgenai_c's own optional extras, not upstream headers. Nothing here loads a shared library.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+from typing import Any, List, Optional, Tuple
+
+_lock = threading.Lock()
+_ffi: Any = None
+_required: Tuple[str, ...] = ()
+_optional: Tuple[str, ...] = ()
+
+_FUNC_RE = re.compile(r"^\s*[A-Za-z_][\w\s\*]*?\b(\w+)\s*\(", re.M)
+
+
+def cdefs_dir() -> Path:
+    """Where the declarations live: inside the installed package, else the source tree's top-level cdefs/."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "cdefs", here.parent / "cdefs"):
+        if candidate.is_dir() and any(candidate.glob("*.h")):
+            return candidate
+    raise RuntimeError(f"ovgenai_c: C declarations not found (looked in {here / 'cdefs'} and {here.parent / 'cdefs'})")
+
+
+def _strip_comments(text: str) -> str:
+    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+
+
+def declared_functions(text: str) -> List[str]:
+    """Function names declared in a block of C declarations (typedef'd function pointers excluded)."""
+    names = []
+    for line in _strip_comments(text).splitlines():
+        if line.lstrip().startswith(("typedef", "}", "{")) or "(*" in line:
+            continue
+        m = _FUNC_RE.match(line)
+        if m:
+            names.append(m.group(1))
+    return names
+
+
+def get_ffi() -> Any:
+    """Return the shared ``cffi.FFI`` with every declaration parsed (thread-safe, built once)."""
+    global _ffi, _required, _optional
+    if _ffi is not None:
+        return _ffi
+    with _lock:
+        if _ffi is None:
+            import cffi
+
+            ffi = cffi.FFI()
+            required: List[str] = []
+            optional: List[str] = []
+            for path in sorted(cdefs_dir().glob("*.h")):
+                text = path.read_text(encoding="utf-8")
+                ffi.cdef(_strip_comments(text))
+                (optional if path.name.startswith("9") else required).extend(declared_functions(text))
+            _required, _optional = tuple(required), tuple(optional)
+            _ffi = ffi
+    return _ffi
+
+
+def required_functions() -> Tuple[str, ...]:
+    """Every upstream C function the binding declares (83 for the LLM side of GenAI 2026.x)."""
+    get_ffi()
+    return _required
+
+
+def optional_functions() -> Tuple[str, ...]:
+    """Extras that only the bundled backend exports."""
+    get_ffi()
+    return _optional
+
+
+def cstr(ffi: Any, value: Optional[str]) -> Any:
+    """A NUL-terminated UTF-8 ``char[]`` for ``value`` (NULL for None); the caller keeps it alive."""
+    if value is None:
+        return ffi.NULL
+    return ffi.new("char[]", value.encode("utf-8"))

@@ -1,0 +1,143 @@
+"""The streamer bridge between the C callback and Python: UTF-8 reassembly, the cancel token, user streamer
+results, exceptions stashed (never thrown into C)."""
+from __future__ import annotations
+
+import codecs
+import enum
+import threading
+from typing import Any, Callable, Optional
+
+
+class StreamingStatus(enum.IntEnum):
+    """What a streamer returns: go on, stop (keep the chat turn) or cancel (drop it)."""
+
+    RUNNING = 0
+    STOP = 1
+    CANCEL = 2
+
+
+def status_from_streamer(value: Any) -> StreamingStatus:
+    """Map a user streamer's return value like openvino_genai does: None/False → RUNNING, True → STOP."""
+    if value is None or value is False:
+        return StreamingStatus.RUNNING
+    if value is True:
+        return StreamingStatus.STOP
+    if isinstance(value, StreamingStatus):
+        return value
+    if isinstance(value, int):
+        return StreamingStatus(value)
+    # other enums with the same names (e.g. openvino_genai.StreamingStatus)
+    name = getattr(value, "name", None)
+    if name in StreamingStatus.__members__:
+        return StreamingStatus[name]
+    raise TypeError(f"a streamer must return None, a bool or a StreamingStatus, not {type(value).__name__}")
+
+
+class Utf8Assembler:
+    """Turns byte chunks into text, holding back a character split across chunks until it is whole."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def feed(self, data: bytes) -> str:
+        return self._decoder.decode(data, False)
+
+    def flush(self) -> str:
+        return self._decoder.decode(b"", True)
+
+
+class StreamBridge:
+    """State of one streaming call. ``on_text`` receives whole-character text and may return a status."""
+
+    def __init__(self, on_text: Optional[Callable[[str], Any]] = None) -> None:
+        self.on_text = on_text
+        self.cancel_event = threading.Event()
+        self.cancel_reason: Optional[str] = None
+        self.assembler = Utf8Assembler()
+        self.error: Optional[BaseException] = None
+        self.returned: StreamingStatus = StreamingStatus.RUNNING
+        self.chunks = 0
+        self.text_parts: list = []
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        if not self.cancel_event.is_set():
+            self.cancel_reason = reason
+            self.cancel_event.set()
+
+    def _deliver(self, text: str) -> StreamingStatus:
+        self.text_parts.append(text)
+        if self.on_text is None:
+            return StreamingStatus.RUNNING
+        return status_from_streamer(self.on_text(text))
+
+    def on_chunk(self, data: bytes) -> int:
+        """Called from the C callback (owner thread). Never raises."""
+        try:
+            self.chunks += 1
+            if self.returned != StreamingStatus.RUNNING:
+                return int(self.returned)  # C asked again after we said stop/cancel
+            if self.cancel_event.is_set():
+                self.returned = StreamingStatus.CANCEL
+                return int(self.returned)
+            text = self.assembler.feed(data)
+            status = self._deliver(text) if text else StreamingStatus.RUNNING
+            if self.cancel_event.is_set():
+                status = StreamingStatus.CANCEL
+            self.returned = status
+            return int(status)
+        except BaseException as exc:  # stash: re-raised after the C call returns
+            self.error = exc
+            self.returned = StreamingStatus.CANCEL
+            return int(StreamingStatus.CANCEL)
+
+    def finish(self) -> None:
+        """After C returned: deliver bytes still held back (as replacement characters if incomplete)."""
+        tail = self.assembler.flush()
+        if tail and self.error is None:
+            try:
+                self.text_parts.append(tail)
+                if self.on_text is not None and self.returned == StreamingStatus.RUNNING:
+                    self.on_text(tail)
+            except BaseException as exc:
+                self.error = exc
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+
+_callbacks: dict = {}
+_callbacks_lock = threading.Lock()
+
+
+def c_callback(ffi: Any) -> Any:
+    """The one cffi callback (per FFI) that dispatches to the StreamBridge passed through ``args``."""
+    cb = _callbacks.get(id(ffi))
+    if cb is not None:
+        return cb
+    with _callbacks_lock:
+        cb = _callbacks.get(id(ffi))
+        if cb is None:
+            def _on_error(exc_type: Any, exc_value: Any, tb: Any) -> int:
+                return int(StreamingStatus.CANCEL)
+
+            @ffi.callback("ov_genai_streaming_status_e(const char*, void*)", onerror=_on_error)
+            def _streamer(text_ptr: Any, args: Any) -> int:
+                bridge = ffi.from_handle(args)
+                data = ffi.string(text_ptr) if text_ptr != ffi.NULL else b""
+                return bridge.on_chunk(data)
+
+            cb = _streamer
+            _callbacks[id(ffi)] = (cb, ffi)
+            return _callbacks[id(ffi)]
+    return cb
+
+
+def make_streamer_struct(ffi: Any, bridge: StreamBridge) -> tuple:
+    """A ``streamer_callback`` struct for ``bridge`` plus the objects that must stay alive during the call."""
+    cb, _ = c_callback(ffi)
+    handle = ffi.new_handle(bridge)
+    s = ffi.new("streamer_callback*")
+    s.callback_func = cb
+    s.args = handle
+    return s, (handle, cb, bridge)

@@ -1,0 +1,358 @@
+"""GenerationConfig: the Python object is the source of truth (the C ABI has one getter), materialised into a
+native ``ov_genai_generation_config`` for each call that needs one."""
+from __future__ import annotations
+
+import copy
+import enum
+import json
+import math
+import os
+from typing import Any, Dict, Iterable, List, Optional, Set
+
+from .errors import ConfigError, InvalidParameterError
+
+SIZE_MAX = 2**64 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+class StopCriteria(enum.IntEnum):
+    """When beam search stops (``StopCriteria`` in the C ABI)."""
+
+    EARLY = 0
+    HEURISTIC = 1
+    NEVER = 2
+
+
+# field -> (kind, default, C setter suffix). Order = the order setters are applied (stop_token_ids before eos).
+_SIZE, _BOOL, _FLOAT, _STRS, _IDS, _INT64, _CRIT = "size", "bool", "float", "strs", "ids", "int64", "criteria"
+FIELDS: Dict[str, tuple] = {
+    "max_new_tokens": (_SIZE, SIZE_MAX),
+    "max_length": (_SIZE, SIZE_MAX),
+    "ignore_eos": (_BOOL, False),
+    "min_new_tokens": (_SIZE, 0),
+    "echo": (_BOOL, False),
+    "logprobs": (_SIZE, 0),
+    "stop_strings": (_STRS, frozenset()),
+    "include_stop_str_in_output": (_BOOL, False),
+    "stop_token_ids": (_IDS, frozenset()),
+    "num_beam_groups": (_SIZE, 1),
+    "num_beams": (_SIZE, 1),
+    "diversity_penalty": (_FLOAT, 0.0),
+    "length_penalty": (_FLOAT, 1.0),
+    "num_return_sequences": (_SIZE, 1),
+    "no_repeat_ngram_size": (_SIZE, SIZE_MAX),
+    "stop_criteria": (_CRIT, StopCriteria.HEURISTIC),
+    "temperature": (_FLOAT, 1.0),
+    "top_p": (_FLOAT, 1.0),
+    "top_k": (_SIZE, SIZE_MAX),
+    "min_p": (_FLOAT, 0.0),
+    "do_sample": (_BOOL, False),
+    "repetition_penalty": (_FLOAT, 1.0),
+    "presence_penalty": (_FLOAT, 0.0),
+    "frequency_penalty": (_FLOAT, 0.0),
+    "rng_seed": (_SIZE, 0),
+    "assistant_confidence_threshold": (_FLOAT, 0.0),
+    "num_assistant_tokens": (_SIZE, 0),
+    "max_ngram_size": (_SIZE, 0),
+    "eos_token_id": (_INT64, -1),
+}
+PYTHON_ONLY = ("apply_chat_template",)
+
+
+def _coerce(name: str, kind: str, value: Any) -> Any:
+    """Check the type and range of one field value; return the stored form."""
+    if kind == _BOOL:
+        if not isinstance(value, bool):
+            raise InvalidParameterError(f"GenerationConfig.{name} must be a bool, not {type(value).__name__}")
+        return value
+    if kind in (_SIZE, _INT64):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidParameterError(f"GenerationConfig.{name} must be an int, not {type(value).__name__}")
+        lo, hi = (0, SIZE_MAX) if kind == _SIZE else (INT64_MIN, INT64_MAX)
+        if name == "eos_token_id" and value < -1:
+            raise InvalidParameterError(f"GenerationConfig.eos_token_id must be -1 (unset) or a token id >= 0, got {value}")
+        if not lo <= value <= hi:
+            raise InvalidParameterError(f"GenerationConfig.{name} must be in [{lo}, {hi}], got {value}")
+        return int(value)
+    if kind == _FLOAT:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InvalidParameterError(f"GenerationConfig.{name} must be a number, not {type(value).__name__}")
+        value = float(value)
+        if not math.isfinite(value):
+            raise InvalidParameterError(f"GenerationConfig.{name} must be a finite number, got {value}")
+        if abs(value) > 3.4e38:
+            raise InvalidParameterError(f"GenerationConfig.{name} does not fit a C float: {value}")
+        return value
+    if kind == _CRIT:
+        try:
+            return StopCriteria(value)
+        except ValueError:
+            raise InvalidParameterError(f"GenerationConfig.stop_criteria must be a StopCriteria, got {value!r}") from None
+    if kind == _STRS:
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise InvalidParameterError(f"GenerationConfig.stop_strings must be a set of str, not {type(value).__name__}")
+        out = set()
+        for s in value:
+            if not isinstance(s, str):
+                raise InvalidParameterError(f"GenerationConfig.stop_strings items must be str, got {type(s).__name__}")
+            if s == "":
+                raise InvalidParameterError("GenerationConfig.stop_strings must not contain an empty string")
+            if "\0" in s:
+                raise InvalidParameterError(f"GenerationConfig.stop_strings item {s!r} contains a NUL character")
+            try:
+                s.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise InvalidParameterError(f"GenerationConfig.stop_strings item {s!r} is not valid Unicode text: {exc}") from None
+            out.add(s)
+        return frozenset(out)
+    if kind == _IDS:
+        if not isinstance(value, Iterable) or isinstance(value, (str, bytes)):
+            raise InvalidParameterError(f"GenerationConfig.stop_token_ids must be a set of int, not {type(value).__name__}")
+        out_ids = set()
+        for t in value:
+            if isinstance(t, bool) or not isinstance(t, int):
+                raise InvalidParameterError(f"GenerationConfig.stop_token_ids items must be int, got {type(t).__name__}")
+            if not INT64_MIN <= t <= INT64_MAX:
+                raise InvalidParameterError(f"GenerationConfig.stop_token_ids item {t} does not fit int64")
+            out_ids.add(int(t))
+        return frozenset(out_ids)
+    raise AssertionError(kind)  # pragma: no cover
+
+
+class GenerationConfig:
+    """Generation parameters, with the C API's defaults. Same field names as ``openvino_genai.GenerationConfig``.
+
+    ``GenerationConfig(json_path)`` reads a generation_config.json; keyword arguments set fields.
+    """
+
+    def __init__(self, json_path: Optional[os.PathLike] = None, **kwargs: Any) -> None:
+        values = {name: default for name, (_, default) in FIELDS.items()}
+        object.__setattr__(self, "_values", values)
+        object.__setattr__(self, "apply_chat_template", True)
+        if json_path is not None:
+            self.update_generation_config(**_read_json_fields(os.fspath(json_path)))
+        self.update_generation_config(**kwargs)
+
+    # --- attribute access -------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            v = values[name]
+            return set(v) if isinstance(v, frozenset) else v
+        raise AttributeError(f"GenerationConfig has no field {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "apply_chat_template":
+            if not isinstance(value, bool):
+                raise InvalidParameterError("GenerationConfig.apply_chat_template must be a bool")
+            object.__setattr__(self, name, value)
+            return
+        if name not in FIELDS:
+            raise AttributeError(f"GenerationConfig has no field {name!r}")
+        kind = FIELDS[name][0]
+        stored = _coerce(name, kind, value)
+        self._values[name] = stored
+        if name == "eos_token_id" and stored != -1:
+            # like the C++ set_eos_token_id: the eos token is also a stop token
+            self._values["stop_token_ids"] = frozenset(self._values["stop_token_ids"] | {stored})
+
+    def set_eos_token_id(self, token_id: int) -> None:
+        """Set the EOS token and add it to the stop tokens (as the C++ API does)."""
+        self.eos_token_id = token_id
+
+    def update_generation_config(self, **kwargs: Any) -> None:
+        """Set several fields at once; unknown names raise a TypeError naming them."""
+        unknown = [k for k in kwargs if k not in FIELDS and k not in PYTHON_ONLY]
+        if unknown:
+            raise TypeError(f"unknown GenerationConfig field(s): {', '.join(sorted(unknown))}")
+        # apply eos after stop_token_ids so the eos id stays in the stop set
+        for key in sorted(kwargs, key=lambda k: k == "eos_token_id"):
+            setattr(self, key, kwargs[key])
+
+    update = update_generation_config
+
+    def copy(self) -> "GenerationConfig":
+        """An independent copy."""
+        new = GenerationConfig.__new__(GenerationConfig)
+        object.__setattr__(new, "_values", dict(self._values))
+        object.__setattr__(new, "apply_chat_template", self.apply_chat_template)
+        return new
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: Any) -> "GenerationConfig":
+        return self.copy()
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Every field and its value."""
+        d = {k: (sorted(v) if isinstance(v, frozenset) else v) for k, v in self._values.items()}
+        d["stop_criteria"] = StopCriteria(d["stop_criteria"]).name
+        d["apply_chat_template"] = self.apply_chat_template
+        return d
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GenerationConfig) and self._values == other._values and \
+            self.apply_chat_template == other.apply_chat_template
+
+    def __repr__(self) -> str:
+        changed = {k: v for k, v in self._values.items() if v != FIELDS[k][1]}
+        inner = ", ".join(f"{k}={sorted(v) if isinstance(v, frozenset) else v!r}" for k, v in changed.items())
+        return f"GenerationConfig({inner})"
+
+    # --- kinds of decoding --------------------------------------------------------------------------
+    def is_beam_search(self) -> bool:
+        return self._values["num_beams"] > 1
+
+    def is_greedy_decoding(self) -> bool:
+        return not self._values["do_sample"] and not self.is_beam_search()
+
+    def is_multinomial(self) -> bool:
+        return self._values["do_sample"]
+
+    def get_max_new_tokens(self, prompt_length: int = 0) -> int:
+        """max_new_tokens if set, else max_length minus the prompt length."""
+        v = self._values
+        if v["max_new_tokens"] != SIZE_MAX:
+            return v["max_new_tokens"]
+        return max(v["max_length"] - prompt_length, 0) if v["max_length"] != SIZE_MAX else SIZE_MAX
+
+    # --- validation -------------------------------------------------------------------------------
+    def problems(self, eos_from_model: bool = False) -> List[str]:
+        """Every rule of upstream's ``validate()`` this config breaks, as messages (empty when valid).
+
+        ``eos_from_model``: the pipeline fills an unset eos token from the model before validating.
+        """
+        v = self._values
+        p: List[str] = []
+        unlimited = v["max_new_tokens"] == SIZE_MAX and v["max_length"] == SIZE_MAX
+        has_eos = v["eos_token_id"] != -1 or eos_from_model
+        if v["num_return_sequences"] == 0:
+            p.append("num_return_sequences must be greater than 0")
+        if v["eos_token_id"] != -1 and v["eos_token_id"] not in v["stop_token_ids"]:
+            p.append(f"stop_token_ids must contain eos_token_id ({v['eos_token_id']}); use set_eos_token_id()")
+        bad_ids = sorted(t for t in v["stop_token_ids"] if t < 0)
+        if bad_ids:
+            p.append(f"stop_token_ids must be non-negative, got {bad_ids}")
+        if v["ignore_eos"] and unlimited:
+            p.append("ignore_eos=True needs max_new_tokens or max_length, or generation never ends")
+        if not has_eos and not v["stop_token_ids"] and not v["stop_strings"] and unlimited:
+            p.append("no eos_token_id, stop_token_ids or stop_strings and unlimited max_new_tokens/max_length: "
+                     "generation would never end")
+        if v["max_new_tokens"] == 0 and not v["echo"]:
+            p.append("max_new_tokens must be greater than 0 (unless echo=True)")
+        if v["max_new_tokens"] != SIZE_MAX and v["min_new_tokens"] > v["max_new_tokens"]:
+            p.append(f"min_new_tokens ({v['min_new_tokens']}) must not exceed max_new_tokens ({v['max_new_tokens']})")
+        if v["num_return_sequences"] > 1 and not v["do_sample"] and v["num_beams"] <= 1:
+            p.append("num_return_sequences > 1 needs do_sample=True or num_beams > 1")
+        if v["num_beams"] <= 1:
+            for name in ("frequency_penalty", "presence_penalty"):
+                if not -2.0 <= v[name] <= 2.0:
+                    p.append(f"{name} must be in [-2, 2], got {v[name]}")
+            if v["repetition_penalty"] <= 0.0:
+                p.append(f"repetition_penalty must be greater than 0, got {v['repetition_penalty']}")
+        if v["do_sample"]:
+            if not 0.0 < v["top_p"] <= 1.0:
+                p.append(f"top_p must be in (0, 1] when sampling, got {v['top_p']}")
+            if v["temperature"] <= 0.0:
+                p.append(f"temperature must be greater than 0 when sampling, got {v['temperature']}")
+            if not 0.0 <= v["min_p"] < 1.0:
+                p.append(f"min_p must be in [0, 1) when sampling, got {v['min_p']}")
+        if v["num_beams"] > 1:
+            if v["num_beam_groups"] == 0 or v["num_beams"] % v["num_beam_groups"] != 0:
+                p.append(f"num_beams ({v['num_beams']}) must be divisible by num_beam_groups ({v['num_beam_groups']})")
+            if v["num_beams"] < v["num_return_sequences"]:
+                p.append(f"num_beams ({v['num_beams']}) must be at least num_return_sequences ({v['num_return_sequences']})")
+            if v["do_sample"]:
+                p.append("beam search (num_beams > 1) cannot be combined with do_sample=True")
+            if v["no_repeat_ngram_size"] == 0:
+                p.append("no_repeat_ngram_size must be greater than 0 with beam search")
+            if v["frequency_penalty"] != 0.0 or v["presence_penalty"] != 0.0 or v["repetition_penalty"] != 1.0:
+                p.append("beam search supports no frequency/presence penalty and repetition_penalty 1.0")
+            if v["diversity_penalty"] != 0.0 and v["num_beam_groups"] <= 1:
+                p.append("diversity_penalty needs num_beam_groups > 1")
+        return p
+
+    def validate(self, eos_from_model: bool = False) -> None:
+        """Raise :class:`ConfigError` listing every broken rule (the checks upstream's validate() makes)."""
+        p = self.problems(eos_from_model)
+        if p:
+            raise ConfigError("invalid generation config: " + "; ".join(p))
+
+    # --- native -----------------------------------------------------------------------------------
+    def non_default_items(self) -> List[tuple]:
+        """(field, value) pairs that differ from the C defaults, in setter order."""
+        return [(k, v) for k, v in self._values.items() if v != FIELDS[k][1]]
+
+
+# JSON keys of generation_config.json that map onto fields
+def _read_json_fields(path: str) -> Dict[str, Any]:
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"generation config file not found: {path}")
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read generation config {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"generation config {path} must hold a JSON object")
+    out: Dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "eos_token_id":
+            ids = value if isinstance(value, list) else [value]
+            ids = [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
+            if ids:
+                out["stop_token_ids"] = set(out.get("stop_token_ids", set())) | set(ids)
+                out["eos_token_id"] = ids[0]
+        elif key == "stop_token_ids" and isinstance(value, list):
+            out["stop_token_ids"] = set(out.get("stop_token_ids", set())) | set(value)
+        elif key == "stop_strings" and isinstance(value, list):
+            out["stop_strings"] = set(value)
+        elif key == "early_stopping":
+            if value is True:
+                out["stop_criteria"] = StopCriteria.EARLY
+            elif value == "never":
+                out["stop_criteria"] = StopCriteria.NEVER
+            else:
+                out["stop_criteria"] = StopCriteria.HEURISTIC
+        elif key in FIELDS and value is not None:
+            kind = FIELDS[key][0]
+            if kind == _FLOAT and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            out[key] = value
+    try:
+        probe = GenerationConfig()
+        probe.update_generation_config(**out)
+    except (InvalidParameterError, TypeError) as exc:
+        raise ConfigError(f"generation config {path}: {exc}") from None
+    return out
+
+
+def materialise(lib: Any, ffi: Any, config: GenerationConfig, check: Any) -> Any:
+    """Build a native config from ``config``; returns a cdata owning it (freed by ``ffi.gc``)."""
+    out = ffi.new("ov_genai_generation_config**")
+    check(lib.ov_genai_generation_config_create(out), "ov_genai_generation_config_create")
+    handle = ffi.gc(out[0], lib.ov_genai_generation_config_free)
+    keep = []
+    for name, value in config.non_default_items():
+        fn = "ov_genai_generation_config_set_" + name
+        setter = getattr(lib, fn)
+        if name == "stop_strings":
+            arr = [ffi.new("char[]", s.encode("utf-8")) for s in sorted(value)]
+            keep.append(arr)
+            carr = ffi.new("const char*[]", arr)
+            keep.append(carr)
+            status = setter(handle, carr, len(arr))
+        elif name == "stop_token_ids":
+            ids = ffi.new("int64_t[]", sorted(value))
+            keep.append(ids)
+            status = setter(handle, ids, len(value))
+        elif name == "stop_criteria":
+            status = setter(handle, int(value))
+        else:
+            status = setter(handle, value)
+        check(status, fn)
+    return handle
+
+
+def config_copy(config: Optional[GenerationConfig]) -> Optional[GenerationConfig]:
+    return None if config is None else copy.copy(config)

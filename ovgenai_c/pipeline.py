@@ -1,0 +1,649 @@
+"""LLMPipeline: a GenAI C pipeline owned by one dedicated native thread."""
+from __future__ import annotations
+
+import asyncio
+import atexit
+import math
+import os
+import queue
+import re
+import threading
+import weakref
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, Optional, Tuple, Union
+
+from . import _loader, chat as _chat, config as _config, errors, results as _results
+from ._owner import Job, OwnerThread
+from ._streaming import StreamBridge, StreamingStatus, make_streamer_struct
+from .chat import ChatHistory
+from .config import GenerationConfig
+from .results import DecodedResults, PerfMetrics
+
+Inputs = Union[str, ChatHistory, List[Dict[str, Any]]]
+Streamer = Callable[[str], Any]
+
+_DEVICE_RE = re.compile(r"^[A-Z][A-Z0-9_]*(\.[A-Za-z0-9_]+)?(:[A-Za-z0-9_.,()]+)?$")
+_PROPERTY_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+IR_FILES = ("openvino_model.xml", "openvino_model.bin", "openvino_tokenizer.xml", "openvino_tokenizer.bin",
+            "openvino_detokenizer.xml", "openvino_detokenizer.bin")
+
+
+def _check_text(value: str, what: str) -> bytes:
+    if "\0" in value:
+        raise errors.InvalidParameterError(f"{what} contains a NUL character at index {value.index(chr(0))}")
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise errors.InvalidParameterError(
+            f"{what} is not valid Unicode text: {exc.reason} at index {exc.start}") from None
+
+
+def check_model_path(models_path: Any, kind: str) -> str:
+    """Check what can be checked before calling in, so the user learns the real cause."""
+    if not isinstance(models_path, (str, os.PathLike)):
+        raise errors.InvalidParameterError(f"models_path must be a str or os.PathLike, not {type(models_path).__name__}")
+    path = os.fspath(models_path)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    _check_text(path, "models_path")
+    p = Path(path)
+    if not p.exists():
+        raise errors.ModelNotFoundError(f"model path does not exist: {path}")
+    if p.is_file():
+        if p.suffix.lower() == ".gguf":
+            if kind == "bundled":
+                raise errors.NotSupportedError(
+                    f"{path} is a GGUF file: the bundled backend loads OpenVINO IR folders. Convert it once with "
+                    "`ovgenai-c convert` (or openvino_genai.LLMPipeline(path, 'CPU', enable_save_ov_model=True)), "
+                    "or use the official GenAI C library, which loads GGUF directly")
+            return path
+        raise errors.ModelNotFoundError(f"{path} is a file; expected a model folder (OpenVINO IR) or a .gguf file")
+    missing = [f for f in IR_FILES if not (p / f).is_file()]
+    if missing:
+        ggufs = sorted(x.name for x in p.glob("*.gguf"))
+        hint = f"; the folder holds {ggufs[0]}: pass that file to the official library or convert it" if ggufs else ""
+        raise errors.ModelNotFoundError(
+            f"model folder {path} lacks {', '.join(missing)} (an OpenVINO IR LLM folder needs the stateful model "
+            f"and the tokenizer/detokenizer IR){hint}")
+    return path
+
+
+def property_strings(properties: Dict[str, Any]) -> List[Tuple[str, str]]:
+    """OpenVINO properties as (key, value) strings, the form the variadic C create takes."""
+    out = []
+    for key, value in properties.items():
+        if not isinstance(key, str) or not _PROPERTY_KEY_RE.match(key):
+            raise errors.InvalidParameterError(f"property name {key!r} is not a valid OpenVINO property name")
+        if isinstance(value, bool):
+            text = "YES" if value else "NO"
+        elif isinstance(value, (int, str)):
+            text = str(value)
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise errors.InvalidParameterError(f"property {key}: {value} is not a usable value")
+            text = repr(value)
+        elif isinstance(value, os.PathLike):
+            text = os.fspath(value)
+        elif hasattr(value, "name") and hasattr(value, "value"):  # enum-like (e.g. hints)
+            text = str(getattr(value, "name"))
+        else:
+            raise errors.InvalidParameterError(
+                f"property {key}: a {type(value).__name__} cannot be passed through the C API (use str, int, float, bool)")
+        _check_text(text, f"property {key}")
+        out.append((key, text))
+    return out
+
+
+class _State:
+    """Everything the native side owns for one pipeline; shared by the pipeline, its jobs and its finalizer
+    (never referencing the LLMPipeline itself, so a forgotten pipeline can be collected)."""
+
+    def __init__(self, lib: _loader.LoadedLibrary, owner: OwnerThread) -> None:
+        self.lib = lib
+        self.owner = owner
+        self.handle: Any = None
+        self.closed = False
+        self.lock = threading.Lock()
+        self.active: Optional[StreamBridge] = None  # bridge of the generate running now
+        self.in_chat = False
+
+    def free_on_owner(self) -> Optional[Job]:
+        """Queue the free job and the owner's end; never blocks, never runs C on this thread."""
+        with self.lock:
+            if self.closed:
+                return None
+            self.closed = True
+        _live_states.discard(self)
+
+        def _free() -> None:
+            if self.handle is not None:
+                self.lib.lib.ov_genai_llm_pipeline_free(self.handle)
+                self.handle = None
+
+        try:
+            job = self.owner.submit(_free)
+        except RuntimeError:
+            return None
+        self.owner.stop()
+        return job
+
+
+_live_states: "weakref.WeakSet[_State]" = weakref.WeakSet()
+
+
+def _finalize(state: _State) -> None:
+    state.free_on_owner()
+
+
+@atexit.register
+def _close_all_at_exit() -> None:
+    """Interpreter exit: cancel running generates, free every live pipeline on its owner, join the owners."""
+    states = list(_live_states)
+    for st in states:
+        if st.active is not None:
+            st.active.cancel("interpreter exit")
+    jobs = [(st, st.free_on_owner()) for st in states]
+    for st, job in jobs:
+        if job is not None:
+            job.event.wait(30)
+        st.owner.join(5)
+
+
+class LLMPipeline:
+    """A text-generation pipeline over the GenAI C API.
+
+    ``LLMPipeline(models_path, device="CPU", config=None, **properties)``; every C call of the pipeline runs
+    on its own native thread. Use as a context manager or call :meth:`close`.
+    """
+
+    def __init__(self, models_path: Union[str, os.PathLike], device: str = "CPU",
+                 config: Optional[Dict[str, Any]] = None, *,
+                 library: Union[None, str, os.PathLike, _loader.LoadedLibrary] = None, **properties: Any) -> None:
+        self._state: Optional[_State] = None
+        if library is None:
+            lib = _loader.get_library()
+        elif isinstance(library, _loader.LoadedLibrary):
+            lib = library
+        else:
+            lib = _loader.open_library(os.fspath(library))
+        path = check_model_path(models_path, lib.kind)
+        if not isinstance(device, str):
+            raise errors.DeviceError(f"device must be a str such as 'CPU', not {type(device).__name__}")
+        if not _DEVICE_RE.match(device):
+            raise errors.DeviceError(f"malformed device name {device!r} (expected e.g. 'CPU', 'GPU.0', 'AUTO:GPU,CPU')")
+        if config is not None and not isinstance(config, dict):
+            raise errors.InvalidParameterError(f"config must be a dict of properties, not {type(config).__name__}")
+        props = property_strings({**(config or {}), **properties})
+        self.models_path = path
+        self.device = device
+        self.properties = dict(props)
+        self._library = lib
+        owner = OwnerThread(name=f"ovgenai_c-owner:{Path(path).name}")
+        state = _State(lib, owner)
+
+        def _create() -> Any:
+            ffi = lib.ffi
+            out = ffi.new("ov_genai_llm_pipeline**")
+            keep = [ffi.new("char[]", s.encode("utf-8")) for kv in props for s in kv]
+            status = lib.lib.ov_genai_llm_pipeline_create(
+                path.encode("utf-8"), device.encode("utf-8"), len(keep), out, *keep)
+            if status != 0:
+                hint = None
+                if props:
+                    hint = f"check the device {device!r} and the properties {', '.join(k for k, _ in props)}"
+                else:
+                    hint = f"check the model folder {path} and the device {device!r}"
+                raise lib.error(status, "ov_genai_llm_pipeline_create", hint=hint if status == -17 else None)
+            state.handle = out[0]
+            return None
+
+        job = owner.submit(_create)
+        try:
+            job.wait_uninterrupted()
+            job.result()
+        except BaseException:
+            owner.stop()
+            raise
+        self._state = state
+        _live_states.add(state)
+        self._finalizer = weakref.finalize(self, _finalize, state)
+        self._config = self._initial_config(path)
+
+    # --- life cycle ----------------------------------------------------------------------------------
+    def _initial_config(self, path: str) -> GenerationConfig:
+        cfg = GenerationConfig()
+        gc_json = Path(path) / "generation_config.json"
+        if gc_json.is_file():
+            try:
+                cfg = GenerationConfig(gc_json)
+            except errors.GenAIError:
+                cfg = GenerationConfig()
+        try:
+            native_max = self._call(self._native_max_new_tokens)
+            cfg._values["max_new_tokens"] = native_max
+        except errors.GenAIError:
+            pass
+        return cfg
+
+    def _native_max_new_tokens(self, st: _State) -> int:
+        lib, ffi = st.lib.lib, st.lib.ffi
+        out = ffi.new("ov_genai_generation_config**")
+        st.lib.check(lib.ov_genai_llm_pipeline_get_generation_config(st.handle, out),
+                     "ov_genai_llm_pipeline_get_generation_config")
+        handle = ffi.gc(out[0], lib.ov_genai_generation_config_free)
+        n = ffi.new("size_t*")
+        try:
+            st.lib.check(lib.ov_genai_generation_config_get_max_new_tokens(handle, n),
+                         "ov_genai_generation_config_get_max_new_tokens")
+        finally:
+            ffi.release(handle)
+        return int(n[0])
+
+    def close(self) -> None:
+        """Free the native pipeline (on its owner thread, after any running call). Safe to call twice."""
+        st = self._state
+        if st is None:
+            return
+        if st.owner.is_current():
+            raise RuntimeError("LLMPipeline.close() cannot be called from inside its own streamer")
+        job = st.free_on_owner()
+        if hasattr(self, "_finalizer"):
+            self._finalizer.detach()
+        if job is not None:
+            job.wait_uninterrupted()
+        st.owner.join()
+
+    @property
+    def closed(self) -> bool:
+        return self._state is None or self._state.closed
+
+    def __enter__(self) -> "LLMPipeline":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<LLMPipeline {self.models_path!r} on {self.device} ({state}, {self._library.kind} library)>"
+
+    @property
+    def owner_thread_id(self) -> Optional[int]:
+        """Native id of the thread that owns the pipeline (creates, generates, frees)."""
+        return None if self._state is None else self._state.owner.native_id
+
+    # --- running jobs --------------------------------------------------------------------------------
+    def _live_state(self) -> _State:
+        st = self._state
+        if st is None or st.closed:
+            raise errors.PipelineClosedError("the pipeline is closed")
+        return st
+
+    def _submit(self, fn: Callable[[_State], Any]) -> Tuple[_State, Job]:
+        st = self._live_state()
+        if st.owner.is_current():
+            raise RuntimeError("re-entrant call: a streamer must not call its own pipeline")
+        with st.lock:
+            if st.closed:
+                raise errors.PipelineClosedError("the pipeline is closed")
+            job = st.owner.submit(lambda: fn(st))
+        return st, job
+
+    def _call(self, fn: Callable[[_State], Any]) -> Any:
+        _, job = self._submit(fn)
+        return job.wait()
+
+    # --- chat and config ----------------------------------------------------------------------------
+    def start_chat(self, system_message: str = "") -> None:
+        """Start a chat: later generate() calls see the previous turns. The C API takes no system message."""
+        if system_message:
+            raise errors.NotSupportedError(
+                "start_chat(system_message) is not available through the GenAI C API; pass a ChatHistory "
+                "with a system message to generate() instead")
+
+        def _start(st: _State) -> None:
+            st.lib.check(st.lib.lib.ov_genai_llm_pipeline_start_chat(st.handle), "ov_genai_llm_pipeline_start_chat")
+            st.in_chat = True
+
+        self._call(_start)
+
+    def finish_chat(self) -> None:
+        """End the chat and forget its history."""
+
+        def _finish(st: _State) -> None:
+            st.lib.check(st.lib.lib.ov_genai_llm_pipeline_finish_chat(st.handle), "ov_genai_llm_pipeline_finish_chat")
+            st.in_chat = False
+
+        self._call(_finish)
+
+    def get_generation_config(self) -> GenerationConfig:
+        """A copy of the pipeline's generation config."""
+        self._live_state()
+        return self._config.copy()
+
+    def set_generation_config(self, config: GenerationConfig) -> None:
+        """Replace the pipeline's generation config (validated first)."""
+        if not isinstance(config, GenerationConfig):
+            raise errors.InvalidParameterError(f"expected a GenerationConfig, not {type(config).__name__}")
+        if not config.apply_chat_template:
+            raise errors.NotSupportedError("apply_chat_template=False cannot be expressed through the GenAI C API")
+        config.validate(eos_from_model=True)
+        cfg = config.copy()
+
+        def _set(st: _State) -> None:
+            lib, ffi = st.lib.lib, st.lib.ffi
+            native = _config.materialise(lib, ffi, cfg, st.lib.check)
+            try:
+                st.lib.check(lib.ov_genai_llm_pipeline_set_generation_config(st.handle, native),
+                             "ov_genai_llm_pipeline_set_generation_config")
+            finally:
+                ffi.release(native)
+
+        self._call(_set)
+        self._config = cfg
+
+    # --- generation ----------------------------------------------------------------------------------
+    def _resolve_config(self, generation_config: Optional[GenerationConfig], kwargs: Dict[str, Any]
+                        ) -> Tuple[Optional[GenerationConfig], GenerationConfig]:
+        """(config to send — None means the pipeline's own —, effective config for checks)."""
+        if generation_config is not None and not isinstance(generation_config, GenerationConfig):
+            if isinstance(generation_config, dict):
+                kwargs = {**generation_config, **kwargs}
+                generation_config = None
+            else:
+                raise errors.InvalidParameterError(
+                    f"generation_config must be a GenerationConfig, not {type(generation_config).__name__}")
+        if generation_config is None and not kwargs:
+            effective = self._config
+            send = None
+        else:
+            send = (generation_config or self._config).copy()
+            send.update_generation_config(**kwargs)
+            effective = send
+        if not effective.apply_chat_template:
+            raise errors.NotSupportedError("apply_chat_template=False cannot be expressed through the GenAI C API "
+                                           "(it has no setter; templating is always on)")
+        effective.validate(eos_from_model=True)
+        return send, effective
+
+    def _prepare_inputs(self, inputs: Inputs) -> Tuple[Optional[bytes], Optional[ChatHistory]]:
+        if isinstance(inputs, str):
+            return _check_text(inputs, "the prompt"), None
+        if isinstance(inputs, (ChatHistory, list)):
+            if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):
+                raise errors.NotSupportedError(
+                    "batched prompts (a list of str) are not supported by the GenAI C API; call generate() per prompt")
+            history = _chat.as_chat_history(inputs)
+            # snapshot, so later changes by the caller don't race the owner thread
+            snap = ChatHistory()
+            snap._messages = [dict(m) for m in history._messages]
+            snap._tools = list(history._tools)
+            snap._extra_context = dict(history._extra_context)
+            return None, snap
+        if isinstance(inputs, bytes):
+            raise errors.InvalidParameterError("the prompt must be a str, not bytes (decode it first)")
+        raise errors.InvalidParameterError(
+            f"inputs must be a str, a ChatHistory or a list of message dicts, not {type(inputs).__name__}")
+
+    def _run_generate(self, st: _State, prompt: Optional[bytes], history: Optional[ChatHistory],
+                      send: Optional[GenerationConfig], bridge: StreamBridge, want_results: bool = True
+                      ) -> Tuple[str, Optional[PerfMetrics]]:
+        """Runs on the owner thread."""
+        lib, ffi = st.lib.lib, st.lib.ffi
+        native_cfg = ffi.NULL
+        native_hist = None
+        results_pp = ffi.new("ov_genai_decoded_results**")
+        streamer, keep = make_streamer_struct(ffi, bridge)
+        st.active = bridge
+        try:
+            if send is not None:
+                native_cfg = _config.materialise(lib, ffi, send, st.lib.check)
+            if history is not None:
+                native_hist = _chat.materialise(lib, ffi, history, st.lib.check)
+                status = lib.ov_genai_llm_pipeline_generate_with_history(st.handle, native_hist, native_cfg, streamer,
+                                                                         results_pp)
+                fn = "ov_genai_llm_pipeline_generate_with_history"
+            else:
+                status = lib.ov_genai_llm_pipeline_generate(st.handle, prompt, native_cfg, streamer, results_pp)
+                fn = "ov_genai_llm_pipeline_generate"
+            results = results_pp[0]
+            try:
+                bridge.finish()
+                if status != 0:
+                    raise st.lib.error(status, fn)
+                if results == ffi.NULL:
+                    return bridge.text, None
+                size = ffi.new("size_t*")
+                st.lib.check(lib.ov_genai_decoded_results_get_string(results, ffi.NULL, size),
+                             "ov_genai_decoded_results_get_string")
+                buf = ffi.new("char[]", size[0])
+                st.lib.check(lib.ov_genai_decoded_results_get_string(results, buf, size),
+                             "ov_genai_decoded_results_get_string")
+                text = ffi.string(buf, size[0]).decode("utf-8", "replace")
+                pm_pp = ffi.new("ov_genai_perf_metrics**")
+                st.lib.check(lib.ov_genai_decoded_results_get_perf_metrics(results, pm_pp),
+                             "ov_genai_decoded_results_get_perf_metrics")
+                try:
+                    perf = _results.read_perf_metrics(lib, ffi, pm_pp[0], st.lib.check)
+                finally:
+                    lib.ov_genai_decoded_results_perf_metrics_free(pm_pp[0])
+                perf.load_time = perf.load_time
+                return text, perf
+            finally:
+                if results != ffi.NULL:
+                    lib.ov_genai_decoded_results_free(results)
+        finally:
+            st.active = None
+            if native_hist is not None:
+                ffi.release(native_hist)
+            if native_cfg != ffi.NULL:
+                ffi.release(native_cfg)
+            del keep
+
+    def _start_generate(self, inputs: Inputs, generation_config: Optional[GenerationConfig],
+                        on_text: Optional[Callable[[str], Any]], kwargs: Dict[str, Any]
+                        ) -> Tuple[Job, StreamBridge, GenerationConfig]:
+        prompt, history = self._prepare_inputs(inputs)
+        send, effective = self._resolve_config(generation_config, kwargs)
+        bridge = StreamBridge(on_text)
+        _, job = self._submit(lambda st: self._run_generate(st, prompt, history, send, bridge))
+        return job, bridge, effective
+
+    def _finish(self, job: Job, bridge: StreamBridge, effective: GenerationConfig) -> DecodedResults:
+        if bridge.error is not None:  # the user's streamer raised: surface it intact
+            job.error = None
+            err, bridge.error = bridge.error, None
+            raise err
+        text, perf = job.result()
+        n = effective.num_return_sequences if effective.do_sample else 1
+        texts, scores = _results.split_results_string(text, n)
+        perf = perf or PerfMetrics()
+        if bridge.returned == StreamingStatus.CANCEL or bridge.cancel_event.is_set():
+            reason = "cancel"
+        elif bridge.returned == StreamingStatus.STOP:
+            reason = "stop"
+        elif effective.get_max_new_tokens() != _config.SIZE_MAX and \
+                perf.num_generation_tokens >= effective.get_max_new_tokens():
+            reason = "length"
+        else:
+            reason = "stop"
+        return DecodedResults(texts=texts, scores=scores, perf_metrics=perf, finish_reason=reason)
+
+    @staticmethod
+    def _check_streamer(streamer: Any) -> Optional[Callable[[str], Any]]:
+        if streamer is None:
+            return None
+        if callable(streamer):
+            return streamer
+        raise errors.InvalidParameterError(
+            f"streamer must be a callable taking the new text (str), not {type(streamer).__name__}; token-level "
+            "StreamerBase objects are not supported by the GenAI C API, which streams text")
+
+    def generate(self, inputs: Inputs, generation_config: Optional[GenerationConfig] = None,
+                 streamer: Optional[Streamer] = None, *, timeout: Optional[float] = None,
+                 **kwargs: Any) -> DecodedResults:
+        """Generate an answer for a prompt (str) or a conversation (ChatHistory / list of message dicts).
+
+        ``streamer(text)`` gets each new piece of text and may return None/False (go on), True or
+        ``StreamingStatus.STOP`` (stop) or ``StreamingStatus.CANCEL`` (stop and drop the chat turn).
+        ``timeout`` (seconds) cancels natively and raises :class:`GenerationTimeoutError`. Extra keyword
+        arguments set GenerationConfig fields for this call.
+        """
+        on_text = self._check_streamer(streamer)
+        if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
+                                    or not timeout > 0):
+            raise errors.InvalidParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        job, bridge, effective = self._start_generate(inputs, generation_config, on_text, kwargs)
+        job.wait(timeout=timeout, on_timeout=lambda: bridge.cancel("timeout"),
+                 on_interrupt=lambda: bridge.cancel("interrupt"))
+        if bridge.cancel_reason == "timeout":
+            if job.error is not None and bridge.error is None:
+                job.result()
+            err = errors.GenerationTimeoutError(f"generate() exceeded its timeout of {timeout} s and was cancelled")
+            err.partial_text = bridge.text  # type: ignore[attr-defined]
+            raise err
+        return self._finish(job, bridge, effective)
+
+    __call__ = generate
+
+    def stream(self, inputs: Inputs, generation_config: Optional[GenerationConfig] = None, *,
+               timeout: Optional[float] = None, **kwargs: Any) -> "TextStream":
+        """Iterate over the answer's text pieces as they are generated.
+
+        Closing the iterator early (``close()``, ``break`` in a ``with`` block, garbage collection) cancels
+        natively and waits until C has let go. The full result is in ``.result`` once the iterator is done.
+        """
+        q: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        job, bridge, effective = self._start_generate(inputs, generation_config, q.put, kwargs)
+        job.add_done_callback(lambda _j: q.put(_END))
+        return TextStream(self, job, bridge, effective, q, timeout)
+
+    async def astream(self, inputs: Inputs, generation_config: Optional[GenerationConfig] = None,
+                      **kwargs: Any) -> AsyncIterator[str]:
+        """Async iterator of text pieces; cancelling the consuming task cancels generation natively."""
+        loop = asyncio.get_running_loop()
+        aq: "asyncio.Queue[Any]" = asyncio.Queue()
+
+        def push(text: str) -> None:
+            loop.call_soon_threadsafe(aq.put_nowait, text)
+
+        job, bridge, effective = self._start_generate(inputs, generation_config, push, kwargs)
+        done = loop.create_future()
+
+        def _done(_j: Job) -> None:
+            def _set() -> None:
+                if not done.done():
+                    done.set_result(None)
+                aq.put_nowait(_END)
+
+            try:
+                loop.call_soon_threadsafe(_set)
+            except RuntimeError:  # loop closed
+                pass
+
+        job.add_done_callback(_done)
+        try:
+            while True:
+                item = await aq.get()
+                if item is _END:
+                    break
+                yield item
+        except BaseException:
+            bridge.cancel("cancelled")
+            if not job.done():
+                await asyncio.shield(done)
+            raise
+        finally:
+            if not job.done():
+                bridge.cancel("closed")
+                await asyncio.shield(done)
+        self._finish(job, bridge, effective)
+
+
+_END = object()
+
+
+class TextStream(Iterator[str]):
+    """Iterator over generated text pieces; a context manager whose exit cancels an unfinished generation."""
+
+    def __init__(self, pipe: LLMPipeline, job: Job, bridge: StreamBridge, effective: GenerationConfig,
+                 q: "queue.SimpleQueue[Any]", timeout: Optional[float]) -> None:
+        self._pipe = pipe
+        self._job = job
+        self._bridge = bridge
+        self._effective = effective
+        self._q = q
+        self._timeout = timeout
+        self._deadline = None if timeout is None else _now() + timeout
+        self._finished = False
+        self.result: Optional[DecodedResults] = None
+
+    def __iter__(self) -> "TextStream":
+        return self
+
+    def __next__(self) -> str:
+        if self._finished:
+            raise StopIteration
+        try:
+            while True:
+                wait = 0.05
+                if self._deadline is not None:
+                    left = self._deadline - _now()
+                    if left <= 0:
+                        self._bridge.cancel("timeout")
+                        self._job.wait_uninterrupted()
+                        self._finished = True
+                        err = errors.GenerationTimeoutError(f"stream exceeded its timeout of {self._timeout} s")
+                        err.partial_text = self._bridge.text  # type: ignore[attr-defined]
+                        raise err
+                    wait = min(wait, left)
+                try:
+                    item = self._q.get(timeout=wait)
+                except queue.Empty:
+                    continue
+                if item is _END:
+                    self._finished = True
+                    self.result = self._pipe._finish(self._job, self._bridge, self._effective)
+                    raise StopIteration
+                return item
+        except KeyboardInterrupt:
+            self._bridge.cancel("interrupt")
+            self._job.wait_uninterrupted()
+            self._finished = True
+            raise
+
+    def cancel(self) -> None:
+        """Cancel natively and wait until the C call has returned."""
+        if not self._job.done():
+            self._bridge.cancel("closed")
+        self._job.wait_uninterrupted()
+        self._finished = True
+
+    def close(self) -> None:
+        """Stop early (cancels natively, waits for C). Safe to call twice."""
+        if not self._finished:
+            self.cancel()
+
+    @property
+    def text(self) -> str:
+        """The text streamed so far."""
+        return self._bridge.text
+
+    def __enter__(self) -> "TextStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            if not self._finished and not self._job.done():
+                self._bridge.cancel("garbage-collected")
+        except Exception:
+            pass
+
+
+def _now() -> float:
+    import time
+
+    return time.monotonic()

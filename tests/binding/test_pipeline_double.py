@@ -1,0 +1,364 @@
+"""The binding over the ABI double: owner thread, streaming, cancellation, errors, leaks."""
+from __future__ import annotations
+
+import asyncio
+import gc
+import math
+import threading
+import time
+import _thread
+
+import pytest
+
+import ovgenai_c
+from ovgenai_c import errors
+
+
+def test_all_declared_functions_resolve_on_the_double(double):
+    from ovgenai_c import _ffi
+
+    assert len(_ffi.required_functions()) == 83
+    assert double.library.missing_symbols == ()
+    assert double.library.kind == "other"
+
+
+def test_generate_returns_text_and_perf_metrics(make_pipe, double):
+    pipe = make_pipe()
+    res = pipe.generate("hello world", max_new_tokens=50)
+    assert str(res) == "Echo: hello world"
+    assert res.texts == ["Echo: hello world"]
+    pm = res.perf_metrics
+    assert pm.get_num_generated_tokens() == 3
+    assert pm.get_num_input_tokens() == 2
+    assert pm.get_ttft().mean == pytest.approx(20.0)
+    assert pm.get_load_time() == pytest.approx(12.5)
+    total = pm + pm
+    assert total.get_num_generated_tokens() == 6
+    assert total.get_ttft().mean == pytest.approx(20.0)
+
+
+def test_create_generate_free_all_on_the_owner_thread(double, model_dir):
+    caller = threading.get_native_id()
+    pipe = ovgenai_c.LLMPipeline(model_dir, library=double.library)
+    owner = pipe.owner_thread_id
+    pipe.generate("a b c", max_new_tokens=5)
+    pipe.start_chat()
+    pipe.finish_chat()
+    pipe.close()
+    log = double.thread_log()
+    ops = {op for op, _, _ in log}
+    assert {"create", "generate", "free", "start_chat", "finish_chat"} <= ops
+    assert all(tid == owner for _, _, tid in log), log
+    assert owner != caller
+    assert double.live() == 0
+
+
+def test_forgotten_pipeline_is_freed_on_its_owner_by_the_finalizer(double, model_dir):
+    pipe = ovgenai_c.LLMPipeline(model_dir, library=double.library)
+    owner = pipe.owner_thread_id
+    pipe.generate("x", max_new_tokens=3)
+    del pipe
+    gc.collect()
+    deadline = time.monotonic() + 5
+    while double.live("pipeline") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert double.live() == 0
+    frees = [tid for op, _, tid in double.thread_log() if op == "free"]
+    assert frees == [owner]
+
+
+def test_close_is_idempotent_and_closed_pipeline_refuses(make_pipe, double):
+    pipe = make_pipe()
+    pipe.close()
+    pipe.close()
+    assert pipe.closed
+    with pytest.raises(errors.PipelineClosedError):
+        pipe.generate("x", max_new_tokens=2)
+    assert double.live() == 0
+
+
+def test_streamer_gets_whole_utf8_characters_when_bytes_are_split(make_pipe, double):
+    text = "héllo 中文 🎉 ok"
+    double.reply(text)
+    double.ctl.ovd_set_chunk_bytes(1)
+    pieces = []
+    pipe = make_pipe()
+    res = pipe.generate("q", max_new_tokens=1000, streamer=pieces.append)
+    assert "".join(pieces) == text
+    assert str(res) == text
+    for p in pieces:
+        p.encode("utf-8")  # every piece is valid text
+    assert all("\ufffd" not in p for p in pieces)
+    assert double.ctl.ovd_callback_count() >= len(text.encode())
+
+
+def test_streamer_exception_surfaces_intact_and_cancels(make_pipe, double):
+    class Boom(Exception):
+        pass
+
+    boom = Boom("from the streamer")
+
+    def streamer(text):
+        raise boom
+
+    pipe = make_pipe()
+    with pytest.raises(Boom) as info:
+        pipe.generate("one two three four", max_new_tokens=50, streamer=streamer)
+    assert info.value is boom
+    assert double.ctl.ovd_last_callback_status() == 2  # CANCEL returned to C
+    assert str(pipe.generate("again", max_new_tokens=5)) == "Echo: again"
+
+
+@pytest.mark.parametrize("ret,expected_cb,reason", [
+    (True, 1, "stop"), (ovgenai_c.StreamingStatus.STOP, 1, "stop"),
+    (ovgenai_c.StreamingStatus.CANCEL, 2, "cancel"), (None, 0, None), (False, 0, None)])
+def test_streamer_return_values_map_like_pybind(make_pipe, double, ret, expected_cb, reason):
+    pipe = make_pipe()
+    calls = []
+
+    def streamer(t):
+        calls.append(t)
+        return ret
+
+    res = pipe.generate("a b c d e", max_new_tokens=50, streamer=streamer)
+    assert double.ctl.ovd_last_callback_status() == expected_cb
+    if reason:
+        assert len(calls) == 1
+        assert res.finish_reason == reason
+    else:
+        assert "".join(calls) == "Echo: a b c d e"
+
+
+def test_stop_keeps_the_chat_turn_and_cancel_drops_it(make_pipe, double):
+    pipe = make_pipe()
+    pipe.start_chat()
+    handle = pipe._state.handle
+    pipe.generate("first turn", max_new_tokens=50)
+    assert double.ctl.ovd_chat_size(handle) == 2
+    pipe.generate("second turn", max_new_tokens=50, streamer=lambda t: ovgenai_c.StreamingStatus.STOP)
+    assert double.ctl.ovd_chat_size(handle) == 4
+    pipe.generate("third turn", max_new_tokens=50, streamer=lambda t: ovgenai_c.StreamingStatus.CANCEL)
+    assert double.ctl.ovd_chat_size(handle) == 4
+    pipe.finish_chat()
+
+
+def test_stream_iterator_yields_text_and_result(make_pipe, double):
+    pipe = make_pipe()
+    with pipe.stream("one two three", max_new_tokens=50) as it:
+        parts = list(it)
+    assert "".join(parts) == "Echo: one two three"
+    assert str(it.result) == "Echo: one two three"
+
+
+def test_closing_a_stream_early_cancels_natively_and_leaks_nothing(make_pipe, double):
+    double.ctl.ovd_set_token_delay_us(20000)
+    pipe = make_pipe()
+    words = " ".join(f"w{i}" for i in range(100))
+    it = pipe.stream(words, max_new_tokens=1000)
+    first = next(it)
+    assert first
+    t0 = time.monotonic()
+    it.close()
+    assert time.monotonic() - t0 < 2.0
+    assert double.ctl.ovd_last_callback_status() == 2
+    assert double.live("results") == 0 and double.live("config") == 0
+    double.ctl.ovd_set_token_delay_us(0)
+    assert str(pipe.generate("next", max_new_tokens=5)) == "Echo: next"
+    pipe.close()
+    assert double.live() == 0
+
+
+def test_astream_task_cancellation_maps_to_native_cancel(make_pipe, double):
+    double.ctl.ovd_set_token_delay_us(20000)
+    pipe = make_pipe()
+    got = []
+
+    async def consume():
+        async for piece in pipe.astream(" ".join(f"w{i}" for i in range(200)), max_new_tokens=1000):
+            got.append(piece)
+
+    async def main():
+        task = asyncio.ensure_future(consume())
+        while len(got) < 2:
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert 2 <= len(got) < 50
+    assert double.ctl.ovd_last_callback_status() == 2
+    assert double.live("results") == 0
+
+
+def test_astream_full_run(make_pipe, double):
+    pipe = make_pipe()
+
+    async def main():
+        return [p async for p in pipe.astream("x y", max_new_tokens=50)]
+
+    assert "".join(asyncio.run(main())) == "Echo: x y"
+
+
+def test_timeout_cancels_natively(make_pipe, double):
+    double.ctl.ovd_set_token_delay_us(50000)
+    pipe = make_pipe()
+    t0 = time.monotonic()
+    with pytest.raises(errors.GenerationTimeoutError) as info:
+        pipe.generate(" ".join(["w"] * 200), max_new_tokens=1000, timeout=0.2)
+    assert time.monotonic() - t0 < 2.0
+    assert isinstance(info.value, TimeoutError)
+    assert info.value.partial_text.startswith("Echo:")
+    assert double.ctl.ovd_last_callback_status() == 2
+
+
+def test_keyboard_interrupt_cancels_and_raises_after_c_returns(make_pipe, double):
+    double.ctl.ovd_set_token_delay_us(20000)
+    pipe = make_pipe()
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        pipe.generate(" ".join(["w"] * 500), max_new_tokens=1000)
+    assert double.ctl.ovd_last_callback_status() == 2
+    assert double.live("results") == 0
+    double.ctl.ovd_set_token_delay_us(0)
+    assert str(pipe.generate("ok", max_new_tokens=3)) == "Echo: ok"
+
+
+@pytest.mark.parametrize("status", sorted(errors.OV_STATUS_EXCEPTIONS))
+def test_every_generate_status_maps_to_its_exception(make_pipe, double, status):
+    pipe = make_pipe()
+    double.fail("ov_genai_llm_pipeline_generate", status, 0)
+    with pytest.raises(errors.OV_STATUS_EXCEPTIONS[status]) as info:
+        pipe.generate("x", max_new_tokens=3)
+    assert info.value.status == status
+    assert info.value.status_name == errors.OV_STATUS_NAMES[status]
+    assert errors.OV_STATUS_NAMES[status] in str(info.value)
+    double.ctl.ovd_reset()
+    assert str(pipe.generate("y", max_new_tokens=3)) == "Echo: y"
+
+
+def test_failing_create_raises_and_leaves_no_thread_or_handle(double, model_dir):
+    before = threading.active_count()
+    double.fail("ov_genai_llm_pipeline_create", -17, 0)
+    with pytest.raises(errors.UnknownExceptionError) as info:
+        ovgenai_c.LLMPipeline(model_dir, library=double.library)
+    assert "ov_genai_llm_pipeline_create" in str(info.value)
+    time.sleep(0.1)
+    assert threading.active_count() == before
+    assert double.live() == 0
+
+
+def test_midstream_failure_keeps_the_streamed_text_out_of_results_but_raises(make_pipe, double):
+    pipe = make_pipe()
+    double.fail("generate_midstream", -7, 2)
+    seen = []
+    with pytest.raises(errors.UnexpectedError):
+        pipe.generate("a b c d e f", max_new_tokens=50, streamer=seen.append)
+    assert len(seen) == 2
+    assert double.live("results") == 0
+
+
+def test_properties_reach_create_as_strings(make_pipe, double):
+    make_pipe(CACHE_DIR="/tmp/x", INFERENCE_NUM_THREADS=2, ENABLE_MMAP=False)
+    assert double.properties() == {"CACHE_DIR": "/tmp/x", "INFERENCE_NUM_THREADS": "2", "ENABLE_MMAP": "NO"}
+
+
+def test_unknown_property_fails_create_with_a_message(double, model_dir):
+    with pytest.raises(errors.UnknownExceptionError) as info:
+        ovgenai_c.LLMPipeline(model_dir, library=double.library, NOT_A_PROPERTY="1")
+    assert "NOT_A_PROPERTY" in str(info.value)
+
+
+def test_many_threads_share_one_pipeline_serialised_on_its_owner(make_pipe, double):
+    pipe = make_pipe()
+    errors_seen = []
+
+    def worker(i):
+        try:
+            for j in range(20):
+                assert str(pipe.generate(f"t{i} c{j}", max_new_tokens=10)) == f"Echo: t{i} c{j}"
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors_seen.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors_seen
+    assert double.ctl.ovd_concurrent_violations() == 0
+
+
+def test_close_racing_a_running_generate_waits_then_frees_on_owner(double, model_dir):
+    double.ctl.ovd_set_token_delay_us(10000)
+    pipe = ovgenai_c.LLMPipeline(model_dir, library=double.library)
+    owner = pipe.owner_thread_id
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("r", pipe.generate("a b c d e f g h", max_new_tokens=50)))
+    t.start()
+    time.sleep(0.03)
+    pipe.close()
+    t.join(5)
+    assert str(out["r"]) == "Echo: a b c d e f g h"
+    assert double.live() == 0
+    assert [tid for op, _, tid in double.thread_log() if op == "free"] == [owner]
+
+
+def test_generate_with_history(make_pipe, double):
+    pipe = make_pipe()
+    hist = ovgenai_c.ChatHistory([{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi there"}])
+    hist.set_tools([{"type": "function", "function": {"name": "f"}}])
+    hist.set_extra_context({"enable_thinking": False})
+    assert str(pipe.generate(hist, max_new_tokens=10)) == "Echo: hi there"
+    assert str(pipe.generate([{"role": "user", "content": "list form"}], max_new_tokens=10)) == "Echo: list form"
+    assert double.live("chat_history") == 0 and double.live("json_container") == 0
+
+
+def test_generation_config_roundtrip_through_pipeline(make_pipe, double):
+    pipe = make_pipe()
+    cfg = pipe.get_generation_config()
+    cfg.max_new_tokens = 2
+    pipe.set_generation_config(cfg)
+    assert pipe.get_generation_config().max_new_tokens == 2
+    assert str(pipe.generate("a b c d")) == "Echo: a "
+
+
+def test_stop_strings_and_results_for_several_sequences(make_pipe, double):
+    pipe = make_pipe()
+    res = pipe.generate("alpha beta gamma", max_new_tokens=50, stop_strings={"gamma"})
+    assert str(res) == "Echo: alpha beta "
+    res = pipe.generate("x", max_new_tokens=5, do_sample=True, num_return_sequences=3)
+    assert len(res.texts) == 3 and all(t == "Echo: x" for t in res.texts)
+    assert all(isinstance(s, float) and not math.isnan(s) for s in res.scores)
+
+
+def test_reentrant_call_from_streamer_is_refused(make_pipe, double):
+    pipe = make_pipe()
+
+    def streamer(t):
+        pipe.generate("inner", max_new_tokens=2)
+
+    with pytest.raises(RuntimeError, match="re-entrant"):
+        pipe.generate("outer words", max_new_tokens=5, streamer=streamer)
+
+
+def test_openvino_genai_style_code_runs_unchanged(double, model_dir):
+    import ovgenai_c as ov_genai
+
+    pipe = ov_genai.LLMPipeline(str(model_dir), "CPU", library=double.library)
+    config = ov_genai.GenerationConfig()
+    config.max_new_tokens = 100
+    pieces = []
+
+    def streamer(subword):
+        pieces.append(subword)
+        return ov_genai.StreamingStatus.RUNNING
+
+    pipe.start_chat()
+    result = pipe.generate("How are you", config, streamer)
+    pipe.finish_chat()
+    assert "".join(pieces) == str(result) == "Echo: How are you"
+    perf = result.perf_metrics
+    assert perf.get_ttft().mean > 0 and perf.get_throughput().mean > 0
+    del pipe
