@@ -408,6 +408,41 @@ static void js_string(sb_t* b, const char* s, size_t n) {
     }
     sb_putc(b, '"');
 }
+/* shortest round-trip digits, laid out like nlohmann::json (fixed for exponents -4..15, else d.ddde+XX) */
+static void js_double(sb_t* b, double d) {
+    char e[64], digits[32], out[96];
+    int prec;
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(e, sizeof e, "%.*e", prec - 1, d);
+        if (strtod(e, NULL) == d) break;
+    }
+    const char* p = e;
+    size_t k = 0, o = 0;
+    if (*p == '-') { out[o++] = '-'; p++; }
+    for (; *p && *p != 'e'; p++) if (*p >= '0' && *p <= '9') digits[k++] = *p;
+    int exp10 = *p == 'e' ? atoi(p + 1) : 0;
+    while (k > 1 && digits[k - 1] == '0') k--;
+    digits[k] = 0;
+    int n = exp10 + 1; /* position of the decimal point */
+    if ((int)k <= n && n <= 15) {
+        memcpy(out + o, digits, k); o += k;
+        for (int i = (int)k; i < n; i++) out[o++] = '0';
+        out[o++] = '.'; out[o++] = '0';
+    } else if (0 < n && n <= 15) {
+        memcpy(out + o, digits, (size_t)n); o += (size_t)n;
+        out[o++] = '.';
+        memcpy(out + o, digits + n, k - (size_t)n); o += k - (size_t)n;
+    } else if (-4 < n && n <= 0) {
+        out[o++] = '0'; out[o++] = '.';
+        for (int i = n; i < 0; i++) out[o++] = '0';
+        memcpy(out + o, digits, k); o += k;
+    } else {
+        out[o++] = digits[0];
+        if (k > 1) { out[o++] = '.'; memcpy(out + o, digits + 1, k - 1); o += k - 1; }
+        o += (size_t)snprintf(out + o, sizeof out - o, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+    }
+    sb_put(b, out, o);
+}
 static void js_value(sb_t* b, const jv* v) {
     char t[64];
     switch (v->t) {
@@ -416,12 +451,7 @@ static void js_value(sb_t* b, const jv* v) {
     case JINT: snprintf(t, sizeof t, "%lld", v->i); sb_puts(b, t); break;
     case JDBL:
         if (!isfinite(v->d)) { sb_puts(b, "null"); break; }
-        for (int prec = 1; prec <= 17; prec++) {
-            snprintf(t, sizeof t, "%.*g", prec, v->d);
-            if (strtod(t, NULL) == v->d) break;
-        }
-        if (!strpbrk(t, ".eEn")) strcat(t, ".0");
-        sb_puts(b, t);
+        js_double(b, v->d);
         break;
     case JSTR: js_string(b, v->s, v->slen); break;
     case JARR:
