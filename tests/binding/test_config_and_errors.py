@@ -1,0 +1,215 @@
+"""GenerationConfig rules (Python precheck vs the library's validate), status table, import cost."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import ovgenai_c
+from ovgenai_c import config as cfgmod, errors
+from ovgenai_c.config import SIZE_MAX, GenerationConfig
+
+
+def native_validate(lib, cfg: GenerationConfig) -> int:
+    native = cfgmod.materialise(lib.lib, lib.ffi, cfg, lib.check)
+    try:
+        return int(lib.lib.ov_genai_generation_config_validate(native))
+    finally:
+        lib.ffi.release(native)
+
+
+def test_defaults_match_the_c_side(double):
+    lib = double.library
+    out = lib.ffi.new("ov_genai_generation_config**")
+    lib.check(lib.lib.ov_genai_generation_config_create(out), "create")
+    n = lib.ffi.new("size_t*")
+    lib.lib.ov_genai_generation_config_get_max_new_tokens(out[0], n)
+    assert n[0] == GenerationConfig().max_new_tokens == SIZE_MAX
+    lib.lib.ov_genai_generation_config_free(out[0])
+    g = GenerationConfig()
+    assert (g.temperature, g.top_p, g.top_k, g.num_beams, g.eos_token_id, g.do_sample) == (1.0, 1.0, SIZE_MAX, 1, -1, False)
+
+
+RULE_CASES = [
+    dict(max_new_tokens=5, num_return_sequences=0),
+    dict(max_new_tokens=5, stop_token_ids={-3}),
+    dict(ignore_eos=True),
+    dict(),
+    dict(max_new_tokens=0),
+    dict(max_new_tokens=3, min_new_tokens=4),
+    dict(max_new_tokens=5, num_return_sequences=2),
+    dict(max_new_tokens=5, frequency_penalty=2.5),
+    dict(max_new_tokens=5, presence_penalty=-2.5),
+    dict(max_new_tokens=5, repetition_penalty=0.0),
+    dict(max_new_tokens=5, do_sample=True, top_p=0.0),
+    dict(max_new_tokens=5, do_sample=True, temperature=0.0),
+    dict(max_new_tokens=5, do_sample=True, min_p=1.0),
+    dict(max_new_tokens=5, num_beams=3, num_beam_groups=2),
+    dict(max_new_tokens=5, num_beams=2, num_return_sequences=3),
+    dict(max_new_tokens=5, num_beams=2, do_sample=True),
+    dict(max_new_tokens=5, num_beams=2, no_repeat_ngram_size=0),
+    dict(max_new_tokens=5, num_beams=2, repetition_penalty=1.5),
+]
+
+
+@pytest.mark.parametrize("fields", RULE_CASES, ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()) or "empty")
+def test_each_rule_is_caught_in_python_with_a_message_and_by_the_library(double, fields):
+    cfg = GenerationConfig(**fields)
+    with pytest.raises(errors.ConfigError) as info:
+        cfg.validate()
+    assert "invalid generation config" in str(info.value)
+    assert native_validate(double.library, cfg) == -17
+
+
+def test_eos_missing_from_stop_ids_is_reported():
+    cfg = GenerationConfig(max_new_tokens=4, eos_token_id=7)
+    cfg.stop_token_ids = {1}
+    assert any("eos_token_id" in p for p in cfg.problems())
+
+
+_cfg_strategy = st.fixed_dictionaries({}, optional={
+    "max_new_tokens": st.sampled_from([0, 1, 5, SIZE_MAX]),
+    "max_length": st.sampled_from([10, SIZE_MAX]),
+    "min_new_tokens": st.sampled_from([0, 3, 10]),
+    "ignore_eos": st.booleans(),
+    "echo": st.booleans(),
+    "do_sample": st.booleans(),
+    "num_beams": st.sampled_from([1, 2, 4]),
+    "num_beam_groups": st.sampled_from([1, 2, 3]),
+    "num_return_sequences": st.sampled_from([0, 1, 2, 5]),
+    "temperature": st.sampled_from([0.0, 0.5, 1.0]),
+    "top_p": st.sampled_from([0.0, 0.5, 1.0]),
+    "min_p": st.sampled_from([0.0, 0.5, 1.0]),
+    "repetition_penalty": st.sampled_from([0.0, 1.0, 1.3]),
+    "presence_penalty": st.sampled_from([-3.0, 0.0, 1.0]),
+    "frequency_penalty": st.sampled_from([0.0, 2.5]),
+    "no_repeat_ngram_size": st.sampled_from([0, 3, SIZE_MAX]),
+    "stop_strings": st.sampled_from([set(), {"x"}]),
+    "eos_token_id": st.sampled_from([-1, 2]),
+})
+
+
+@settings(max_examples=300, deadline=None)
+@given(fields=_cfg_strategy)
+def test_python_rules_agree_with_the_librarys_validate(double_session, fields):
+    cfg = GenerationConfig(**fields)
+    python_ok = not cfg.problems()
+    assert (native_validate(double_session.library, cfg) == 0) == python_ok, (fields, cfg.problems())
+
+
+@pytest.mark.parametrize("field,value,exc", [
+    ("max_new_tokens", -1, errors.InvalidParameterError), ("max_new_tokens", 2**64, errors.InvalidParameterError),
+    ("max_new_tokens", "5", errors.InvalidParameterError), ("max_new_tokens", 1.5, errors.InvalidParameterError),
+    ("temperature", float("nan"), errors.InvalidParameterError), ("temperature", float("inf"), errors.InvalidParameterError),
+    ("temperature", "hot", errors.InvalidParameterError), ("do_sample", 1, errors.InvalidParameterError),
+    ("stop_strings", "abc", errors.InvalidParameterError), ("stop_strings", {"a\0b"}, errors.InvalidParameterError),
+    ("stop_strings", {"\ud800"}, errors.InvalidParameterError), ("stop_token_ids", {1.5}, errors.InvalidParameterError),
+    ("eos_token_id", -5, errors.InvalidParameterError), ("stop_criteria", 9, errors.InvalidParameterError),
+])
+def test_field_type_and_range_errors_name_the_field(field, value, exc):
+    with pytest.raises(exc) as info:
+        GenerationConfig(**{field: value})
+    assert field in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_unknown_field_is_a_type_error():
+    with pytest.raises(TypeError, match="max_tokens"):
+        GenerationConfig(max_tokens=3)
+    with pytest.raises(AttributeError):
+        GenerationConfig().not_a_field = 1
+
+
+def test_generation_config_json(tmp_path):
+    p = tmp_path / "generation_config.json"
+    p.write_text(json.dumps({"max_new_tokens": 7, "eos_token_id": [2, 5], "do_sample": True, "temperature": 1,
+                             "top_k": 20, "unknown_key": 1}))
+    g = GenerationConfig(p)
+    assert (g.max_new_tokens, g.eos_token_id, g.stop_token_ids, g.do_sample, g.top_k) == (7, 2, {2, 5}, True, 20)
+    with pytest.raises(FileNotFoundError):
+        GenerationConfig(tmp_path / "nope.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(errors.ConfigError, match="bad.json"):
+        GenerationConfig(bad)
+
+
+def test_status_tables_cover_every_status_and_inherit_builtins():
+    assert set(errors.OV_STATUS_NAMES) - {0} == set(errors.OV_STATUS_EXCEPTIONS)
+    for status, cls in errors.OV_STATUS_EXCEPTIONS.items():
+        e = errors.error_for(status, "f")
+        assert isinstance(e, cls) and isinstance(e, errors.GenAIError) and e.status == status
+    assert isinstance(errors.error_for(-5, "f"), LookupError)
+    assert isinstance(errors.error_for(-6, "f"), IndexError)
+    assert isinstance(errors.error_for(-10, "f"), MemoryError)
+    assert isinstance(errors.error_for(-2, "f"), NotImplementedError)
+    assert isinstance(errors.error_for(-14, "f"), ValueError)
+    unknown = errors.error_for(-999, "f")
+    assert isinstance(unknown, errors.GeneralError) and "UNKNOWN_STATUS_-999" in str(unknown)
+    assert isinstance(errors.error_for(-3, "f", "chat_history"), errors.EmptyError)
+    assert isinstance(errors.error_for(-2, "f", "json_container"), errors.InvalidJSONError)
+    assert "does not report its text" in str(errors.error_for(-17, "f"))
+
+
+def test_import_is_cheap_and_loads_nothing_native():
+    code = ("import time, sys; t = time.perf_counter(); import ovgenai_c; dt = time.perf_counter() - t; "
+            "mods = [m for m in sys.modules if m.startswith(('openvino', '_cffi', 'cffi'))]; print(dt, mods)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(" ", 1)
+    assert float(out[0]) < 0.1
+    assert out[1].strip() == "[]"
+
+
+def test_no_library_anywhere_lists_every_place_tried(tmp_path):
+    code = ("import ovgenai_c, ovgenai_c._loader as L\n"
+            "L.bundled_candidates = lambda: [L.Path('/nonexistent/libovgenai_c_bundled.so')]\n"
+            "try:\n    ovgenai_c.library_info()\nexcept ovgenai_c.LibraryNotFoundError as e:\n    print(e)\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OPENVINO_GENAI_DIR": str(tmp_path / "archive")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60).stdout
+    assert "OPENVINO_GENAI_DIR" in out and "fetched archive" in out and "bundled backend" in out
+
+
+def test_explicit_library_that_fails_does_not_fall_back(tmp_path):
+    code = "import ovgenai_c\ntry:\n    ovgenai_c.library_info()\nexcept ovgenai_c.LibraryNotFoundError as e:\n    print(e)\n"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OVGENAI_C_LIBRARY": str(tmp_path / "missing.so")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60).stdout
+    assert "OVGENAI_C_LIBRARY" in out and "missing.so" in out and "- bundled backend" not in out
+
+
+def test_library_info_via_env(double_lib_path, tmp_path):
+    code = ("import ovgenai_c, json, sys; i = ovgenai_c.library_info(); print(json.dumps(i)); "
+            "print('openvino_genai' in sys.modules)")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OVGENAI_C_LIBRARY": str(double_lib_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
+                         check=True).stdout.splitlines()
+    info = json.loads(out[0])
+    assert info["path"] == str(double_lib_path) and info["source"] == "OVGENAI_C_LIBRARY"
+    assert info["missing_symbols"] == [] and info["declared_functions"] == 83
+    assert out[1] == "False"
+
+
+def _oracle_config(fields):
+    ov_genai = pytest.importorskip("openvino_genai", reason="openvino_genai (the test oracle) is not installed")
+    o = ov_genai.GenerationConfig()
+    for k, v in fields.items():
+        if k == "eos_token_id":
+            o.set_eos_token_id(v) if v != -1 else None
+        else:
+            setattr(o, k, v)
+    return o
+
+
+@settings(max_examples=300, deadline=None)
+@given(fields=_cfg_strategy)
+def test_python_rules_agree_with_upstream_validate(fields):
+    """openvino_genai's own GenerationConfig.validate() is the oracle for the rules (test-only import)."""
+    o = _oracle_config(fields)
+    try:
+        o.validate()
+        upstream_ok = True
+    except Exception:
+        upstream_ok = False
+    cfg = GenerationConfig(**fields)
+    assert (not cfg.problems()) == upstream_ok, (fields, cfg.problems())
