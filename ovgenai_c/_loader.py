@@ -144,7 +144,19 @@ def bundled_candidates() -> List[Path]:
         d = Path(entry) / "_bundled"
         if d not in dirs:
             dirs.append(d)
-    dirs += [here.parent / "native" / "build", here.parent / "build" / "native"]
+    # an installed copy, when the package is imported from a source tree that shadows it
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        try:
+            installed = Path(str(distribution("ovgenai_c").locate_file("ovgenai_c/_bundled"))).resolve()
+            if installed not in dirs:
+                dirs.append(installed)
+        except PackageNotFoundError:
+            pass
+    except ImportError:  # pragma: no cover
+        pass
+    dirs += [here.parent / "native" / "build"]
     return [d / BUNDLED_NAME for d in dirs]
 
 
