@@ -173,10 +173,10 @@ static void sb_putc(sb_t* b, char c) { sb_put(b, &c, 1); }
 static char* sb_take(sb_t* b) { if (!b->p) return xstrdup(""); return b->p; }
 
 /* ------------------------------------------------------------------ JSON values */
-typedef enum { JNULL, JBOOL, JINT, JDBL, JSTR, JARR, JOBJ } jtype;
+typedef enum { JNULL, JBOOL, JINT, JUINT, JDBL, JSTR, JARR, JOBJ } jtype;
 typedef struct jv {
     jtype t;
-    int b; long long i; double d;
+    int b; long long i; unsigned long long u; double d;
     char* s; size_t slen;                  /* JSTR */
     struct jv** items; size_t n, cap;      /* JARR / JOBJ values */
     char** keys; size_t* klens;            /* JOBJ keys */
@@ -212,7 +212,7 @@ static jv* jv_get(const jv* o, const char* k) {
 }
 static jv* jv_copy(const jv* v) {
     jv* c = jv_new(v->t);
-    c->b = v->b; c->i = v->i; c->d = v->d;
+    c->b = v->b; c->i = v->i; c->u = v->u; c->d = v->d;
     if (v->t == JSTR) { c->s = xstrndup(v->s, v->slen); c->slen = v->slen; }
     for (size_t k = 0; k < v->n; k++) {
         if (v->t == JOBJ) jv_set(c, v->keys[k], v->klens[k], jv_copy(v->items[k]));
@@ -330,6 +330,11 @@ static jv* jp_number(jp_t* P) {
         errno = 0;
         long long ll = strtoll(tmp, NULL, 10);
         if (errno == 0) { v = jv_new(JINT); v->i = ll; }
+        else if (tmp[0] != '-') {
+            errno = 0;
+            unsigned long long ull = strtoull(tmp, NULL, 10);
+            if (errno == 0) { v = jv_new(JUINT); v->u = ull; }
+        }
     }
     if (!v) { v = jv_new(JDBL); v->d = strtod(tmp, NULL); }
     free(tmp);
@@ -449,6 +454,7 @@ static void js_value(sb_t* b, const jv* v) {
     case JNULL: sb_puts(b, "null"); break;
     case JBOOL: sb_puts(b, v->b ? "true" : "false"); break;
     case JINT: snprintf(t, sizeof t, "%lld", v->i); sb_puts(b, t); break;
+    case JUINT: snprintf(t, sizeof t, "%llu", v->u); sb_puts(b, t); break;
     case JDBL:
         if (!isfinite(v->d)) { sb_puts(b, "null"); break; }
         js_double(b, v->d);
@@ -601,6 +607,7 @@ static ov_genai_generation_config* cfg_handle_new(void) {
 static int jnum(const jv* v, double* out) {
     if (!v) return 0;
     if (v->t == JINT) { *out = (double)v->i; return 1; }
+    if (v->t == JUINT) { *out = (double)v->u; return 1; }
     if (v->t == JDBL) { *out = v->d; return 1; }
     if (v->t == JBOOL) { *out = v->b; return 1; }
     return -1;
