@@ -1,0 +1,154 @@
+"""Conformance: the same tests on every real library implementing the GenAI C ABI that is present —
+the bundled backend (when built) and whatever ``OVGENAI_C_LIBRARY`` names — with the tiny model fixture.
+Each skips with a reason when its library is absent."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import ovgenai_c
+from ovgenai_c import _loader, errors
+
+TINY_IR = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "ir"
+
+
+def _real_libraries():
+    params = []
+    bundled = next((p for p in _loader.bundled_candidates() if p.is_file()), None)
+    params.append(pytest.param(str(bundled) if bundled else None, id="bundled"))
+    env = os.environ.get("OVGENAI_C_LIBRARY")
+    params.append(pytest.param(env if env and "abi_double" not in env else None, id="OVGENAI_C_LIBRARY"))
+    return params
+
+
+@pytest.fixture(scope="module", params=_real_libraries())
+def real_lib(request):
+    if request.param is None:
+        pytest.skip(f"no {request.node.callspec.id if hasattr(request.node, 'callspec') else ''} library present")
+    lib = _loader.open_library(request.param)
+    if lib.missing_symbols:
+        pytest.fail(f"{request.param} misses {lib.missing_symbols}")
+    return lib
+
+
+@pytest.fixture(scope="module")
+def pipe(real_lib):
+    p = ovgenai_c.LLMPipeline(TINY_IR, "CPU", library=real_lib)
+    yield p
+    p.close()
+
+
+def test_greedy_is_deterministic_and_honours_max_new_tokens(pipe):
+    a = pipe.generate("Hello there", max_new_tokens=12, ignore_eos=True)
+    b = pipe.generate("Hello there", max_new_tokens=12, ignore_eos=True)
+    assert str(a) == str(b) and str(a)
+    assert a.perf_metrics.get_num_generated_tokens() == 12
+    assert a.perf_metrics.get_num_input_tokens() > 0
+    assert a.finish_reason == "length"
+    short = pipe.generate("Hello there", max_new_tokens=4, ignore_eos=True)
+    assert str(a).startswith(str(short)[: max(len(str(short)) - 4, 0)])
+
+
+def test_streamed_text_equals_the_result(pipe):
+    pieces = []
+    res = pipe.generate("Tell me something", max_new_tokens=24, ignore_eos=True, streamer=pieces.append)
+    assert "".join(pieces) == str(res)
+    assert list(pipe.stream("Tell me something", max_new_tokens=24, ignore_eos=True)) and True
+    assert "".join(pipe.stream("Tell me something", max_new_tokens=24, ignore_eos=True)) == str(res)
+
+
+def test_stop_from_streamer_ends_early(pipe):
+    pieces = []
+
+    def streamer(t):
+        pieces.append(t)
+        return len(pieces) >= 3
+
+    res = pipe.generate("Count", max_new_tokens=40, ignore_eos=True, streamer=streamer)
+    assert len(pieces) == 3
+    assert res.perf_metrics.get_num_generated_tokens() < 40
+
+
+def test_early_stream_close_then_next_generate_works(pipe):
+    full = str(pipe.generate("abc", max_new_tokens=16, ignore_eos=True))
+    it = pipe.stream("abc", max_new_tokens=200, ignore_eos=True)
+    next(it)
+    it.close()
+    assert str(pipe.generate("abc", max_new_tokens=16, ignore_eos=True)) == full
+
+
+def test_stop_strings(pipe):
+    full = str(pipe.generate("Hello", max_new_tokens=30, ignore_eos=True))
+    stop = full[len(full) // 2: len(full) // 2 + 3]
+    if not stop.strip():
+        pytest.skip("generated text too uniform for a stop-string probe")
+    cut = str(pipe.generate("Hello", max_new_tokens=30, ignore_eos=True, stop_strings={stop}))
+    assert stop not in cut and full.startswith(cut)
+    kept = str(pipe.generate("Hello", max_new_tokens=30, ignore_eos=True, stop_strings={stop},
+                             include_stop_str_in_output=True))
+    assert kept.endswith(stop) and full.startswith(kept)
+
+
+def test_chat_cancel_drops_the_turn(real_lib):
+    with ovgenai_c.LLMPipeline(TINY_IR, library=real_lib) as a, ovgenai_c.LLMPipeline(TINY_IR, library=real_lib) as b:
+        a.start_chat()
+        b.start_chat()
+        a.generate("first", max_new_tokens=6, ignore_eos=True)
+        b.generate("first", max_new_tokens=6, ignore_eos=True)
+        a.generate("noise that gets cancelled", max_new_tokens=6, ignore_eos=True,
+                   streamer=lambda t: ovgenai_c.StreamingStatus.CANCEL)
+        ra = str(a.generate("second", max_new_tokens=8, ignore_eos=True))
+        rb = str(b.generate("second", max_new_tokens=8, ignore_eos=True))
+        assert ra == rb
+
+
+def test_history_equals_chat_turns(pipe):
+    hist = ovgenai_c.ChatHistory([{"role": "user", "content": "Hi"}])
+    r1 = str(pipe.generate(hist, max_new_tokens=8, ignore_eos=True))
+    r2 = str(pipe.generate("Hi", max_new_tokens=8, ignore_eos=True))
+    assert r1 == r2
+
+
+def test_bad_config_is_refused_with_a_message(pipe):
+    with pytest.raises(errors.ConfigError, match="top_p"):
+        pipe.generate("x", max_new_tokens=4, do_sample=True, top_p=0.0)
+
+
+def test_native_validate_rejects_what_python_rejects(real_lib):
+    from ovgenai_c import config as cfgmod
+
+    for fields in ({"max_new_tokens": 0}, {"max_new_tokens": 3, "min_new_tokens": 5},
+                   {"max_new_tokens": 3, "num_return_sequences": 2}):
+        cfg = ovgenai_c.GenerationConfig(**fields)
+        native = cfgmod.materialise(real_lib.lib, real_lib.ffi, cfg, real_lib.check)
+        assert real_lib.lib.ov_genai_generation_config_validate(native) == -17
+        real_lib.ffi.release(native)
+
+
+def test_missing_model_files_give_clear_errors(real_lib, tmp_path):
+    with pytest.raises(errors.ModelNotFoundError, match="does not exist"):
+        ovgenai_c.LLMPipeline(tmp_path / "nope", library=real_lib)
+    (tmp_path / "openvino_model.xml").write_text("<net/>")
+    with pytest.raises(errors.ModelNotFoundError, match="openvino_tokenizer.xml"):
+        ovgenai_c.LLMPipeline(tmp_path, library=real_lib)
+
+
+def test_corrupt_model_fails_with_an_exception_not_a_crash(real_lib, tmp_path):
+    from ovgenai_c.pipeline import IR_FILES
+
+    for name in IR_FILES:
+        (tmp_path / name).write_text("garbage")
+    with pytest.raises(errors.GenAIError):
+        ovgenai_c.LLMPipeline(tmp_path, library=real_lib)
+
+
+def test_matches_openvino_genai_sdpa_on_the_tiny_model(real_lib):
+    ov_genai = pytest.importorskip("openvino_genai", reason="openvino_genai (oracle) not installed")
+    oracle = ov_genai.LLMPipeline(str(TINY_IR), "CPU", ATTENTION_BACKEND="SDPA")
+    with ovgenai_c.LLMPipeline(TINY_IR, library=real_lib, ATTENTION_BACKEND="SDPA") as ours:
+        for prompt, n in [("Hello", 16), ("What is the capital of France?", 32), ("é中🎉", 20)]:
+            want = str(oracle.generate(prompt, max_new_tokens=n, ignore_eos=True))
+            got = str(ours.generate(prompt, max_new_tokens=n, ignore_eos=True))
+            assert got == want, (prompt, got, want)
