@@ -24,7 +24,10 @@
  *  - Perf metrics add_in_place: token counts add up; every mean/std pair becomes the mean of the two
  *    operands weighted by how many generate calls each one already aggregates; load_time keeps left's.
  *  - CANCEL and STOP both make generate return OK; CANCEL drops the turn from the chat history.
- *  - Fault injection (ovd_fail) is checked after argument validation (NULL args still give -14).
+ *  - Fault injection (ovd_fail) is checked after argument validation (NULL args still give -14); it
+ *    applies to every non-void ABI function by its C name.  "generate_midstream" k: generate (and
+ *    generate_with_history) stream k tokens, then return the status without results; if the reply has
+ *    fewer than k tokens the status comes at the end; a streamer STOP/CANCEL before that wins (OK).
  *  - ovd_last_generate_status() is 0 before any generate.
  */
 #define _GNU_SOURCE
