@@ -1,0 +1,20 @@
+"""The provider layer: catalog, strict per-model profiles, Ollama-style options, a session pool and the
+:class:`Provider` facade ("chat with model X"). Built only on the public ``ovgenai_c`` API."""
+from __future__ import annotations
+
+from .catalog import Catalog, ModelEntry, default_root
+from .errors import (CapabilityNotSupportedError, CatalogError, OptionError, PoolClosedError, ProfileError)
+from .model_info import ModelInfo, model_info
+from .options import OPTIONS, check_options, to_generation_kwargs
+from .pool import Lease, SessionPool, default_pool, model_digest
+from .profile import PROFILE_NAME, Profile, load_profile, profile_for, profile_path_for
+from .provider import Capabilities, ChatResult, ChatStream, Provider, resolve_device
+from .tools import parse_tool_calls
+
+__all__ = [
+    "Catalog", "ModelEntry", "default_root", "CapabilityNotSupportedError", "CatalogError", "OptionError",
+    "PoolClosedError", "ProfileError", "ModelInfo", "model_info", "OPTIONS", "check_options",
+    "to_generation_kwargs", "Lease", "SessionPool", "default_pool", "model_digest", "PROFILE_NAME", "Profile",
+    "load_profile", "profile_for", "profile_path_for", "Capabilities", "ChatResult", "ChatStream", "Provider",
+    "resolve_device", "parse_tool_calls",
+]

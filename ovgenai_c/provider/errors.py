@@ -1,0 +1,46 @@
+"""Errors of the provider layer (all derive from :class:`ovgenai_c.errors.GenAIError`)."""
+from __future__ import annotations
+
+import difflib
+from typing import Iterable, Optional
+
+from ..errors import ConfigError, GenAIError, InvalidParameterError, ModelNotFoundError, NotSupportedError
+
+
+class ProfileError(ConfigError):
+    """A model profile file that cannot be used; the message names the field and the file."""
+
+    def __init__(self, message: str, path: Optional[str] = None, field: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.field = field
+
+
+class OptionError(InvalidParameterError):
+    """A generation option (Ollama-style name) that is unknown, unsupported or has a bad value."""
+
+    def __init__(self, message: str, option: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+class CapabilityNotSupportedError(NotSupportedError):
+    """The model / library cannot do what was asked (embeddings, tools on a template without tools...)."""
+
+    def __init__(self, message: str, capability: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.capability = capability
+
+
+class CatalogError(ModelNotFoundError):
+    """A model name that the catalog refuses (outside the models root) or cannot find."""
+
+
+class PoolClosedError(GenAIError, RuntimeError):
+    """The session pool is shut down."""
+
+
+def closest(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for a likely typo, else an empty string."""
+    hits = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {hits[0]!r}?)" if hits else ""

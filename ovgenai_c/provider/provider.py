@@ -1,0 +1,361 @@
+"""Provider: "chat with model X" over :class:`ovgenai_c.LLMPipeline`, with honest capabilities, profile defaults,
+Ollama-style options and pooled sessions.
+
+::
+
+    from ovgenai_c.provider import Provider
+    p = Provider("/models/qwen2.5-0.5b-instruct")
+    p.capabilities            # Capabilities(chat=True, prompt=True, stream=True, embed=False, think=False, tools=True, ...)
+    p.prompt("What is the capital of France?", num_predict=32)
+    r = p.chat([{"role": "user", "content": "Hi"}], temperature=0)
+    r.message, r.usage, r.finish_reason
+    with p.stream([{"role": "user", "content": "Tell me a story"}]) as s:
+        for chunk in s: print(chunk, end="")
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Dict, Iterator, List, Optional, Union
+
+from .. import errors
+from ..chat import ChatHistory
+from ..results import DecodedResults, PerfMetrics
+from .errors import CapabilityNotSupportedError
+from .model_info import (ModelInfo, model_info, template_supports_think, template_supports_tools,
+                         template_tool_format)
+from .options import check_options, to_generation_kwargs
+from .pool import Lease, SessionPool, default_pool
+from .profile import Profile, profile_for
+from .tools import parse_tool_calls
+
+DEVICE_ENV = "OVGENAI_DEVICE"
+Messages = Union[str, List[Dict[str, Any]], ChatHistory]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the provider can honestly do with this model on the loaded library."""
+
+    chat: bool
+    prompt: bool
+    stream: bool
+    embed: bool
+    think: bool
+    tools: bool
+    context_length: Optional[int]
+    max_output_tokens: Optional[int]
+    tool_call_format: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ChatResult:
+    """One answer: ``message`` is ``{"role": "assistant", "content": str}`` (+ ``"tool_calls"`` when parsed)."""
+
+    message: Dict[str, Any]
+    usage: Dict[str, int]
+    finish_reason: str  # "stop", "length", "cancel" or "tool_calls"
+    perf: PerfMetrics = field(default_factory=PerfMetrics)
+
+    @property
+    def text(self) -> str:
+        return self.message.get("content") or ""
+
+    @property
+    def tool_calls(self) -> List[Dict[str, Any]]:
+        return list(self.message.get("tool_calls") or [])
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"message": self.message, "usage": dict(self.usage), "finish_reason": self.finish_reason,
+                "perf": perf_dict(self.perf)}
+
+
+def perf_dict(perf: PerfMetrics) -> Dict[str, Any]:
+    """Perf metrics as plain numbers (milliseconds as upstream reports them; throughput in tokens/s)."""
+    out: Dict[str, Any] = {"load_time_ms": perf.get_load_time(), "num_input_tokens": perf.get_num_input_tokens(),
+                           "num_generated_tokens": perf.get_num_generated_tokens()}
+    for name in ("ttft", "tpot", "ipot", "throughput", "generate_duration", "inference_duration",
+                 "tokenization_duration", "detokenization_duration"):
+        try:
+            pair = getattr(perf, f"get_{name}")()
+        except Exception:
+            continue
+        out[name] = {"mean": pair.mean, "std": pair.std}
+    return out
+
+
+def resolve_device(explicit: Optional[str], profile: Profile) -> str:
+    """Device order: explicit argument, then ``OVGENAI_DEVICE``, then the profile, then ``"CPU"``."""
+    if explicit:
+        return explicit
+    env = os.environ.get(DEVICE_ENV, "").strip()
+    if env:
+        return env
+    if profile.device:
+        return profile.device
+    return "CPU"
+
+
+def _library_kind(library: Any) -> Optional[str]:
+    if library is None:
+        return None
+    kind = getattr(library, "kind", None)
+    if kind is not None:
+        return kind
+    from .._loader import open_library
+
+    return open_library(os.fspath(library)).kind
+
+
+class Provider:
+    """A model served through the GenAI C API.
+
+    ``model``: an IR folder or a GGUF file (``os.PathLike``/str), or a :class:`~ovgenai_c.provider.catalog.ModelEntry`.
+    ``device``: overrides ``OVGENAI_DEVICE`` and the profile. ``properties``: OpenVINO properties (merged over the
+    profile's). ``library``: a library path or loaded library (default: the process library). ``pool``: a
+    :class:`SessionPool` (default: the process-wide pool). ``options``: default Ollama-style options (over the
+    profile's).
+    """
+
+    def __init__(self, model: Any, *, device: Optional[str] = None, properties: Optional[Dict[str, Any]] = None,
+                 library: Any = None, pool: Optional[SessionPool] = None,
+                 options: Optional[Dict[str, Any]] = None, profile: Optional[Profile] = None) -> None:
+        path = getattr(model, "path", model)
+        if not isinstance(path, (str, os.PathLike)):
+            raise errors.InvalidParameterError(f"model must be a path or a catalog entry, not {type(model).__name__}")
+        self.path = Path(os.fspath(path)).expanduser()
+        if not self.path.exists():
+            raise errors.ModelNotFoundError(f"model path does not exist: {self.path}")
+        self.profile = profile if profile is not None else profile_for(self.path)
+        self.info: ModelInfo = model_info(self.path)
+        if self.info.format is None:
+            raise errors.ModelNotFoundError(
+                f"{self.path} is neither an OpenVINO IR model folder (openvino_model.xml, openvino_tokenizer.xml, "
+                "openvino_detokenizer.xml) nor a .gguf file")
+        self.device = resolve_device(device, self.profile)
+        self.properties = {**self.profile.properties, **(properties or {})}
+        self.library = library
+        self.pool = pool if pool is not None else default_pool()
+        self.default_options = {**self.profile.options, **check_options(options or {})}
+        kind = _library_kind(library)
+        if kind is None:
+            from .. import library_info
+
+            try:
+                kind = library_info()["kind"]
+            except errors.LibraryNotFoundError:
+                kind = None
+        self.library_kind = kind
+        self.capabilities = self._capabilities()
+
+    def __repr__(self) -> str:
+        return f"<Provider {str(self.path)!r} {self.info.format} on {self.device}>"
+
+    # --- capabilities ------------------------------------------------------------------------------
+    def _capabilities(self) -> Capabilities:
+        tmpl = self.info.chat_template
+        over = self.profile.capabilities
+        fmt = self.profile.tool_call_format or template_tool_format(tmpl)
+        tools = template_supports_tools(tmpl) and fmt is not None
+        return Capabilities(
+            chat=over.get("chat", tmpl is not None),
+            prompt=over.get("prompt", True),
+            stream=over.get("stream", True),
+            embed=False,
+            think=over.get("think", template_supports_think(tmpl)),
+            tools=over.get("tools", tools),
+            context_length=self.profile.context_length or self.info.context_length,
+            max_output_tokens=self.profile.max_output_tokens,
+            tool_call_format=fmt if over.get("tools", tools) else None,
+        )
+
+    # --- sessions ----------------------------------------------------------------------------------
+    def lease(self) -> Lease:
+        """A lease on this model's pooled pipeline (created on first use, then kept warm)."""
+        return self.pool.lease(self.path, self.device, self.properties, self.library)
+
+    def load(self) -> float:
+        """Create (or find warm) the pipeline now; returns its load time in seconds."""
+        with self.lease() as lease:
+            return lease.load_time
+
+    # --- requests ----------------------------------------------------------------------------------
+    def _config_kwargs(self, options: Dict[str, Any]) -> Dict[str, Any]:
+        merged = {**self.default_options, **check_options(options)}
+        return to_generation_kwargs(merged, self.capabilities.max_output_tokens)
+
+    def _history(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str] = None,
+                 think: Optional[bool] = None) -> ChatHistory:
+        caps = self.capabilities
+        if not caps.chat:
+            raise CapabilityNotSupportedError(
+                f"{self.path} has no chat template, so it cannot take chat messages; use prompt(text) instead",
+                "chat")
+        if isinstance(messages, str):
+            msgs: List[Dict[str, Any]] = [{"role": "user", "content": messages}]
+        elif isinstance(messages, ChatHistory):
+            msgs = messages.get_messages()
+        elif isinstance(messages, list):
+            msgs = list(messages)
+        else:
+            raise errors.InvalidParameterError(
+                f"messages must be a list of {{'role', 'content'}} dicts, not {type(messages).__name__}")
+        if not msgs:
+            raise errors.InvalidParameterError("messages must not be empty")
+        if system is not None:
+            msgs = [{"role": "system", "content": system}] + msgs
+        history = ChatHistory(msgs)
+        if isinstance(messages, ChatHistory):
+            if messages.get_tools():
+                tools = list(tools or []) + messages.get_tools()
+            history.set_extra_context(messages.get_extra_context())
+        if tools:
+            if not caps.tools:
+                raise CapabilityNotSupportedError(
+                    f"tools were given but the chat template of {self.path} does not support tools (or its "
+                    "tool-call format is not recognised); refusing rather than ignoring them. Set "
+                    "capabilities.tools and tool_call_format in the model profile if you know better.", "tools")
+            history.set_tools(list(tools))
+        if think is not None:
+            if not caps.think:
+                raise CapabilityNotSupportedError(f"the chat template of {self.path} has no thinking switch", "think")
+            extra = history.get_extra_context()
+            extra["enable_thinking"] = bool(think)
+            history.set_extra_context(extra)
+        return history
+
+    def _result(self, res: DecodedResults, tools: bool) -> ChatResult:
+        text = res.texts[0] if res.texts else ""
+        message: Dict[str, Any] = {"role": "assistant", "content": text}
+        reason = res.finish_reason
+        if tools:
+            rest, calls = parse_tool_calls(text, self.capabilities.tool_call_format)
+            if calls:
+                message = {"role": "assistant", "content": rest, "tool_calls": calls}
+                if reason == "stop":
+                    reason = "tool_calls"
+        perf = res.perf_metrics
+        usage = {"prompt_tokens": perf.get_num_input_tokens(), "completion_tokens": perf.get_num_generated_tokens()}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        return ChatResult(message=message, usage=usage, finish_reason=reason, perf=perf)
+
+    def _require(self, name: str) -> None:
+        if not getattr(self.capabilities, name):
+            raise CapabilityNotSupportedError(f"{name} is disabled for {self.path} by its profile", name)
+
+    def prompt(self, text: str, system: Optional[str] = None, **options: Any) -> str:
+        """One answer to ``text`` (the chat template is applied, as GenAI does); ``system`` adds a system message."""
+        return self.prompt_result(text, system=system, **options).text
+
+    def prompt_result(self, text: str, system: Optional[str] = None, **options: Any) -> ChatResult:
+        """Like :meth:`prompt`, with usage, finish reason and perf metrics."""
+        self._require("prompt")
+        if not isinstance(text, str):
+            raise errors.InvalidParameterError(f"the prompt must be a str, not {type(text).__name__}")
+        kw = self._config_kwargs(options)
+        inputs: Any = text
+        if system is not None:
+            inputs = self._history([{"role": "user", "content": text}], None, system=system)
+        with self.lease() as lease:
+            res = lease.pipeline.generate(inputs, **kw)
+        return self._result(res, tools=False)
+
+    def chat(self, messages: Messages, tools: Optional[List[Any]] = None, *, think: Optional[bool] = None,
+             **options: Any) -> ChatResult:
+        """Answer a conversation (list of ``{"role", "content"}`` dicts). ``tools``: OpenAI-style tool definitions,
+        passed to the chat template; tool calls in the answer come back parsed in ``message["tool_calls"]``."""
+        history = self._history(messages, tools, think=think)
+        kw = self._config_kwargs(options)
+        with self.lease() as lease:
+            res = lease.pipeline.generate(history, **kw)
+        return self._result(res, tools=bool(history.get_tools()))
+
+    def stream(self, messages: Messages, tools: Optional[List[Any]] = None, *, think: Optional[bool] = None,
+               **options: Any) -> "ChatStream":
+        """Iterate over the answer's text chunks. Closing the stream (or leaving its ``with``) cancels natively."""
+        self._require("stream")
+        history = self._history(messages, tools, think=think)
+        kw = self._config_kwargs(options)
+        lease = self.lease()
+        try:
+            ts = lease.pipeline.stream(history, **kw)
+        except BaseException:
+            lease.release()
+            raise
+        return ChatStream(self, lease, ts, bool(history.get_tools()))
+
+    async def astream(self, messages: Messages, tools: Optional[List[Any]] = None, *,
+                      think: Optional[bool] = None, **options: Any) -> AsyncIterator[str]:
+        """Async iterator of text chunks; cancelling the consuming task cancels generation natively."""
+        self._require("stream")
+        history = self._history(messages, tools, think=think)
+        kw = self._config_kwargs(options)
+        lease = self.lease()
+        try:
+            async for chunk in lease.pipeline.astream(history, **kw):
+                yield chunk
+        finally:
+            lease.release()
+
+    def embed(self, *args: Any, **kwargs: Any) -> Any:
+        """Not available: the GenAI C API has no embedding pipeline."""
+        raise CapabilityNotSupportedError(
+            "embeddings are not supported: the OpenVINO GenAI C API has no embedding pipeline "
+            "(capabilities.embed is False)", "embed")
+
+    def close(self) -> None:
+        """Nothing to free per provider (sessions belong to the pool); kept for symmetry."""
+
+
+class ChatStream(Iterator[str]):
+    """Text chunks of one streamed answer; ``.result`` (a :class:`ChatResult`) once exhausted."""
+
+    def __init__(self, provider: Provider, lease: Lease, text_stream: Any, tools: bool) -> None:
+        self._provider = provider
+        self._lease = lease
+        self._ts = text_stream
+        self._tools = tools
+        self.result: Optional[ChatResult] = None
+
+    def __iter__(self) -> "ChatStream":
+        return self
+
+    def __next__(self) -> str:
+        try:
+            return next(self._ts)
+        except StopIteration:
+            if self.result is None and self._ts.result is not None:
+                self.result = self._provider._result(self._ts.result, self._tools)
+            self._lease.release()
+            raise
+        except BaseException:
+            self._lease.release()
+            raise
+
+    @property
+    def text(self) -> str:
+        """The text streamed so far."""
+        return self._ts.text
+
+    def close(self) -> None:
+        """Cancel natively (if still running), wait for the C call to return, give the session back."""
+        try:
+            self._ts.close()
+        finally:
+            self._lease.release()
+
+    def __enter__(self) -> "ChatStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
