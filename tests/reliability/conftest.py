@@ -1,0 +1,103 @@
+"""Fixtures of the reliability battery and its session-end summary line."""
+from __future__ import annotations
+
+import gc
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from relsupport import STATS, Double, bundled_library_path, make_model_dir
+
+_LEAK_KINDS = ("config", "results", "perf_metrics", "chat_history", "json_container")
+
+
+@pytest.fixture(scope="session")
+def rel_double(double_lib_path) -> Double:
+    return Double(double_lib_path)
+
+
+@pytest.fixture
+def dbl(rel_double):
+    """The double, reset before and after; after the test every transient native object must be freed."""
+    rel_double.reset()
+    yield rel_double
+    rel_double.reset()
+    deadline = time.monotonic() + 5
+    while any(rel_double.live(k) for k in _LEAK_KINDS) and time.monotonic() < deadline:
+        gc.collect()  # exceptions kept in tracebacks hold cdata owners (ffi.gc) until collected
+        time.sleep(0.01)
+    leaked = sum(rel_double.live(k) for k in _LEAK_KINDS)
+    if leaked:
+        with STATS.lock:
+            STATS.leaked += leaked
+        pytest.fail(f"leaked native objects on the double: "
+                    f"{ {k: rel_double.live(k) for k in _LEAK_KINDS} }")
+
+
+@pytest.fixture(scope="session")
+def rel_model_dir(tmp_path_factory) -> Path:
+    return make_model_dir(tmp_path_factory.mktemp("rel") / "model")
+
+
+@pytest.fixture
+def make_pipe(dbl, rel_model_dir):
+    """Factory of pipelines on the double; all closed (and checked freed) at the end of the test."""
+    import ovgenai_c
+
+    made = []
+
+    def _make(**kw: Any) -> "ovgenai_c.LLMPipeline":
+        p = ovgenai_c.LLMPipeline(rel_model_dir, "CPU", library=dbl.library, **kw)
+        made.append(p)
+        return p
+
+    yield _make
+    for p in made:
+        p.close()
+
+
+@pytest.fixture(scope="module")
+def shared_pipe(rel_double, rel_model_dir):
+    """One pipeline reused by many cases of a module (each case checks it still works afterwards)."""
+    import ovgenai_c
+
+    rel_double.reset()
+    p = ovgenai_c.LLMPipeline(rel_model_dir, "CPU", library=rel_double.library)
+    yield p
+    p.close()
+    if rel_double.live("pipeline"):
+        with STATS.lock:
+            STATS.leaked += rel_double.live("pipeline")
+
+
+@pytest.fixture(scope="session")
+def bundled_path() -> Path:
+    path = bundled_library_path()
+    if path is None:
+        pytest.skip("bundled backend not built (ovgenai_c/_bundled/ or native/build/libovgenai_c_bundled.so)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def bundled_lib(bundled_path):
+    from ovgenai_c import _loader
+
+    lib = _loader.open_library(str(bundled_path))
+    if not lib.has_live_counter:
+        pytest.skip("the bundled backend does not export ovgenai_c_bundled_live_handles")
+    return lib
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not STATS.cases and not STATS.subprocesses:
+        return
+    groups = ", ".join(f"{k} {v}" for k, v in sorted(STATS.cases.items()))
+    rss = ", ".join(f"{k} {v:+.2f}%" for k, v in sorted(STATS.rss.items())) or "not measured"
+    terminalreporter.write_sep("-", "reliability battery")
+    terminalreporter.write_line(
+        f"reliability: cases tried {STATS.total_cases()} ({groups}); subprocesses {STATS.subprocesses}; "
+        f"crashes {STATS.crashes}; hangs {STATS.hangs}; leaked handles {STATS.leaked}; RSS growth {rss}")
+    for note in STATS.notes:
+        terminalreporter.write_line(f"reliability note: {note}")
