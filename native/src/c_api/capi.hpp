@@ -1,0 +1,116 @@
+// Shared by the C API translation units: the C declarations (from ../cdefs, exported with default
+// visibility), the opaque handle structs, the exception guard, last-error text and live-handle counters.
+#pragma once
+
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+
+#pragma GCC visibility push(default)
+extern "C" {
+#include "00_ov_common.h"
+#include "01_json_container.h"
+#include "02_chat_history.h"
+#include "03_generation_config.h"
+#include "04_perf_metrics.h"
+#include "05_llm_pipeline.h"
+// ovgenai_c extras (also declared in cdefs/90_ovgenai_c_bundled.h)
+const char* ovgenai_c_bundled_version(void);
+const char* ovgenai_c_bundled_last_error(void);
+long ovgenai_c_bundled_live_handles(const char* kind);
+}
+#pragma GCC visibility pop
+
+#include "engine/errors.hpp"
+#include "engine/generation_config.hpp"
+#include "engine/llm_engine.hpp"
+#include "engine/perf_metrics.hpp"
+#include "json/json.hpp"
+
+namespace ovgc {
+
+enum class HandleKind { Pipeline = 0, Config, Results, PerfMetrics, ChatHistory, JsonContainer, Count_ };
+void handle_created(HandleKind k);
+void handle_destroyed(HandleKind k);
+
+// RAII counter member: every opaque struct holds one, so live_handles() is exact.
+template <HandleKind K>
+struct Counted {
+    Counted() { handle_created(K); }
+    Counted(const Counted&) { handle_created(K); }
+    Counted& operator=(const Counted&) = default;
+    ~Counted() { handle_destroyed(K); }
+};
+
+void set_last_error(const std::string& text);
+
+// Runs f (returning the status type) and maps any escaping exception to a status.
+// E is ov_status_e, ov_genai_chat_history_status_e or ov_genai_json_container_status_e.
+template <typename E, typename F>
+E guard(const char* fn, E on_exception, F&& f) noexcept {
+    try {
+        return f();
+    } catch (const StatusError& e) {
+        set_last_error(std::string(fn) + ": " + e.what());
+        return static_cast<E>(e.status());
+    } catch (const std::exception& e) {
+        set_last_error(std::string(fn) + ": " + e.what());
+    } catch (...) {
+        set_last_error(std::string(fn) + ": unknown exception");
+    }
+    return on_exception;
+}
+
+template <typename E>
+E null_arg(const char* fn, const char* arg, E status) noexcept {
+    try {
+        set_last_error(std::string(fn) + ": argument '" + arg + "' is NULL");
+    } catch (...) {
+    }
+    return status;
+}
+
+// Two-call string protocol shared by results and JSON containers. Returns 0 OK, 1 out of bounds.
+inline int copy_out_string(const std::string& s, char* output, size_t* output_size) {
+    const size_t need = s.size() + 1;
+    if (!output) {
+        *output_size = need;
+        return 0;
+    }
+    if (*output_size < need)
+        return 1;
+    std::memcpy(output, s.c_str(), need);
+    *output_size = need;
+    return 0;
+}
+
+}  // namespace ovgc
+
+struct ov_genai_generation_config_opaque {
+    ovgc::GenerationConfig cfg;
+    ovgc::Counted<ovgc::HandleKind::Config> counted_;
+};
+struct ov_genai_perf_metrics_opaque {
+    ovgc::PerfMetrics m;
+    ovgc::Counted<ovgc::HandleKind::PerfMetrics> counted_;
+};
+struct ov_genai_json_container_opaque {
+    ovgc::JsonValue v;
+    ovgc::Counted<ovgc::HandleKind::JsonContainer> counted_;
+};
+struct ov_genai_chat_history_opaque {
+    ovgc::ChatHistoryData h;
+    ovgc::Counted<ovgc::HandleKind::ChatHistory> counted_;
+};
+struct ov_genai_decoded_results_opaque {
+    ovgc::DecodedResults r;
+    ovgc::Counted<ovgc::HandleKind::Results> counted_;
+};
+struct ov_genai_llm_pipeline_opaque {
+    std::unique_ptr<ovgc::LLMEngine> engine;
+    ovgc::Counted<ovgc::HandleKind::Pipeline> counted_;
+};

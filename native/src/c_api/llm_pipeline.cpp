@@ -1,0 +1,213 @@
+// llm_pipeline.h: decoded results and the pipeline over ovgc::LLMEngine.
+#include "c_api/capi.hpp"
+
+using ovgc::guard;
+using ovgc::null_arg;
+
+namespace {
+
+// Bridges the C streamer callback; maps its return value (anything unknown counts as RUNNING? no: as given).
+ovgc::StreamCallback make_callback(const streamer_callback* s) {
+    auto fn = s->callback_func;
+    void* args = s->args;
+    return [fn, args](const std::string& text) -> ovgc::StreamStatus {
+        ov_genai_streaming_status_e st = fn(text.c_str(), args);
+        switch (st) {
+        case OV_GENAI_STREAMING_STATUS_STOP:
+            return ovgc::StreamStatus::Stop;
+        case OV_GENAI_STREAMING_STATUS_CANCEL:
+            return ovgc::StreamStatus::Cancel;
+        default:
+            return ovgc::StreamStatus::Running;
+        }
+    };
+}
+
+ov_status_e deliver(ovgc::DecodedResults&& r, ov_genai_decoded_results** results) {
+    if (results) {
+        auto p = std::make_unique<ov_genai_decoded_results_opaque>();
+        p->r = std::move(r);
+        *results = p.release();
+    }
+    return OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+ov_status_e ov_genai_decoded_results_create(ov_genai_decoded_results** results) {
+    if (!results)
+        return null_arg(__func__, "results", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        *results = new ov_genai_decoded_results_opaque();
+        return OK;
+    });
+}
+
+void ov_genai_decoded_results_free(ov_genai_decoded_results* results) { delete results; }
+
+ov_status_e ov_genai_decoded_results_get_perf_metrics(const ov_genai_decoded_results* results,
+                                                      ov_genai_perf_metrics** metrics) {
+    if (!results)
+        return null_arg(__func__, "results", INVALID_C_PARAM);
+    if (!metrics)
+        return null_arg(__func__, "metrics", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        auto p = std::make_unique<ov_genai_perf_metrics_opaque>();
+        p->m = results->r.perf;
+        *metrics = p.release();
+        return OK;
+    });
+}
+
+void ov_genai_decoded_results_perf_metrics_free(ov_genai_perf_metrics* metrics) { delete metrics; }
+
+ov_status_e ov_genai_decoded_results_get_string(const ov_genai_decoded_results* results, char* output,
+                                                size_t* output_size) {
+    if (!results)
+        return null_arg(__func__, "results", INVALID_C_PARAM);
+    if (!output_size)
+        return null_arg(__func__, "output_size", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        std::string s = results->r.to_string();
+        if (ovgc::copy_out_string(s, output, output_size) != 0) {
+            ovgc::set_last_error(std::string(__func__) + ": buffer of " + std::to_string(*output_size) +
+                                 " bytes is too small, need " + std::to_string(s.size() + 1));
+            return OUT_OF_BOUNDS;
+        }
+        return OK;
+    });
+}
+
+ov_status_e ov_genai_llm_pipeline_create(const char* models_path, const char* device, const size_t property_args_size,
+                                         ov_genai_llm_pipeline** pipe, ...) {
+    if (!models_path)
+        return null_arg(__func__, "models_path", INVALID_C_PARAM);
+    if (!device)
+        return null_arg(__func__, "device", INVALID_C_PARAM);
+    if (!pipe)
+        return null_arg(__func__, "pipe", INVALID_C_PARAM);
+    std::vector<std::pair<std::string, std::string>> props;
+    bool null_prop = false;
+    {
+        va_list ap;
+        va_start(ap, pipe);
+        for (size_t i = 0; i + 1 < property_args_size; i += 2) {
+            const char* k = va_arg(ap, const char*);
+            const char* v = va_arg(ap, const char*);
+            if (!k || !v)
+                null_prop = true;
+            else
+                props.emplace_back(k, v);
+        }
+        va_end(ap);
+    }
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        if (property_args_size % 2 != 0)
+            throw std::invalid_argument("property_args_size must be even (key, value pairs), got " +
+                                        std::to_string(property_args_size));
+        if (null_prop)
+            throw std::invalid_argument("a property key or value is NULL");
+        auto p = std::make_unique<ov_genai_llm_pipeline_opaque>();
+        p->engine = std::make_unique<ovgc::LLMEngine>(models_path, device, props);
+        *pipe = p.release();
+        return OK;
+    });
+}
+
+void ov_genai_llm_pipeline_free(ov_genai_llm_pipeline* pipe) {
+    try {
+        delete pipe;
+    } catch (...) {
+    }
+}
+
+ov_status_e ov_genai_llm_pipeline_generate(ov_genai_llm_pipeline* pipe, const char* inputs,
+                                           const ov_genai_generation_config* config, const streamer_callback* streamer,
+                                           ov_genai_decoded_results** results) {
+    if (!pipe || !pipe->engine)
+        return null_arg(__func__, "pipe", INVALID_C_PARAM);
+    if (!inputs)
+        return null_arg(__func__, "inputs", INVALID_C_PARAM);
+    if (!streamer && !results)
+        return null_arg(__func__, "streamer and results", INVALID_C_PARAM);
+    if (streamer && !streamer->callback_func)
+        return null_arg(__func__, "streamer->callback_func", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        ovgc::StreamCallback cb;
+        if (streamer)
+            cb = make_callback(streamer);
+        auto r = pipe->engine->generate(inputs, config ? &config->cfg : nullptr, streamer ? &cb : nullptr);
+        return deliver(std::move(r), results);
+    });
+}
+
+ov_status_e ov_genai_llm_pipeline_generate_with_history(ov_genai_llm_pipeline* pipe,
+                                                        const ov_genai_chat_history* history,
+                                                        const ov_genai_generation_config* config,
+                                                        const streamer_callback* streamer,
+                                                        ov_genai_decoded_results** results) {
+    if (!pipe || !pipe->engine)
+        return null_arg(__func__, "pipe", INVALID_C_PARAM);
+    if (!history)
+        return null_arg(__func__, "history", INVALID_C_PARAM);
+    if (!streamer && !results)
+        return null_arg(__func__, "streamer and results", INVALID_C_PARAM);
+    if (streamer && !streamer->callback_func)
+        return null_arg(__func__, "streamer->callback_func", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        ovgc::StreamCallback cb;
+        if (streamer)
+            cb = make_callback(streamer);
+        auto r = pipe->engine->generate_with_history(history->h, config ? &config->cfg : nullptr,
+                                                     streamer ? &cb : nullptr);
+        return deliver(std::move(r), results);
+    });
+}
+
+ov_status_e ov_genai_llm_pipeline_start_chat(ov_genai_llm_pipeline* pipe) {
+    if (!pipe || !pipe->engine)
+        return null_arg(__func__, "pipe", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        pipe->engine->start_chat();
+        return OK;
+    });
+}
+
+ov_status_e ov_genai_llm_pipeline_finish_chat(ov_genai_llm_pipeline* pipe) {
+    if (!pipe || !pipe->engine)
+        return null_arg(__func__, "pipe", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        pipe->engine->finish_chat();
+        return OK;
+    });
+}
+
+ov_status_e ov_genai_llm_pipeline_get_generation_config(const ov_genai_llm_pipeline* pipe,
+                                                        ov_genai_generation_config** config) {
+    if (!pipe || !pipe->engine)
+        return null_arg(__func__, "pipe", INVALID_C_PARAM);
+    if (!config)
+        return null_arg(__func__, "config", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        auto p = std::make_unique<ov_genai_generation_config_opaque>();
+        p->cfg = pipe->engine->generation_config();
+        *config = p.release();
+        return OK;
+    });
+}
+
+ov_status_e ov_genai_llm_pipeline_set_generation_config(ov_genai_llm_pipeline* pipe,
+                                                        ov_genai_generation_config* config) {
+    if (!pipe || !pipe->engine)
+        return null_arg(__func__, "pipe", INVALID_C_PARAM);
+    if (!config)
+        return null_arg(__func__, "config", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        pipe->engine->set_generation_config(config->cfg);
+        return OK;
+    });
+}
+
+}  // extern "C"

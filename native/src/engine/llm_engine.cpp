@@ -1,0 +1,771 @@
+#include "engine/llm_engine.hpp"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include <openvino/op/matmul.hpp>
+#include <openvino/op/slice.hpp>
+
+#include "chat_template/chat_template.hpp"
+#include "engine/errors.hpp"
+#include "engine/utf8.hpp"
+
+namespace ovgc {
+
+// ---------------------------------------------------------------- helpers
+
+namespace {
+
+bool is_file(const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+bool is_dir(const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+std::string dirname_of(const std::string& p) {
+    auto pos = p.find_last_of('/');
+    return pos == std::string::npos ? std::string(".") : p.substr(0, pos);
+}
+bool ends_with(const std::string& s, const std::string& suf) {
+    return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+std::string this_library_dir() {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&this_library_dir), &info) && info.dli_fname)
+        return dirname_of(info.dli_fname);
+    return ".";
+}
+
+ov::Core& core() {
+    static ov::Core c;
+    return c;
+}
+
+// Loads the openvino_tokenizers extension into the shared Core once per path.
+void load_tokenizers_extension() {
+    static std::mutex mu;
+    static std::set<std::string> loaded;
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<std::string> candidates;
+    std::string tried;
+    if (const char* env = std::getenv("OPENVINO_TOKENIZERS_PATH_GENAI"); env && *env) {
+        candidates.push_back(env);
+    } else {
+        const std::string here = this_library_dir();
+        candidates.push_back(here + "/libopenvino_tokenizers.so");
+        // wheel layout: site-packages/ovgenai_c/_bundled -> site-packages/openvino_tokenizers/lib
+        candidates.push_back(here + "/../../openvino_tokenizers/lib/libopenvino_tokenizers.so");
+    }
+    for (auto& c : candidates) {
+        if (loaded.count(c))
+            return;
+        if (!is_file(c)) {
+            tried += (tried.empty() ? "" : ", ") + c;
+            continue;
+        }
+        try {
+            core().add_extension(c);
+        } catch (const std::exception& e) {
+            throw std::runtime_error("cannot load the openvino_tokenizers extension '" + c + "': " + e.what());
+        }
+        loaded.insert(c);
+        return;
+    }
+    throw std::runtime_error(
+        "the openvino_tokenizers extension (libopenvino_tokenizers.so) was not found (tried: " + tried +
+        "); set OPENVINO_TOKENIZERS_PATH_GENAI to its path (pip package openvino-tokenizers: "
+        "openvino_tokenizers/lib/libopenvino_tokenizers.so)");
+}
+
+// Compute logits for the last position only during prefill: slice the hidden states before the lm_head MatMul.
+void apply_slice_before_matmul(const std::shared_ptr<ov::Model>& model) {
+    ov::Output<ov::Node> logits;
+    for (auto& out : model->outputs())
+        if (out.get_names().count("logits"))
+            logits = out;
+    if (!logits.get_node())
+        logits = model->output(0);
+    std::shared_ptr<ov::Node> node = logits.get_node_shared_ptr();
+    std::shared_ptr<ov::op::v0::MatMul> matmul;
+    for (int depth = 0; depth < 6 && node; ++depth) {
+        if (auto mm = std::dynamic_pointer_cast<ov::op::v0::MatMul>(node)) {
+            matmul = mm;
+            break;
+        }
+        if (node->get_input_size() == 0)
+            break;
+        node = node->input_value(0).get_node_shared_ptr();
+    }
+    if (!matmul)
+        return;
+    auto pshape = matmul->get_input_partial_shape(0);
+    if (pshape.rank().is_dynamic() || pshape.rank().get_length() != 3)
+        return;
+    auto start = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {-1});
+    auto stop = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {std::numeric_limits<int64_t>::max()});
+    auto step = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {1});
+    auto axis = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {1});
+    auto slice = std::make_shared<ov::op::v8::Slice>(matmul->input_value(0), start, stop, step, axis);
+    matmul->input(0).replace_source_output(slice);
+    model->validate_nodes_and_infer_types();
+}
+
+std::string gguf_hint(const std::string& path) {
+    return "convert it to OpenVINO IR first, e.g. python -c \"import openvino_genai as g; "
+           "g.LLMPipeline('" + path + "', 'CPU', enable_save_ov_model=True)\" (writes openvino_model.xml and the "
+           "tokenizer IR beside the .gguf), or optimum-cli export openvino";
+}
+
+size_t read_max_context(const std::string& dir) {
+    std::ifstream f(dir + "/config.json");
+    if (!f)
+        return 0;
+    std::stringstream ss;
+    ss << f.rdbuf();
+    try {
+        JsonValue j = json_parse(ss.str());
+        if (auto* v = j.find("max_position_embeddings"); v && v->is_int() && v->as_int() > 0)
+            return static_cast<size_t>(v->as_int());
+    } catch (...) {
+    }
+    return 0;
+}
+
+struct Timer {
+    Clock::time_point t0 = Clock::now();
+    float us() const { return PerfMetrics::us_between(t0, Clock::now()); }
+};
+
+}  // namespace
+
+std::string DecodedResults::to_string() const {
+    if (texts.empty())
+        return {};
+    if (texts.size() == 1)
+        return texts[0];
+    std::string out;
+    for (size_t i = 0; i < texts.size(); ++i) {
+        if (i)
+            out += '\n';
+        out += std::to_string(i < scores.size() ? scores[i] : 0.0f) + ": " + texts[i];
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------- construction
+
+LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
+                     const std::vector<std::pair<std::string, std::string>>& properties) {
+    const auto t0 = Clock::now();
+    std::string dir = models_path;
+    while (dir.size() > 1 && dir.back() == '/')
+        dir.pop_back();
+    if (ends_with(dir, ".gguf") || ends_with(dir, ".GGUF"))
+        throw std::runtime_error("'" + models_path + "' is a GGUF file; the bundled backend reads OpenVINO IR only: " +
+                                 gguf_hint(models_path));
+    if (!is_dir(dir))
+        throw std::runtime_error("model folder '" + models_path + "' does not exist or is not a directory");
+    std::string missing;
+    for (const char* f : {"openvino_model.xml", "openvino_model.bin", "openvino_tokenizer.xml", "openvino_detokenizer.xml"})
+        if (!is_file(dir + "/" + f))
+            missing += std::string(missing.empty() ? "" : ", ") + f;
+    if (!missing.empty()) {
+        std::string msg = "model folder '" + models_path + "' lacks " + missing;
+        if (!is_file(dir + "/openvino_model.xml"))
+            msg += "; if you have a GGUF, " + gguf_hint(dir + "/model.gguf") +
+                   "; for a Hugging Face model: optimum-cli export openvino --model <id> <folder>";
+        throw std::runtime_error(msg);
+    }
+
+    ov::AnyMap compile_props;
+    for (auto& [k, v] : properties) {
+        if (k == "ATTENTION_BACKEND") {
+            if (v == "SDPA")
+                continue;
+            if (v == "PA")
+                throw StatusError(kStatusNotImplemented,
+                                  "ATTENTION_BACKEND=PA (PagedAttention / continuous batching) is not implemented by "
+                                  "the bundled backend; use SDPA (the default here) or the official GenAI library");
+            throw std::invalid_argument("ATTENTION_BACKEND must be SDPA or PA, got '" + v + "'");
+        }
+        compile_props[k] = v;
+    }
+
+    load_tokenizers_extension();
+    tokenizer_ = std::make_unique<Tokenizer>(core(), dir);
+    if (!tokenizer_->chat_template().empty()) {
+        try {
+            template_ = std::make_unique<ChatTemplate>(tokenizer_->chat_template());
+        } catch (const std::exception& e) {
+            template_error_ = e.what();  // reported when a template is needed
+        }
+    }
+
+    auto model = core().read_model(dir + "/openvino_model.xml");
+    bool has_input_ids = false, has_mask = false, has_beam = false;
+    has_position_ids_ = false;
+    for (auto& in : model->inputs()) {
+        auto& names = in.get_names();
+        has_input_ids |= names.count("input_ids") > 0;
+        has_mask |= names.count("attention_mask") > 0;
+        has_beam |= names.count("beam_idx") > 0;
+        has_position_ids_ |= names.count("position_ids") > 0;
+    }
+    if (!has_input_ids || !has_mask || !has_beam)
+        throw std::runtime_error("openvino_model.xml is not a stateful LLM (needs inputs input_ids, attention_mask, "
+                                 "beam_idx and a KV-cache state); export it with optimum-cli export openvino (stateful)");
+    for (auto& var : model->get_variables()) {
+        const auto& info = var->get_info();
+        size_t axis = 2;
+        if (info.data_shape.rank().is_static()) {
+            for (size_t i = 1; i < static_cast<size_t>(info.data_shape.rank().get_length()); ++i)
+                if (info.data_shape[i].is_dynamic()) {
+                    axis = i;
+                    break;
+                }
+        }
+        kv_seq_axes_.emplace_back(info.variable_id, axis);
+    }
+    apply_slice_before_matmul(model);
+
+    try {
+        req_ = core().compile_model(model, device, compile_props).create_infer_request();
+    } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("compiling the model for device '") + device + "' failed: " + e.what());
+    }
+
+    if (is_file(dir + "/generation_config.json"))
+        config_.update_from_json_file(dir + "/generation_config.json");
+    if (config_.eos_token_id == -1 && tokenizer_->eos_token_id() >= 0)
+        config_.set_eos_token_id(tokenizer_->eos_token_id());
+    max_context_ = read_max_context(dir);
+    sampler_.ensure_seed(config_.rng_seed);
+    load_time_ms_ = PerfMetrics::us_between(t0, Clock::now()) / 1000.0f;
+}
+
+LLMEngine::~LLMEngine() = default;
+
+// ---------------------------------------------------------------- configuration
+
+void LLMEngine::set_generation_config(const GenerationConfig& cfg) {
+    GenerationConfig c = cfg;
+    if (c.eos_token_id == -1 && config_.eos_token_id != -1)
+        c.set_eos_token_id(config_.eos_token_id);
+    if (cfg.stop_token_ids.empty())
+        c.stop_token_ids.insert(config_.stop_token_ids.begin(), config_.stop_token_ids.end());
+    c.validate();
+    config_ = c;
+}
+
+GenerationConfig LLMEngine::resolve(const GenerationConfig* cfg) const {
+    GenerationConfig c = cfg ? *cfg : config_;
+    if (c.stop_token_ids.empty())
+        c.stop_token_ids = config_.stop_token_ids;
+    if (c.eos_token_id == -1 && config_.eos_token_id != -1)
+        c.set_eos_token_id(config_.eos_token_id);
+    c.validate();
+    return c;
+}
+
+void LLMEngine::check_supported(const GenerationConfig& cfg, bool streaming) const {
+    if (cfg.is_beam_search())
+        throw StatusError(kStatusNotImplemented, "beam search (num_beams > 1) is not implemented by the bundled backend");
+    if (cfg.echo)
+        throw std::invalid_argument("echo is not supported in the stateful pipeline");
+    if (streaming && cfg.num_return_sequences != 1)
+        throw std::invalid_argument("streaming is possible only with num_return_sequences == 1");
+}
+
+// ---------------------------------------------------------------- chat template
+
+std::string LLMEngine::render(const JsonValue& messages, const JsonValue* tools, const JsonValue* extra,
+                              PerfMetrics& perf) {
+    if (!template_) {
+        if (!template_error_.empty())
+            throw std::runtime_error("the model's chat template could not be parsed: " + template_error_);
+        throw std::runtime_error("the model has no chat template (tokenizer rt_info 'chat_template' is empty)");
+    }
+    Timer t;
+    JsonValue ctx = JsonValue::object();
+    ctx.set("messages", messages);
+    ctx.set("add_generation_prompt", true);
+    ctx.set("bos_token", tokenizer_->bos_token());
+    ctx.set("eos_token", tokenizer_->eos_token());
+    if (tools && tools->is_array() && tools->size() > 0)
+        ctx.set("tools", *tools);
+    if (extra && extra->is_object())
+        for (auto& [k, v] : extra->as_object())
+            ctx.set(k, v);
+    std::string out = template_->render(ctx);
+    perf.raw.chat_template_us.push_back(t.us());
+    return out;
+}
+
+// ---------------------------------------------------------------- public generate
+
+DecodedResults LLMEngine::generate(const std::string& prompt, const GenerationConfig* cfg_in,
+                                   const StreamCallback* streamer) {
+    const auto start = Clock::now();
+    if (chat_ && chat_input_ == ChatInput::Undef)
+        chat_input_ = ChatInput::String;
+    if (chat_ && chat_input_ != ChatInput::String)
+        throw std::runtime_error("chat doesn't support switching between input types; keep using chat history "
+                                 "input or call finish_chat() first");
+    GenerationConfig cfg = resolve(cfg_in);
+    check_supported(cfg, streamer != nullptr);
+    size_t bad = 0;
+    if (!utf8_valid(prompt, &bad))
+        throw std::invalid_argument("the prompt is not valid UTF-8 (byte offset " + std::to_string(bad) + ")");
+
+    PerfMetrics perf;
+    std::vector<int64_t> tokens;
+    if (chat_) {
+        JsonValue msg = JsonValue::object();
+        msg.set("role", "user");
+        msg.set("content", prompt);
+        history_.push_back(msg);
+        try {
+            std::string text = render(history_, nullptr, nullptr, perf);
+            tokens = tokenizer_->encode(text);
+        } catch (...) {
+            history_.as_array().pop_back();
+            throw;
+        }
+    } else if (cfg.apply_chat_template && !tokenizer_->chat_template().empty()) {
+        JsonValue msgs = JsonValue::array();
+        JsonValue msg = JsonValue::object();
+        msg.set("role", "user");
+        msg.set("content", prompt);
+        msgs.push_back(msg);
+        tokens = tokenizer_->encode(render(msgs, nullptr, nullptr, perf));
+    } else {
+        tokens = tokenizer_->encode(prompt);
+    }
+
+    DecodedResults res;
+    try {
+        res = run_chat_tokens(std::move(tokens), cfg, streamer, start, std::move(perf));
+    } catch (...) {
+        if (chat_)
+            history_.as_array().pop_back();
+        throw;
+    }
+    return res;
+}
+
+DecodedResults LLMEngine::generate_with_history(const ChatHistoryData& history, const GenerationConfig* cfg_in,
+                                                const StreamCallback* streamer) {
+    chat_ = true;
+    if (chat_input_ == ChatInput::Undef)
+        chat_input_ = ChatInput::History;
+    if (chat_input_ != ChatInput::History)
+        throw std::runtime_error("chat doesn't support switching between input types; keep using string input or "
+                                 "call finish_chat() first");
+    const auto start = Clock::now();
+    GenerationConfig cfg = resolve(cfg_in);
+    check_supported(cfg, streamer != nullptr);
+    if (!cfg.apply_chat_template)
+        throw std::invalid_argument("chat template must be applied when using chat history");
+    if (tokenizer_->chat_template().empty())
+        throw std::runtime_error("the model has no chat template; generate_with_history needs one");
+    if (!history.messages.is_array() || history.messages.size() == 0)
+        throw std::invalid_argument("chat history must not be empty");
+    history_ = history.messages;
+    PerfMetrics perf;
+    std::string text = render(history.messages, &history.tools, &history.extra_context, perf);
+    if (!utf8_valid(text))
+        throw std::invalid_argument("the rendered chat history is not valid UTF-8");
+    auto tokens = tokenizer_->encode(text);
+    return run_chat_tokens(std::move(tokens), cfg, streamer, start, std::move(perf));
+}
+
+void LLMEngine::start_chat() {
+    finish_chat();
+    chat_ = true;
+}
+
+void LLMEngine::finish_chat() {
+    chat_ = false;
+    chat_input_ = ChatInput::Undef;
+    history_ = JsonValue::array();
+    reset_kv();
+}
+
+// ---------------------------------------------------------------- KV cache
+
+void LLMEngine::reset_kv() {
+    req_.reset_state();
+    kv_tokens_.clear();
+    kv_batch_ = 1;
+}
+
+void LLMEngine::trim_kv(size_t keep) {
+    if (keep == 0 || kv_batch_ != 1) {
+        reset_kv();
+        return;
+    }
+    for (auto& state : req_.query_state()) {
+        size_t axis = 2;
+        for (auto& [name, ax] : kv_seq_axes_)
+            if (name == state.get_name())
+                axis = ax;
+        ov::Tensor old = state.get_state();
+        ov::Shape shape = old.get_shape();
+        if (axis >= shape.size() || shape[axis] <= keep)
+            continue;
+        ov::Shape nshape = shape;
+        nshape[axis] = keep;
+        ov::Tensor fresh(old.get_element_type(), nshape);
+        size_t outer = 1, inner = old.get_element_type().size();
+        for (size_t i = 0; i < axis; ++i)
+            outer *= shape[i];
+        for (size_t i = axis + 1; i < shape.size(); ++i)
+            inner *= shape[i];
+        const auto* src = static_cast<const uint8_t*>(old.data());
+        auto* dst = static_cast<uint8_t*>(fresh.data());
+        for (size_t o = 0; o < outer; ++o)
+            std::memcpy(dst + o * keep * inner, src + o * shape[axis] * inner, keep * inner);
+        state.set_state(fresh);
+    }
+    kv_tokens_.resize(keep);
+}
+
+// ---------------------------------------------------------------- core
+
+DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const GenerationConfig& cfg,
+                                          const StreamCallback* streamer, Clock::time_point start, PerfMetrics perf) {
+    if (full.empty())
+        throw std::invalid_argument("the prompt tokenized to zero tokens");
+    if (max_context_ && full.size() >= max_context_)
+        throw std::invalid_argument("the prompt has " + std::to_string(full.size()) +
+                                    " tokens, which does not fit the model's context of " + std::to_string(max_context_) +
+                                    " tokens (config.json max_position_embeddings)");
+    const auto encode_stop = Clock::now();
+
+    size_t cached = 0;
+    if (chat_) {
+        size_t p = 0;
+        while (p < kv_tokens_.size() && p < full.size() && kv_tokens_[p] == full[p])
+            ++p;
+        if (p == full.size())
+            --p;  // at least one token must be fed
+        if (p < kv_tokens_.size() || kv_batch_ != 1)
+            trim_kv(p);
+        cached = kv_tokens_.size();
+    } else {
+        reset_kv();
+    }
+
+    RunResult rr;
+    try {
+        rr = decode_loop(full, cached, cfg, streamer, perf);
+    } catch (...) {
+        reset_kv();
+        throw;
+    }
+
+    const auto detok_start = Clock::now();
+    DecodedResults res;
+    for (auto& t : rr.tokens)
+        res.texts.push_back(tokenizer_->decode(t));
+    res.scores = rr.scores;
+    const auto detok_stop = Clock::now();
+
+    if (chat_ && chat_input_ == ChatInput::String) {
+        if (rr.status == StreamStatus::Cancel) {
+            history_.as_array().pop_back();
+        } else {
+            JsonValue msg = JsonValue::object();
+            msg.set("role", "assistant");
+            msg.set("content", res.texts.empty() ? std::string() : res.texts[0]);
+            history_.push_back(msg);
+        }
+    }
+    if (!chat_)
+        reset_kv();
+
+    const auto stop = Clock::now();
+    perf.load_time_ms = load_time_ms_;
+    perf.raw.generate_us.push_back(PerfMetrics::us_between(start, stop));
+    perf.raw.tokenization_us.push_back(PerfMetrics::us_between(start, encode_stop));
+    perf.raw.detokenization_us.push_back(PerfMetrics::us_between(detok_start, detok_stop));
+    perf.finalize_call(start);
+    res.perf = std::move(perf);
+    return res;
+}
+
+namespace {
+
+struct Seq {
+    std::vector<int64_t> gen;
+    std::map<int64_t, size_t> counts;
+    float score = 0.0f;
+    bool finished = false;
+    size_t row = 0;       // row of this sequence in the last infer batch
+    size_t streamed = 0;  // tokens already given to the streamer
+};
+
+}  // namespace
+
+LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, size_t cached,
+                                            const GenerationConfig& cfg, const StreamCallback* streamer,
+                                            PerfMetrics& perf) {
+    RunResult rr;
+    sampler_.ensure_seed(cfg.rng_seed);
+    const size_t prompt_len = full.size();
+    const size_t feed = prompt_len - cached;
+    const size_t max_new = cfg.get_max_new_tokens(prompt_len);
+    std::set<int64_t> prompt_ids(full.begin(), full.end());
+
+    // Stop strings: window = longest stop string in tokens (as upstream).
+    size_t window = 0;
+    for (auto& s : cfg.stop_strings)
+        window = std::max(window, tokenizer_->encode(s).size());
+    const size_t stream_hold = (!cfg.stop_strings.empty() && !cfg.include_stop_str_in_output) ? window : 0;
+
+    std::unique_ptr<TextStreamer> ts;
+    if (streamer)
+        ts = std::make_unique<TextStreamer>(*tokenizer_, *streamer);
+
+    float infer_total_us = 0.0f;
+    auto run_infer_sync = [&]() {
+        Timer t;
+        req_.infer();
+        float us = t.us();
+        infer_total_us += us;
+        perf.raw.token_infer_us.push_back(us);
+        perf.raw.token_times.push_back(Clock::now());
+    };
+
+    // ---- prefill
+    {
+        ov::Tensor ids = req_.get_tensor("input_ids");
+        ids.set_shape({1, feed});
+        std::copy(full.begin() + cached, full.end(), ids.data<int64_t>());
+        ov::Tensor mask = req_.get_tensor("attention_mask");
+        mask.set_shape({1, prompt_len});
+        std::fill_n(mask.data<int64_t>(), prompt_len, 1);
+        if (has_position_ids_) {
+            ov::Tensor pos = req_.get_tensor("position_ids");
+            pos.set_shape({1, feed});
+            auto* p = pos.data<int64_t>();
+            for (size_t i = 0; i < feed; ++i)
+                p[i] = static_cast<int64_t>(cached + i);
+        }
+        ov::Tensor beam = req_.get_tensor("beam_idx");
+        beam.set_shape({1});
+        beam.data<int32_t>()[0] = 0;
+        run_infer_sync();
+        perf.raw.batch_sizes.push_back(1);
+        perf.num_input_tokens = feed;
+    }
+    kv_tokens_.assign(full.begin(), full.end());
+    kv_batch_ = 1;
+
+    std::vector<Seq> seqs;
+    std::vector<float> row_buf;
+
+    auto logits_row = [&](size_t row, size_t& vocab) -> float* {
+        ov::Tensor lg = req_.get_tensor("logits");
+        auto shp = lg.get_shape();
+        if (shp.size() != 3)
+            throw std::runtime_error("unexpected logits rank");
+        vocab = shp[2];
+        const size_t S = shp[1];
+        if (lg.get_element_type() == ov::element::f32) {
+            float* base = lg.data<float>() + (row * S + (S - 1)) * vocab;
+            return base;
+        }
+        // other precisions: convert the row
+        ov::Tensor row_t(ov::element::f32, ov::Shape{vocab});
+        row_buf.resize(vocab);
+        ov::Tensor src(lg.get_element_type(), ov::Shape{1, 1, vocab},
+                       static_cast<uint8_t*>(lg.data()) + (row * S + (S - 1)) * vocab * lg.get_element_type().size());
+        if (lg.get_element_type() == ov::element::f16) {
+            const auto* h = src.data<ov::float16>();
+            for (size_t i = 0; i < vocab; ++i)
+                row_buf[i] = static_cast<float>(h[i]);
+        } else if (lg.get_element_type() == ov::element::bf16) {
+            const auto* h = src.data<ov::bfloat16>();
+            for (size_t i = 0; i < vocab; ++i)
+                row_buf[i] = static_cast<float>(h[i]);
+        } else {
+            throw std::runtime_error("unsupported logits element type");
+        }
+        return row_buf.data();
+    };
+
+    // Appends token to seq and applies the stop rules.
+    auto accept = [&](Seq& s, const SampledToken& tok) {
+        s.gen.push_back(tok.id);
+        s.counts[tok.id]++;
+        s.score += tok.log_prob;
+        const size_t g = s.gen.size();
+        if (!cfg.ignore_eos && cfg.stop_token_ids.count(tok.id)) {
+            s.finished = true;
+            return;
+        }
+        if (g >= max_new || (max_context_ && prompt_len + g >= max_context_)) {
+            s.finished = true;
+        }
+        if (!cfg.stop_strings.empty() && g >= window) {
+            std::vector<int64_t> buf(s.gen.end() - window, s.gen.end());
+            std::string text = tokenizer_->decode(buf);
+            for (auto& ss : cfg.stop_strings) {
+                auto pos = text.find(ss);
+                if (pos == std::string::npos)
+                    continue;
+                std::string kept = text.substr(0, pos + (cfg.include_stop_str_in_output ? ss.size() : 0));
+                while (!kept.empty() && (kept.back() == ' ' || kept.back() == '\n'))
+                    kept.pop_back();
+                size_t to_remove = buf.size();
+                if (!kept.empty()) {
+                    for (size_t i = 0; i < buf.size(); ++i) {
+                        std::string part = tokenizer_->decode(buf.data(), i + 1);
+                        if (part.find(kept) != std::string::npos) {
+                            to_remove = buf.size() - i - 1;
+                            break;
+                        }
+                    }
+                }
+                s.gen.resize(s.gen.size() - std::min(to_remove, s.gen.size()));
+                s.finished = true;
+                break;
+            }
+        }
+    };
+
+    auto sample_for = [&](Seq& s, size_t row, size_t n) -> std::vector<SampledToken> {
+        size_t vocab = 0;
+        float* lg = logits_row(row, vocab);
+        std::vector<int64_t> ctx;
+        if (cfg.no_repeat_ngram_size > 0 && cfg.no_repeat_ngram_size != kUnlimited) {
+            ctx = full;
+            ctx.insert(ctx.end(), s.gen.begin(), s.gen.end());
+        }
+        const bool need_process = cfg.min_new_tokens > 0 || cfg.repetition_penalty != 1.0f ||
+                                  cfg.presence_penalty != 0.0f || cfg.frequency_penalty != 0.0f || !ctx.empty();
+        if (need_process)
+            Sampler::process(lg, vocab, cfg, prompt_ids, ctx, s.counts, s.gen.size());
+        if (cfg.is_multinomial())
+            return sampler_.multinomial(lg, vocab, cfg, n);
+        return {Sampler::greedy(lg, vocab)};
+    };
+
+    // stream tokens of sequence 0 that are beyond the hold-back window (all when finished)
+    auto stream_pending = [&](Seq& s) -> StreamStatus {
+        if (!ts)
+            return StreamStatus::Running;
+        size_t limit = s.finished ? s.gen.size() : (s.gen.size() > stream_hold ? s.gen.size() - stream_hold : 0);
+        StreamStatus st = StreamStatus::Running;
+        while (s.streamed < limit && st == StreamStatus::Running)
+            st = ts->put(s.gen[s.streamed++]);
+        return st;
+    };
+
+    // ---- first token(s)
+    {
+        Seq root;
+        auto toks = sample_for(root, 0, cfg.is_multinomial() ? cfg.num_return_sequences : 1);
+        for (auto& t : toks) {
+            Seq s;
+            s.row = 0;
+            accept(s, t);
+            seqs.push_back(std::move(s));
+        }
+    }
+
+    StreamStatus status = StreamStatus::Running;
+    size_t total_len = prompt_len;  // tokens in the KV cache after the next infer minus one
+    std::vector<int32_t> beam_rows;
+    while (true) {
+        std::vector<size_t> running;
+        for (size_t i = 0; i < seqs.size(); ++i)
+            if (!seqs[i].finished)
+                running.push_back(i);
+        if (running.empty())
+            break;
+        const size_t B = running.size();
+        ov::Tensor ids = req_.get_tensor("input_ids");
+        ids.set_shape({B, 1});
+        beam_rows.resize(B);
+        for (size_t b = 0; b < B; ++b) {
+            ids.data<int64_t>()[b] = seqs[running[b]].gen.back();
+            beam_rows[b] = static_cast<int32_t>(seqs[running[b]].row);
+        }
+        ov::Tensor mask = req_.get_tensor("attention_mask");
+        mask.set_shape({B, total_len + 1});
+        std::fill_n(mask.data<int64_t>(), B * (total_len + 1), 1);
+        if (has_position_ids_) {
+            ov::Tensor pos = req_.get_tensor("position_ids");
+            pos.set_shape({B, 1});
+            std::fill_n(pos.data<int64_t>(), B, static_cast<int64_t>(total_len));
+        }
+        ov::Tensor beam = req_.get_tensor("beam_idx");
+        beam.set_shape({B});
+        std::copy(beam_rows.begin(), beam_rows.end(), beam.data<int32_t>());
+
+        Timer t;
+        req_.start_async();
+        if (ts && seqs.size() == 1)
+            status = stream_pending(seqs[0]);
+        req_.wait();
+        float us = t.us();
+        infer_total_us += us;
+        perf.raw.token_infer_us.push_back(us);
+        perf.raw.token_times.push_back(Clock::now());
+        perf.raw.batch_sizes.push_back(B);
+        if (B == 1)
+            kv_tokens_.push_back(seqs[running[0]].gen.back());
+        kv_batch_ = B;
+        ++total_len;
+        if (status != StreamStatus::Running)
+            break;
+
+        for (size_t b = 0; b < B; ++b) {
+            Seq& s = seqs[running[b]];
+            s.row = b;
+            auto toks = sample_for(s, b, 1);
+            accept(s, toks[0]);
+        }
+    }
+    if (ts && status == StreamStatus::Running && seqs.size() == 1) {
+        seqs[0].finished = true;
+        status = stream_pending(seqs[0]);
+    }
+    if (ts) {
+        StreamStatus st = ts->end();
+        if (status == StreamStatus::Running)
+            status = st;
+    }
+    perf.raw.inference_us.push_back(infer_total_us);
+    if (kv_batch_ != 1 && chat_)
+        reset_kv();
+
+    std::vector<size_t> order(seqs.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    if (seqs.size() > 1)
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a].score > seqs[b].score; });
+    const size_t nout = std::min(cfg.num_return_sequences, seqs.size());
+    for (size_t k = 0; k < nout; ++k) {
+        rr.tokens.push_back(seqs[order[k]].gen);
+        rr.scores.push_back(seqs[order[k]].score);
+    }
+    rr.status = status;
+    return rr;
+}
+
+}  // namespace ovgc

@@ -1,0 +1,91 @@
+// The stateful LLM engine behind ov_genai_llm_pipeline: model folder loading, chat template,
+// KV-cache-reusing chat, the decode loop, stop rules, streaming and perf metrics.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <openvino/openvino.hpp>
+
+#include "engine/generation_config.hpp"
+#include "engine/perf_metrics.hpp"
+#include "engine/sampler.hpp"
+#include "engine/text_streamer.hpp"
+#include "engine/tokenizer.hpp"
+#include "json/json.hpp"
+
+namespace ovgc {
+
+class ChatTemplate;
+
+struct DecodedResults {
+    std::vector<std::string> texts;
+    std::vector<float> scores;
+    PerfMetrics perf;
+    std::string to_string() const;
+};
+
+struct ChatHistoryData {
+    JsonValue messages = JsonValue::array();
+    JsonValue tools = JsonValue::array();
+    JsonValue extra_context = JsonValue::object();
+};
+
+using StreamCallback = std::function<StreamStatus(const std::string&)>;
+
+class LLMEngine {
+public:
+    LLMEngine(const std::string& models_path, const std::string& device,
+              const std::vector<std::pair<std::string, std::string>>& properties);
+    ~LLMEngine();
+
+    DecodedResults generate(const std::string& prompt, const GenerationConfig* cfg, const StreamCallback* streamer);
+    DecodedResults generate_with_history(const ChatHistoryData& history, const GenerationConfig* cfg,
+                                         const StreamCallback* streamer);
+    void start_chat();
+    void finish_chat();
+
+    const GenerationConfig& generation_config() const { return config_; }
+    void set_generation_config(const GenerationConfig& cfg);
+
+private:
+    enum class ChatInput { Undef, String, History };
+    struct RunResult {
+        std::vector<std::vector<int64_t>> tokens;
+        std::vector<float> scores;
+        StreamStatus status = StreamStatus::Running;
+    };
+
+    GenerationConfig resolve(const GenerationConfig* cfg) const;
+    std::string render(const JsonValue& messages, const JsonValue* tools, const JsonValue* extra, PerfMetrics& perf);
+    DecodedResults run_chat_tokens(std::vector<int64_t> full_tokens, const GenerationConfig& cfg,
+                                   const StreamCallback* streamer, Clock::time_point start, PerfMetrics perf);
+    RunResult decode_loop(const std::vector<int64_t>& full, size_t cached, const GenerationConfig& cfg,
+                          const StreamCallback* streamer, PerfMetrics& perf);
+    void reset_kv();
+    void trim_kv(size_t keep);
+    void check_supported(const GenerationConfig& cfg, bool streaming) const;
+
+    ov::InferRequest req_;
+    std::unique_ptr<Tokenizer> tokenizer_;
+    std::unique_ptr<ChatTemplate> template_;
+    std::string template_error_;
+    GenerationConfig config_;
+    Sampler sampler_;
+    float load_time_ms_ = 0.0f;
+    size_t max_context_ = 0;  // 0: unknown
+    bool has_position_ids_ = true;
+    std::vector<std::pair<std::string, size_t>> kv_seq_axes_;  // variable id -> sequence axis
+
+    bool chat_ = false;
+    ChatInput chat_input_ = ChatInput::Undef;
+    JsonValue history_ = JsonValue::array();
+    std::vector<int64_t> kv_tokens_;  // exactly the tokens whose keys/values are in the model state
+    size_t kv_batch_ = 1;
+};
+
+}  // namespace ovgc

@@ -1,0 +1,48 @@
+// Per-sequence logit processing (min_new_tokens EOS suppression, repetition / presence / frequency
+// penalties, no_repeat_ngram) and token selection (greedy argmax; multinomial with top_k ->
+// temperature -> min_p -> top_p, drawn with std::mt19937).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "engine/generation_config.hpp"
+
+namespace ovgc {
+
+struct SampledToken {
+    int64_t id;
+    float log_prob;
+};
+
+class Sampler {
+public:
+    // Seeded like upstream: the engine persists across generate calls; reseeded only when the seed changes.
+    void ensure_seed(size_t seed) {
+        if (!seeded_ || seed != seed_) {
+            rng_.seed(static_cast<std::mt19937::result_type>(seed));
+            seed_ = seed;
+            seeded_ = true;
+        }
+    }
+
+    // Apply penalties in place to one row of logits.
+    static void process(float* logits, size_t vocab, const GenerationConfig& cfg, const std::set<int64_t>& prompt_ids,
+                        const std::vector<int64_t>& full_ids, const std::map<int64_t, size_t>& generated_counts,
+                        size_t generated_len);
+
+    static SampledToken greedy(const float* logits, size_t vocab);
+    // Draws n tokens (with replacement) from the processed distribution. `logits` may be modified.
+    std::vector<SampledToken> multinomial(float* logits, size_t vocab, const GenerationConfig& cfg, size_t n);
+
+private:
+    std::mt19937 rng_;
+    size_t seed_ = 0;
+    bool seeded_ = false;
+    std::vector<std::pair<float, int64_t>> scratch_;
+};
+
+}  // namespace ovgc

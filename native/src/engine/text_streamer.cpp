@@ -1,0 +1,56 @@
+#include "engine/text_streamer.hpp"
+
+#include "engine/utf8.hpp"
+
+namespace ovgc {
+
+namespace {
+bool ends_with_replacement(const std::string& t) {
+    return t.size() >= 3 && t.compare(t.size() - 3, 3, "\xef\xbf\xbd") == 0;
+}
+}  // namespace
+
+StreamStatus TextStreamer::put(int64_t token) {
+    cache_.push_back(token);
+    std::string text = tok_.decode(cache_);
+    lengths_.push_back(static_cast<long>(text.size()));
+
+    if (!text.empty() && text.back() == '\n' && text.size() > printed_) {
+        std::string chunk = text.substr(printed_);
+        cache_.clear();
+        lengths_.clear();
+        printed_ = 0;
+        return emit(chunk);
+    }
+    constexpr size_t kDelay = 3;
+    if (lengths_.size() < kDelay)
+        return StreamStatus::Running;
+    if (ends_with_replacement(text)) {
+        lengths_.back() = -1;
+        return StreamStatus::Running;
+    }
+    long until = lengths_[lengths_.size() - kDelay];
+    if (until != -1 && static_cast<size_t>(until) > printed_ && static_cast<size_t>(until) <= text.size()) {
+        std::string prefix = text.substr(0, static_cast<size_t>(until));
+        size_t complete = utf8_complete_prefix(prefix);
+        if (complete > printed_) {
+            std::string chunk = text.substr(printed_, complete - printed_);
+            printed_ = complete;
+            return emit(chunk);
+        }
+    }
+    return StreamStatus::Running;
+}
+
+StreamStatus TextStreamer::end() {
+    std::string text = tok_.decode(cache_);
+    StreamStatus st = StreamStatus::Running;
+    if (text.size() > printed_)
+        st = emit(text.substr(printed_));
+    cache_.clear();
+    lengths_.clear();
+    printed_ = 0;
+    return st;
+}
+
+}  // namespace ovgc

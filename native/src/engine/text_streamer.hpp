@@ -1,0 +1,33 @@
+// Turns generated tokens into text chunks: a chunk is emitted once it is stable (three tokens of
+// look-behind, flushed at a newline), never ends inside a UTF-8 sequence or on U+FFFD.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/tokenizer.hpp"
+
+namespace ovgc {
+
+enum class StreamStatus { Running = 0, Stop = 1, Cancel = 2 };
+
+class TextStreamer {
+public:
+    using Callback = std::function<StreamStatus(const std::string&)>;
+    TextStreamer(Tokenizer& tok, Callback cb) : tok_(tok), cb_(std::move(cb)) {}
+
+    StreamStatus put(int64_t token);
+    StreamStatus end();
+
+private:
+    StreamStatus emit(const std::string& s) { return s.empty() ? StreamStatus::Running : cb_(s); }
+    Tokenizer& tok_;
+    Callback cb_;
+    std::vector<int64_t> cache_;
+    std::vector<long> lengths_;
+    size_t printed_ = 0;
+};
+
+}  // namespace ovgc

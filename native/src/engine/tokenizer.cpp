@@ -1,0 +1,129 @@
+#include "engine/tokenizer.hpp"
+
+#include <stdexcept>
+
+#include <openvino/op/constant.hpp>
+
+namespace ovgc {
+
+namespace {
+
+int64_t rt_int(const std::shared_ptr<ov::Model>& m, const char* key) {
+    auto& rt = m->get_rt_info();
+    auto it = rt.find(key);
+    if (it == rt.end())
+        return -1;
+    try {
+        return it->second.as<int64_t>();
+    } catch (...) {
+        try {
+            return std::stoll(it->second.as<std::string>());
+        } catch (...) {
+            return -1;
+        }
+    }
+}
+
+std::string rt_str(const std::shared_ptr<ov::Model>& m, const char* key) {
+    auto& rt = m->get_rt_info();
+    auto it = rt.find(key);
+    if (it == rt.end())
+        return {};
+    try {
+        return it->second.as<std::string>();
+    } catch (...) {
+        return {};
+    }
+}
+
+// A detokenizer that keeps special tokens: the VocabDecoder's list of ids to skip replaced by an empty one.
+std::shared_ptr<ov::Model> keep_special_tokens(std::shared_ptr<ov::Model> model) {
+    for (auto& op : model->get_ordered_ops()) {
+        if (std::string(op->get_type_name()) == "VocabDecoder" && op->get_input_size() >= 5) {
+            auto et = op->get_input_element_type(4);
+            auto empty = std::make_shared<ov::op::v0::Constant>(et, ov::Shape{0});
+            op->input(4).replace_source_output(empty->output(0));
+            op->validate_and_infer_types();
+            model->validate_nodes_and_infer_types();
+            return model;
+        }
+    }
+    return nullptr;
+}
+
+std::string run_detok(ov::InferRequest& req, const int64_t* ids, size_t n) {
+    ov::Tensor in(ov::element::i64, ov::Shape{1, n});
+    if (n)
+        std::copy(ids, ids + n, in.data<int64_t>());
+    req.set_input_tensor(in);
+    req.infer();
+    ov::Tensor out = req.get_output_tensor();
+    if (out.get_size() == 0)
+        return {};
+    return out.data<std::string>()[0];
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer(ov::Core& core, const std::string& dir) {
+    auto tok_model = core.read_model(dir + "/openvino_tokenizer.xml");
+    auto detok_model = core.read_model(dir + "/openvino_detokenizer.xml");
+    bos_id_ = rt_int(tok_model, "bos_token_id");
+    eos_id_ = rt_int(tok_model, "eos_token_id");
+    pad_id_ = rt_int(tok_model, "pad_token_id");
+    if (eos_id_ < 0)
+        eos_id_ = rt_int(detok_model, "eos_token_id");
+    chat_template_ = rt_str(tok_model, "chat_template");
+    if (chat_template_.empty())
+        chat_template_ = rt_str(detok_model, "chat_template");
+
+    tok_ = core.compile_model(tok_model, "CPU").create_infer_request();
+    detok_ = core.compile_model(detok_model, "CPU").create_infer_request();
+
+    // Special token strings, decoded without skipping special tokens.
+    if (bos_id_ >= 0 || eos_id_ >= 0) {
+        auto raw = keep_special_tokens(core.read_model(dir + "/openvino_detokenizer.xml"));
+        if (raw) {
+            auto req = core.compile_model(raw, "CPU").create_infer_request();
+            if (bos_id_ >= 0)
+                bos_ = run_detok(req, &bos_id_, 1);
+            if (eos_id_ >= 0)
+                eos_ = run_detok(req, &eos_id_, 1);
+        }
+    }
+}
+
+std::vector<int64_t> Tokenizer::encode(const std::string& text) {
+    ov::Tensor in(ov::element::string, ov::Shape{1});
+    in.data<std::string>()[0] = text;
+    tok_.set_input_tensor(in);
+    tok_.infer();
+    ov::Tensor ids = tok_.get_tensor("input_ids");
+    ov::Tensor mask;
+    try {
+        mask = tok_.get_tensor("attention_mask");
+    } catch (...) {
+    }
+    const size_t n = ids.get_size();
+    std::vector<int64_t> out;
+    out.reserve(n);
+    if (ids.get_element_type() == ov::element::i64) {
+        const int64_t* d = ids.data<const int64_t>();
+        const int64_t* m = mask && mask.get_size() == n && mask.get_element_type() == ov::element::i64
+                               ? mask.data<const int64_t>() : nullptr;
+        for (size_t i = 0; i < n; ++i)
+            if (!m || m[i] != 0)
+                out.push_back(d[i]);
+    } else if (ids.get_element_type() == ov::element::i32) {
+        const int32_t* d = ids.data<const int32_t>();
+        for (size_t i = 0; i < n; ++i)
+            out.push_back(d[i]);
+    } else {
+        throw std::runtime_error("tokenizer: unexpected input_ids element type");
+    }
+    return out;
+}
+
+std::string Tokenizer::decode(const int64_t* ids, size_t n) { return run_detok(detok_, ids, n); }
+
+}  // namespace ovgc

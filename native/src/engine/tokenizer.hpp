@@ -1,0 +1,36 @@
+// Tokenizer / detokenizer over openvino_tokenizers IR models, plus the special tokens and the
+// chat template taken from the tokenizer's rt_info.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <openvino/openvino.hpp>
+
+namespace ovgc {
+
+class Tokenizer {
+public:
+    Tokenizer(ov::Core& core, const std::string& dir);
+
+    std::vector<int64_t> encode(const std::string& text);
+    std::string decode(const int64_t* ids, size_t n);  // skips special tokens (GenAI's default)
+    std::string decode(const std::vector<int64_t>& ids) { return decode(ids.data(), ids.size()); }
+
+    int64_t bos_token_id() const { return bos_id_; }
+    int64_t eos_token_id() const { return eos_id_; }
+    int64_t pad_token_id() const { return pad_id_; }
+    const std::string& bos_token() const { return bos_; }
+    const std::string& eos_token() const { return eos_; }
+    const std::string& chat_template() const { return chat_template_; }
+
+private:
+    ov::InferRequest tok_;
+    ov::InferRequest detok_;
+    int64_t bos_id_ = -1, eos_id_ = -1, pad_id_ = -1;
+    std::string bos_, eos_, chat_template_;
+};
+
+}  // namespace ovgc

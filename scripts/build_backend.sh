@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Configure + build the bundled backend (native/) and copy the .so into ovgenai_c/_bundled/ for in-tree use.
+#   scripts/build_backend.sh             -> native/build/
+#   scripts/build_backend.sh --sanitize  -> native/build-asan/ (address,undefined)
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+build="$here/native/build"
+extra=()
+if [[ "${1:-}" == "--sanitize" ]]; then
+    build="$here/native/build-asan"
+    extra=(-DOVGENAI_C_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+fi
+cmake -S "$here/native" -B "$build" -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >/dev/null
+cmake --build "$build" -j2
+mkdir -p "$here/ovgenai_c/_bundled"
+so="$build/libovgenai_c_bundled.so"
+cp -f "$so" "$here/ovgenai_c/_bundled/libovgenai_c_bundled.so"
+echo "built: $here/ovgenai_c/_bundled/libovgenai_c_bundled.so"

@@ -1,0 +1,138 @@
+"""Fixtures for the bundled-backend tests: the library loaded with plain cffi (ABI mode) over cdefs/*.h.
+
+The library is found in OVGENAI_C_BUNDLED_LIB, else ovgenai_c/_bundled/libovgenai_c_bundled.so (built by
+scripts/build_backend.sh). Tests skip with a reason when it is not built or a model is absent.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+
+cffi = pytest.importorskip("cffi")
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+CDEFS = REPO / "cdefs"
+EXTRAS = """
+const char* ovgenai_c_bundled_version(void);
+const char* ovgenai_c_bundled_last_error(void);
+long ovgenai_c_bundled_live_handles(const char* kind);
+"""
+
+
+def _lib_path() -> pathlib.Path:
+    env = os.environ.get("OVGENAI_C_BUNDLED_LIB")
+    if env:
+        return pathlib.Path(env)
+    return REPO / "ovgenai_c" / "_bundled" / "libovgenai_c_bundled.so"
+
+
+def _tokenizers_ext() -> str | None:
+    try:
+        import openvino_tokenizers  # noqa: F401  (test-only; locates the extension)
+    except Exception:
+        return None
+    p = pathlib.Path(openvino_tokenizers.__file__).parent / "lib" / "libopenvino_tokenizers.so"
+    return str(p) if p.exists() else None
+
+
+class Api:
+    """The cffi FFI + library, with small helpers for the two-call string protocol."""
+
+    def __init__(self, ffi, lib):
+        self.ffi = ffi
+        self.lib = lib
+
+    def last_error(self) -> str:
+        return self.ffi.string(self.lib.ovgenai_c_bundled_last_error()).decode("utf-8", "replace")
+
+    def live(self, kind=None) -> int:
+        return self.lib.ovgenai_c_bundled_live_handles(kind.encode() if kind else self.ffi.NULL)
+
+    def results_text(self, res) -> str:
+        size = self.ffi.new("size_t*")
+        assert self.lib.ov_genai_decoded_results_get_string(res, self.ffi.NULL, size) == 0
+        buf = self.ffi.new("char[]", size[0])
+        assert self.lib.ov_genai_decoded_results_get_string(res, buf, size) == 0
+        return self.ffi.string(buf).decode("utf-8")
+
+    def json_text(self, cont) -> str:
+        size = self.ffi.new("size_t*")
+        assert self.lib.ov_genai_json_container_to_json_string(cont, self.ffi.NULL, size) == 0
+        buf = self.ffi.new("char[]", size[0])
+        assert self.lib.ov_genai_json_container_to_json_string(cont, buf, size) == 0
+        return self.ffi.string(buf).decode("utf-8")
+
+
+@pytest.fixture(scope="session")
+def api() -> Api:
+    path = _lib_path()
+    if not path.exists():
+        pytest.skip(f"bundled backend not built ({path}); run scripts/build_backend.sh")
+    ext = _tokenizers_ext()
+    if ext and not os.environ.get("OPENVINO_TOKENIZERS_PATH_GENAI"):
+        os.environ["OPENVINO_TOKENIZERS_PATH_GENAI"] = ext
+    ffi = cffi.FFI()
+    for h in sorted(CDEFS.glob("0*.h")):
+        ffi.cdef(h.read_text())
+    ffi.cdef(EXTRAS)
+    lib = ffi.dlopen(str(path))
+    return Api(ffi, lib)
+
+
+def _smol_dir() -> pathlib.Path | None:
+    cands = [os.environ.get("OVGENAI_C_SMOLLM2_IR"), "/tmp/smol"]
+    for c in cands:
+        if c and (pathlib.Path(c) / "openvino_model.xml").exists():
+            return pathlib.Path(c)
+    return None
+
+
+@pytest.fixture(scope="session")
+def smol_dir() -> pathlib.Path:
+    d = _smol_dir()
+    if d is None:
+        pytest.skip("SmolLM2 IR not found (set OVGENAI_C_SMOLLM2_IR or put it in /tmp/smol)")
+    return d
+
+
+@pytest.fixture(scope="session")
+def tiny_dir() -> pathlib.Path:
+    d = REPO / "tests" / "fixtures" / "tiny" / "ir"
+    if not (d / "openvino_model.xml").exists():
+        pytest.skip("tiny fixture model not committed yet (tests/fixtures/tiny/ir)")
+    return d
+
+
+def _create(api: Api, path, *props):
+    ffi, lib = api.ffi, api.lib
+    pipe = ffi.new("ov_genai_llm_pipeline**")
+    args = [ffi.new("char[]", p.encode()) for p in props]
+    st = lib.ov_genai_llm_pipeline_create(str(path).encode(), b"CPU", len(args), pipe, *args)
+    return st, pipe[0]
+
+
+@pytest.fixture(scope="session")
+def create_pipe(api):
+    return lambda path, *props: _create(api, path, *props)
+
+
+@pytest.fixture(scope="session")
+def smol_pipe(api, smol_dir):
+    st, pipe = _create(api, smol_dir)
+    assert st == 0, api.last_error()
+    yield pipe
+    api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
+@pytest.fixture(scope="session")
+def oracle_smol(smol_dir):
+    og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
+    return og.LLMPipeline(str(smol_dir), "CPU", ATTENTION_BACKEND="SDPA")
+
+
+@pytest.fixture(scope="session")
+def oracle_tokenizer_smol(smol_dir):
+    og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
+    return og.Tokenizer(str(smol_dir))
