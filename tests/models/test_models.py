@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -339,11 +340,15 @@ def test_real_default_model_end_to_end(tmp_path, monkeypatch):
     monkeypatch.setenv("OVGENAI_C_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("OVGENAI_C_DEFAULT_WHEEL", raising=False)
     monkeypatch.delenv("OVGENAI_C_PIP", raising=False)
-    ir = models.ensure_default_ir(progress=False)
-    s = models.default_model_status()
-    assert s["gguf_verified"] and s["gguf_size"] == models.GGUF_SIZE
-    assert s["ir_present"] and s["ir_size"] > 90_000_000
-    assert (ir / "openvino_model.bin").stat().st_size > 90_000_000
-    t = time.perf_counter()
-    assert models.ensure_default_model("ir", progress=False) == ir
-    assert time.perf_counter() - t < 0.05
+    try:
+        ir = models.ensure_default_ir(progress=False)
+        s = models.default_model_status()
+        assert s["gguf_verified"] and s["gguf_size"] == models.GGUF_SIZE
+        assert s["ir_present"] and s["ir_size"] > 90_000_000
+        assert (ir / "openvino_model.bin").stat().st_size > 90_000_000
+        assert s["ir_info"]["converted_with"]["openvino_genai"].startswith("2026.4.1")
+        t = time.perf_counter()
+        assert models.ensure_default_model("ir", progress=False) == ir
+        assert time.perf_counter() - t < 0.05
+    finally:
+        shutil.rmtree(tmp_path / "cache", ignore_errors=True)  # ~190 MB; don't leave it in pytest's tmp
