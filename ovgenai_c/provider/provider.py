@@ -274,29 +274,40 @@ class Provider:
             res = lease.pipeline.generate(history, **kw)
         return self._result(res, tools=bool(history.get_tools()))
 
-    def stream(self, messages: Messages, tools: Optional[List[Any]] = None, *, think: Optional[bool] = None,
-               **options: Any) -> "ChatStream":
-        """Iterate over the answer's text chunks. Closing the stream (or leaving its ``with``) cancels natively."""
+    def _inputs(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str],
+                think: Optional[bool]) -> Any:
+        """A plain prompt str (templated by GenAI, as prompt() does) or a ChatHistory."""
+        if isinstance(messages, str) and not tools and system is None and think is None:
+            if not isinstance(messages, str):
+                raise errors.InvalidParameterError("the prompt must be a str")
+            return messages
+        return self._history(messages, tools, system=system, think=think)
+
+    def stream(self, messages: Messages, tools: Optional[List[Any]] = None, *, system: Optional[str] = None,
+               think: Optional[bool] = None, **options: Any) -> "ChatStream":
+        """Iterate over the answer's text chunks (``messages``: a list of message dicts, or a prompt str).
+        Closing the stream (or leaving its ``with`` block) cancels natively and waits for C to let go."""
         self._require("stream")
-        history = self._history(messages, tools, think=think)
+        inputs = self._inputs(messages, tools, system, think)
         kw = self._config_kwargs(options)
         lease = self.lease()
         try:
-            ts = lease.pipeline.stream(history, **kw)
+            ts = lease.pipeline.stream(inputs, **kw)
         except BaseException:
             lease.release()
             raise
-        return ChatStream(self, lease, ts, bool(history.get_tools()))
+        return ChatStream(self, lease, ts, isinstance(inputs, ChatHistory) and bool(inputs.get_tools()))
 
     async def astream(self, messages: Messages, tools: Optional[List[Any]] = None, *,
-                      think: Optional[bool] = None, **options: Any) -> AsyncIterator[str]:
+                      system: Optional[str] = None, think: Optional[bool] = None,
+                      **options: Any) -> AsyncIterator[str]:
         """Async iterator of text chunks; cancelling the consuming task cancels generation natively."""
         self._require("stream")
-        history = self._history(messages, tools, think=think)
+        inputs = self._inputs(messages, tools, system, think)
         kw = self._config_kwargs(options)
         lease = self.lease()
         try:
-            async for chunk in lease.pipeline.astream(history, **kw):
+            async for chunk in lease.pipeline.astream(inputs, **kw):
                 yield chunk
         finally:
             lease.release()
