@@ -99,5 +99,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     terminalreporter.write_line(
         f"reliability: cases tried {STATS.total_cases()} ({groups}); subprocesses {STATS.subprocesses}; "
         f"crashes {STATS.crashes}; hangs {STATS.hangs}; leaked handles {STATS.leaked}; RSS growth {rss}")
+    if STATS.events:
+        terminalreporter.write_line("reliability events: " + ", ".join(f"{k} {v}" for k, v in sorted(STATS.events.items())))
     for note in STATS.notes:
         terminalreporter.write_line(f"reliability note: {note}")

@@ -32,6 +32,11 @@ class Stats:
         self.subprocesses = 0
         self.rss: Dict[str, float] = {}
         self.notes: List[str] = []
+        self.events: Dict[str, int] = {}
+
+    def event(self, name: str, n: int = 1) -> None:
+        with self.lock:
+            self.events[name] = self.events.get(name, 0) + n
 
     def case(self, group: str, n: int = 1) -> None:
         with self.lock:

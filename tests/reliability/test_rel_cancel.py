@@ -1,0 +1,262 @@
+"""Cancellation at seeded random points: iterator close / drop, asyncio cancel and timeout, generate timeout,
+STOP / CANCEL / exceptions from a streamer, KeyboardInterrupt. Every case is bounded in time, leaks no native
+object, leaves the pipeline usable, and chat history follows upstream's rules (STOP keeps the turn, CANCEL
+drops it)."""
+from __future__ import annotations
+
+import asyncio
+import gc
+import random
+import threading
+import time
+import _thread
+
+import pytest
+
+import ovgenai_c
+from ovgenai_c import errors
+from ovgenai_c import StreamingStatus
+
+from relsupport import STATS
+
+WORDS = 40            # tokens of each reply (the double streams one word per token)
+DELAY_US = 2000       # per token: a generation takes ~80 ms, long enough to be hit in flight
+BOUND = 3.0           # seconds any single cancellation may take
+PER_MODE = 16         # 8 modes x 16 = 128 random points
+PROMPT = " ".join(f"w{i}" for i in range(WORDS - 1))  # "Echo: " + 39 words = 40 tokens
+
+
+def _bounded(t0: float, what: str) -> None:
+    took = time.monotonic() - t0
+    if took > BOUND:
+        with STATS.lock:
+            STATS.hangs += 1
+        pytest.fail(f"{what} took {took:.2f} s (bound {BOUND} s)")
+
+
+def _settle(dbl, pipe) -> None:
+    """The next generate works (it queues behind anything still running) and nothing transient is left."""
+    dbl.delay(0)
+    assert str(pipe.generate("next one", max_new_tokens=5)) == "Echo: next one"
+    for kind in ("results", "config", "perf_metrics", "chat_history", "json_container"):
+        assert dbl.live(kind) == 0, kind
+
+
+@pytest.fixture
+def cpipe(shared_pipe, dbl):
+    dbl.delay(DELAY_US)
+    yield shared_pipe
+    dbl.delay(0)
+
+
+def _seeds(mode: str):
+    return [pytest.param(i, id=f"{mode}-{i}") for i in range(PER_MODE)]
+
+
+@pytest.mark.parametrize("seed", _seeds("close"))
+def test_iterator_close_at_random_point(seed, cpipe, dbl):
+    STATS.case("cancellation")
+    rng = random.Random(1000 + seed)
+    k = rng.randint(0, WORDS + 2)
+    cpipe.start_chat()
+    try:
+        base = dbl.chat_size(cpipe)
+        it = cpipe.stream(PROMPT, max_new_tokens=1000)
+        got = []
+        for piece in it:
+            got.append(piece)
+            if len(got) >= k:
+                break
+        t0 = time.monotonic()
+        it.close()
+        _bounded(t0, "stream close")
+        assert it.text.startswith("".join(got))
+        cancelled = dbl.ctl.ovd_last_callback_status() == 2
+        # CANCEL drops the turn; a generation that ended before the close keeps it
+        assert dbl.chat_size(cpipe) == base + (0 if cancelled else 2)
+        if k < WORDS - 1 and k > 0:
+            assert cancelled, f"closed after {k} of {WORDS} pieces but C was not told to cancel"
+    finally:
+        cpipe.finish_chat()
+    _settle(dbl, cpipe)
+
+
+@pytest.mark.parametrize("seed", _seeds("drop"))
+def test_iterator_dropped_unclosed_at_random_point(seed, cpipe, dbl):
+    STATS.case("cancellation")
+    rng = random.Random(2000 + seed)
+    k = rng.randint(0, 10)
+    it = cpipe.stream(PROMPT, max_new_tokens=1000)
+    for _ in range(k):
+        next(it)
+    t0 = time.monotonic()
+    del it
+    gc.collect()
+    _settle(dbl, cpipe)  # queued behind the dropped stream, which must have been cancelled
+    _bounded(t0, "dropped stream")
+
+
+@pytest.mark.parametrize("seed", _seeds("astream-cancel"))
+def test_asyncio_task_cancel_at_random_point(seed, cpipe, dbl):
+    STATS.case("cancellation")
+    rng = random.Random(3000 + seed)
+    after = rng.uniform(0.0, 0.1)
+    got = []
+
+    async def consume():
+        async for piece in cpipe.astream(PROMPT, max_new_tokens=1000):
+            got.append(piece)
+
+    async def main():
+        task = asyncio.ensure_future(consume())
+        await asyncio.sleep(after)
+        task.cancel()
+        t0 = time.monotonic()
+        try:
+            await task
+            return "finished", t0
+        except asyncio.CancelledError:
+            return "cancelled", t0
+
+    outcome, t0 = asyncio.run(main())
+    _bounded(t0, "astream cancel")
+    if outcome == "cancelled":
+        assert len(got) < WORDS
+    else:
+        assert "".join(got) == "Echo: " + PROMPT
+    _settle(dbl, cpipe)
+
+
+@pytest.mark.parametrize("seed", _seeds("astream-timeout"))
+def test_asyncio_wait_for_timeout_at_random_point(seed, cpipe, dbl):
+    STATS.case("cancellation")
+    rng = random.Random(4000 + seed)
+    limit = rng.uniform(0.001, 0.12)
+    got = []
+
+    async def consume():
+        async for piece in cpipe.astream(PROMPT, max_new_tokens=1000):
+            got.append(piece)
+        return "done"
+
+    async def main():
+        try:
+            return await asyncio.wait_for(consume(), timeout=limit)
+        except asyncio.TimeoutError:
+            return "timeout"
+
+    t0 = time.monotonic()
+    outcome = asyncio.run(main())
+    _bounded(t0, "astream wait_for")
+    if outcome == "done":
+        assert "".join(got) == "Echo: " + PROMPT
+    _settle(dbl, cpipe)
+
+
+@pytest.mark.parametrize("seed", _seeds("timeout"))
+def test_generate_timeout_at_random_point(seed, cpipe, dbl):
+    STATS.case("cancellation")
+    rng = random.Random(5000 + seed)
+    limit = rng.uniform(0.001, 0.12)
+    seen = []
+    t0 = time.monotonic()
+    try:
+        res = cpipe.generate(PROMPT, max_new_tokens=1000, timeout=limit, streamer=seen.append)
+    except errors.GenerationTimeoutError as exc:
+        assert isinstance(exc, TimeoutError)
+        assert exc.partial_text == "".join(seen)
+        assert dbl.ctl.ovd_last_callback_status() == 2
+    else:
+        assert str(res) == "Echo: " + PROMPT
+    _bounded(t0, f"generate(timeout={limit:.3f})")
+    _settle(dbl, cpipe)
+
+
+@pytest.mark.parametrize("seed", _seeds("streamer-status"))
+def test_streamer_stop_or_cancel_at_random_chunk_follows_chat_rules(seed, cpipe, dbl):
+    STATS.case("cancellation")
+    rng = random.Random(6000 + seed)
+    k = rng.randint(1, WORDS)
+    status = rng.choice([StreamingStatus.STOP, StreamingStatus.CANCEL, True])
+    calls = []
+
+    def streamer(text):
+        calls.append(text)
+        return status if len(calls) == k else StreamingStatus.RUNNING
+
+    cpipe.start_chat()
+    try:
+        cpipe.generate("first turn", max_new_tokens=50)
+        base = dbl.chat_size(cpipe)
+        assert base == 2
+        t0 = time.monotonic()
+        res = cpipe.generate(PROMPT, max_new_tokens=1000, streamer=streamer)
+        _bounded(t0, "streamer stop/cancel")
+        assert len(calls) == k
+        assert str(res) == "".join(calls)
+        if status == StreamingStatus.CANCEL:
+            assert res.finish_reason == "cancel"
+            assert dbl.chat_size(cpipe) == base, "CANCEL must drop the turn from the chat history"
+        else:
+            assert res.finish_reason == "stop"
+            assert dbl.chat_size(cpipe) == base + 2, "STOP must keep the turn in the chat history"
+    finally:
+        cpipe.finish_chat()
+    _settle(dbl, cpipe)
+
+
+class _Boom(Exception):
+    pass
+
+
+@pytest.mark.parametrize("seed", _seeds("streamer-raises"))
+def test_streamer_exception_at_random_chunk(seed, cpipe, dbl):
+    STATS.case("cancellation")
+    rng = random.Random(7000 + seed)
+    k = rng.randint(1, WORDS)
+    exc_type = rng.choice([_Boom, KeyboardInterrupt, SystemExit, GeneratorExit])
+    calls = []
+
+    def streamer(text):
+        calls.append(text)
+        if len(calls) == k:
+            raise exc_type(f"raised at {k}")
+
+    t0 = time.monotonic()
+    with pytest.raises(exc_type, match=f"raised at {k}"):
+        cpipe.generate(PROMPT, max_new_tokens=1000, streamer=streamer)
+    _bounded(t0, "streamer exception")
+    assert len(calls) == k
+    assert dbl.ctl.ovd_last_callback_status() == 2
+    _settle(dbl, cpipe)
+
+
+@pytest.mark.parametrize("seed", _seeds("kbi"))
+def test_keyboard_interrupt_at_random_point(seed, cpipe, dbl):
+    STATS.case("cancellation")
+    rng = random.Random(8000 + seed)
+    after = rng.uniform(0.0, 0.1)
+    use_stream = rng.random() < 0.5
+    timer = threading.Timer(after, _thread.interrupt_main)
+    interrupted = False
+    t0 = time.monotonic()
+    try:
+        timer.start()
+        try:
+            if use_stream:
+                with cpipe.stream(PROMPT, max_new_tokens=1000) as it:
+                    text = "".join(it)
+                assert text == "Echo: " + PROMPT
+            else:
+                res = cpipe.generate(PROMPT, max_new_tokens=1000)
+                assert str(res) == "Echo: " + PROMPT
+        finally:
+            timer.cancel()
+            timer.join()
+        time.sleep(0.02)  # a pending interrupt is delivered here at the latest
+    except KeyboardInterrupt:
+        interrupted = True
+    _bounded(t0, "KeyboardInterrupt")
+    _settle(dbl, cpipe)
+    if interrupted:
+        STATS.event("KeyboardInterrupt delivered")
