@@ -1,0 +1,233 @@
+"""Concurrency on the double: many threads on one pipeline, close racing running generates, GC of pipelines
+never closed, many pipelines created and dropped, concurrent closes."""
+from __future__ import annotations
+
+import asyncio
+import gc
+import random
+import threading
+import time
+
+import pytest
+
+import ovgenai_c
+from ovgenai_c import errors
+
+from relsupport import STATS
+
+
+def _join_all(threads, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    for t in threads:
+        t.join(max(deadline - time.monotonic(), 0.01))
+    alive = [t.name for t in threads if t.is_alive()]
+    if alive:
+        with STATS.lock:
+            STATS.hangs += 1
+        pytest.fail(f"threads still running after {timeout} s: {alive}")
+
+
+def test_8_threads_x_50_calls_on_one_pipeline(make_pipe, dbl):
+    """generate / stream / generate-with-history / set+get config mixed from 8 threads, serialised on the owner."""
+    pipe = make_pipe()
+    owner = pipe.owner_thread_id
+    failures = []
+
+    def worker(i):
+        rng = random.Random(i)
+        try:
+            for j in range(50):
+                kind = rng.randrange(4)
+                prompt = f"t{i} c{j}"
+                if kind == 0:
+                    assert str(pipe.generate(prompt, max_new_tokens=10)) == f"Echo: {prompt}"
+                elif kind == 1:
+                    with pipe.stream(prompt, max_new_tokens=10) as it:
+                        assert "".join(it) == f"Echo: {prompt}"
+                elif kind == 2:
+                    msgs = [{"role": "user", "content": prompt}]
+                    assert str(pipe.generate(msgs, max_new_tokens=10)) == f"Echo: {prompt}"
+                else:
+                    pieces = []
+                    res = pipe.generate(prompt, max_new_tokens=10, streamer=pieces.append)
+                    assert "".join(pieces) == str(res) == f"Echo: {prompt}"
+                STATS.case("concurrency")
+        except BaseException as exc:  # reported below
+            failures.append((i, repr(exc)))
+
+    threads = [threading.Thread(target=worker, args=(i,), name=f"w{i}") for i in range(8)]
+    for t in threads:
+        t.start()
+    _join_all(threads)
+    assert not failures, failures[:5]
+    assert dbl.ctl.ovd_concurrent_violations() == 0
+    tids = {tid for op, _, tid in dbl.thread_log() if op == "generate"}
+    assert tids == {owner}
+    assert dbl.ctl.ovd_last_generate_status() == 0
+
+
+def test_8_threads_async_streams_on_one_pipeline(make_pipe, dbl):
+    """Each thread runs its own event loop consuming astream() on the same pipeline."""
+    pipe = make_pipe()
+    failures = []
+
+    def worker(i):
+        async def main():
+            for j in range(10):
+                text = "".join([p async for p in pipe.astream(f"a{i} b{j}", max_new_tokens=10)])
+                assert text == f"Echo: a{i} b{j}"
+                STATS.case("concurrency")
+
+        try:
+            asyncio.run(main())
+        except BaseException as exc:
+            failures.append(repr(exc))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    _join_all(threads)
+    assert not failures, failures[:3]
+    assert dbl.ctl.ovd_concurrent_violations() == 0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_close_racing_running_generates(seed, dbl, rel_model_dir):
+    """close() at a random moment while 4 threads generate: every call either completes with the right text or
+    raises PipelineClosedError; close waits for the running call, then frees on the owner thread."""
+    STATS.case("concurrency")
+    rng = random.Random(seed)
+    dbl.delay(rng.choice([0, 500, 2000]))
+    pipe = ovgenai_c.LLMPipeline(rel_model_dir, library=dbl.library)
+    owner = pipe.owner_thread_id
+    outcomes = {"ok": 0, "closed": 0, "bad": []}
+    lock = threading.Lock()
+
+    def worker(i):
+        for j in range(1000):
+            try:
+                use_stream = (i + j) % 2
+                if use_stream:
+                    with pipe.stream(f"x{i} y{j} z", max_new_tokens=10) as it:
+                        text = "".join(it)
+                else:
+                    text = str(pipe.generate(f"x{i} y{j} z", max_new_tokens=10))
+                with lock:
+                    if text == f"Echo: x{i} y{j} z":
+                        outcomes["ok"] += 1
+                    else:
+                        outcomes["bad"].append(text)
+            except errors.PipelineClosedError:
+                with lock:
+                    outcomes["closed"] += 1
+                return
+            except BaseException as exc:
+                with lock:
+                    outcomes["bad"].append(repr(exc))
+                return
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(rng.uniform(0.0, 0.05))
+    t0 = time.monotonic()
+    pipe.close()
+    took = time.monotonic() - t0
+    _join_all(threads, 10)
+    assert took < 3.0, f"close took {took:.2f} s"
+    assert not outcomes["bad"], outcomes["bad"][:3]
+    assert outcomes["closed"] == 4
+    assert dbl.live("pipeline") == 0
+    frees = [tid for op, _, tid in dbl.thread_log() if op == "free"]
+    assert frees == [owner]
+    assert dbl.ctl.ovd_concurrent_violations() == 0
+
+
+def test_close_from_many_threads_at_once_frees_once(dbl, rel_model_dir):
+    for _ in range(10):
+        STATS.case("concurrency")
+        dbl.ctl.ovd_clear_thread_log()
+        pipe = ovgenai_c.LLMPipeline(rel_model_dir, library=dbl.library)
+        barrier = threading.Barrier(8)
+        errs = []
+
+        def closer():
+            try:
+                barrier.wait()
+                pipe.close()
+            except BaseException as exc:
+                errs.append(repr(exc))
+
+        threads = [threading.Thread(target=closer) for _ in range(8)]
+        for t in threads:
+            t.start()
+        _join_all(threads, 10)
+        assert not errs
+        assert [op for op, _, _ in dbl.thread_log()].count("free") == 1
+        assert dbl.live("pipeline") == 0
+
+
+def test_close_while_a_stream_is_being_consumed_elsewhere(dbl, rel_model_dir):
+    dbl.delay(1000)
+    pipe = ovgenai_c.LLMPipeline(rel_model_dir, library=dbl.library)
+    it = pipe.stream(" ".join(["w"] * 60), max_new_tokens=1000)
+    first = next(it)
+    closer = threading.Thread(target=pipe.close)
+    closer.start()
+    rest = "".join(it)  # the stream finishes (close waits for it) and its text is whole
+    _join_all([closer], 10)
+    assert first + rest == "Echo: " + " ".join(["w"] * 60)
+    assert dbl.live("pipeline") == 0
+    STATS.case("concurrency")
+
+
+def test_gc_of_never_closed_pipelines_frees_each_on_its_owner(dbl, rel_model_dir):
+    owners = set()
+    for i in range(40):
+        p = ovgenai_c.LLMPipeline(rel_model_dir, library=dbl.library)
+        owners.add(p.owner_thread_id)
+        assert str(p.generate(f"p{i}", max_new_tokens=3)) == f"Echo: p{i}"
+        if i % 3 == 0:
+            it = p.stream("left open", max_new_tokens=5)  # a stream left half-read keeps the pipe alive
+            next(it)
+            del it
+        del p
+        STATS.case("concurrency")
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while dbl.live("pipeline") and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.01)
+    assert dbl.live("pipeline") == 0
+    frees = {tid for op, _, tid in dbl.thread_log() if op == "free"}
+    assert frees <= owners and len(frees) == 40
+
+
+def test_many_pipelines_created_and_dropped_from_many_threads(dbl, rel_model_dir):
+    baseline = threading.active_count()
+    failures = []
+
+    def worker(i):
+        try:
+            for j in range(25):
+                p = ovgenai_c.LLMPipeline(rel_model_dir, library=dbl.library)
+                assert str(p.generate(f"m{i} n{j}", max_new_tokens=5)) == f"Echo: m{i} n{j}"
+                if j % 2:
+                    p.close()
+                del p
+                STATS.case("concurrency")
+        except BaseException as exc:
+            failures.append(repr(exc))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    _join_all(threads)
+    assert not failures, failures[:3]
+    deadline = time.monotonic() + 10
+    while (dbl.live("pipeline") or threading.active_count() > baseline) and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.02)
+    assert dbl.live("pipeline") == 0
+    assert threading.active_count() <= baseline, "owner threads outlived their pipelines"
+    assert dbl.ctl.ovd_concurrent_violations() == 0
