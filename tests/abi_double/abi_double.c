@@ -587,6 +587,14 @@ static int cfg_valid(const gcfg_t* c) {
         if (!(c->temperature > 0.0f)) return 0;
         if (!(c->min_p >= 0.0f && c->min_p < 1.0f)) return 0;
     }
+    /* assisted generation / prompt lookup (upstream rules beyond the ABI doc's list) */
+    int assisting = c->assistant_confidence_threshold > 0.0f || c->num_assistant_tokens > 0;
+    if (assisting) {
+        if (beam || c->num_return_sequences > 1) return 0;
+        if (c->assistant_confidence_threshold != 0.0f && c->num_assistant_tokens != 0) return 0;
+    }
+    int prompt_lookup = c->max_ngram_size > 0 && c->num_assistant_tokens > 0;
+    if (!prompt_lookup && c->max_ngram_size != 0) return 0;
     if (beam) {
         if (c->num_beam_groups == 0 || c->num_beams % c->num_beam_groups != 0) return 0;
         if (c->num_beams < c->num_return_sequences) return 0;
@@ -720,7 +728,7 @@ EXPORT ov_status_e ov_genai_generation_config_set_stop_criteria(ov_genai_generat
     return OK;
 }
 EXPORT ov_status_e ov_genai_generation_config_set_stop_strings(ov_genai_generation_config* config, const char** strings, const size_t count) {
-    if (!CFG_OK(config) || (!strings && count)) return INVALID_C_PARAM;
+    if (!CFG_OK(config) || !strings) return INVALID_C_PARAM; /* upstream: NULL array is -14 even for count 0 */
     int st = injected(__func__); if (st) return st;
     for (size_t i = 0; i < config->c.n_stop_strings; i++) free(config->c.stop_strings[i]);
     free(config->c.stop_strings); config->c.stop_strings = NULL; config->c.n_stop_strings = 0;
@@ -737,7 +745,7 @@ EXPORT ov_status_e ov_genai_generation_config_set_stop_token_ids(ov_genai_genera
 EXPORT ov_status_e ov_genai_generation_config_set_eos_token_id(ov_genai_generation_config* config, const int64_t id) {
     if (!CFG_OK(config)) return INVALID_C_PARAM;
     int st = injected(__func__); if (st) return st;
-    cfg_set_eos(&config->c, id);
+    config->c.eos_token_id = id; /* plain field set, as upstream's C setter: stop_token_ids is left alone */
     return OK;
 }
 EXPORT ov_status_e ov_genai_generation_config_get_max_new_tokens(const ov_genai_generation_config* config, size_t* max_new_tokens) {

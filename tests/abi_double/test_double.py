@@ -11,7 +11,7 @@ import subprocess
 import threading
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 cffi = pytest.importorskip("cffi")
@@ -254,7 +254,8 @@ INVALID_CONFIGS = {
     "num_return_sequences_0": dict(BOUNDED, num_return_sequences=0),
     "eos_not_in_stop_ids": dict(BOUNDED, eos_token_id=2, stop_token_ids=[5]),
     "negative_stop_token": dict(BOUNDED, stop_token_ids=[-3]),
-    "ignore_eos_unlimited": {"eos_token_id": 2, "ignore_eos": True},
+    "ignore_eos_unlimited": {"stop_token_ids": [2], "eos_token_id": 2, "ignore_eos": True},
+    "eos_without_stop_id": dict(BOUNDED, eos_token_id=2),
     "nothing_stops": {},
     "max_new_tokens_0": {"max_new_tokens": 0},
     "min_gt_max": {"max_new_tokens": 4, "min_new_tokens": 5},
@@ -273,10 +274,13 @@ INVALID_CONFIGS = {
     "beams_with_penalty": dict(BOUNDED, num_beams=2, repetition_penalty=1.2),
     "beam_groups_without_diversity": dict(BOUNDED, num_beams=4, num_beam_groups=2),
     "diversity_without_groups": dict(BOUNDED, num_beams=4, diversity_penalty=1.0),
+    "assistant_tokens_and_threshold": dict(BOUNDED, num_assistant_tokens=3, assistant_confidence_threshold=0.5),
+    "assisting_with_beams": dict(BOUNDED, num_assistant_tokens=3, num_beams=2),
+    "ngram_without_prompt_lookup": dict(BOUNDED, max_ngram_size=3),
 }
 VALID_CONFIGS = {
     "bounded": dict(BOUNDED),
-    "eos_only": {"eos_token_id": 2},
+    "eos_in_stop_ids": {"stop_token_ids": [2], "eos_token_id": 2},
     "stop_string_only": {"stop_strings": ["x"]},
     "max_length_only": {"max_length": 10},
     "echo_zero_tokens": {"max_new_tokens": 0, "echo": True},
@@ -285,6 +289,8 @@ VALID_CONFIGS = {
     "beam_groups": dict(BOUNDED, num_beams=4, num_beam_groups=2, diversity_penalty=1.0),
     "greedy_penalties_edge": dict(BOUNDED, frequency_penalty=2.0, presence_penalty=-2.0, repetition_penalty=0.1),
     "sampling_params_ignored_greedy": dict(BOUNDED, top_p=0.0, temperature=0.0),
+    "prompt_lookup": dict(BOUNDED, max_ngram_size=3, num_assistant_tokens=2),
+    "assisted_threshold": dict(BOUNDED, assistant_confidence_threshold=0.4),
 }
 
 
@@ -304,9 +310,72 @@ def test_validation_accepts(api, name):
     lib.ov_genai_generation_config_free(cfg)
 
 
-def test_set_eos_adds_stop_id_and_stop_ids_replace_the_set(api):
+_F = st.sampled_from
+_ORACLE_FIELDS = {
+    "max_new_tokens": _F([0, 1, 5, SIZE_MAX]),
+    "max_length": _F([1, 10, SIZE_MAX]),
+    "min_new_tokens": _F([0, 1, 6]),
+    "ignore_eos": st.booleans(),
+    "echo": st.booleans(),
+    "do_sample": st.booleans(),
+    "num_return_sequences": _F([0, 1, 2, 3]),
+    "num_beams": _F([1, 2, 3, 4]),
+    "num_beam_groups": _F([1, 2]),
+    "diversity_penalty": _F([0.0, 1.0]),
+    "no_repeat_ngram_size": _F([0, 3, SIZE_MAX]),
+    "temperature": _F([0.0, 0.5, 1.0]),
+    "top_p": _F([0.0, 0.5, 1.0, 1.5]),
+    "top_k": _F([0, 5, SIZE_MAX]),
+    "min_p": _F([0.0, 0.5, 1.0]),
+    "repetition_penalty": _F([-1.0, 0.0, 1.0, 1.2]),
+    "presence_penalty": _F([-3.0, -2.0, 0.0, 0.5, 2.5]),
+    "frequency_penalty": _F([-2.5, 0.0, 2.0, 3.0]),
+    "length_penalty": _F([0.5, 1.0]),
+    "logprobs": _F([0, 2]),
+    "num_assistant_tokens": _F([0, 2]),
+    "assistant_confidence_threshold": _F([-1.0, 0.0, 0.5]),
+    "max_ngram_size": _F([0, 3]),
+    "eos_token_id": _F([-1, 2]),
+    "stop_token_ids": st.lists(_F([-1, 2, 5]), max_size=2, unique=True),
+    "stop_strings": st.lists(_F(["x", "</s>"]), max_size=1),
+}
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    try:
+        import openvino_genai
+    except Exception:  # the oracle is optional
+        pytest.skip("openvino_genai (test oracle) not installed")
+    return openvino_genai
+
+
+@settings(max_examples=int(os.environ.get("OVD_ORACLE_EXAMPLES", "300")), deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(fields=st.fixed_dictionaries({}, optional=_ORACLE_FIELDS))
+def test_validate_agrees_with_upstream(api, oracle, fields):
+    """openvino_genai.GenerationConfig.validate() (test-only oracle) decides; the double must agree."""
+    ffi, lib = api
+    o = oracle.GenerationConfig()
+    for k, v in fields.items():
+        setattr(o, k, set(v) if k in ("stop_token_ids", "stop_strings") else v)
+    try:
+        o.validate()
+        expected = OK
+    except Exception:
+        expected = UNKNOW_EXCEPTION
+    cfg = new_config(api, **fields)
+    got = lib.ov_genai_generation_config_validate(cfg)
+    lib.ov_genai_generation_config_free(cfg)
+    event(f"expected {expected}")
+    assert got == expected, fields
+
+
+def test_set_eos_is_a_plain_set_and_stop_ids_replace_the_set(api):
     ffi, lib = api
     cfg = new_config(api, max_new_tokens=5, eos_token_id=9)
+    assert lib.ov_genai_generation_config_validate(cfg) == UNKNOW_EXCEPTION  # upstream: eos not in stop ids
+    assert lib.ov_genai_generation_config_set_stop_token_ids(cfg, ffi.new("int64_t[]", [9, 3]), 2) == OK
     assert lib.ov_genai_generation_config_validate(cfg) == OK
     assert lib.ov_genai_generation_config_set_stop_token_ids(cfg, ffi.new("int64_t[]", [1, 3]), 2) == OK
     assert lib.ov_genai_generation_config_validate(cfg) == UNKNOW_EXCEPTION  # 9 replaced away
@@ -324,7 +393,8 @@ def test_config_null_args(api):
     cfg = new_config(api)
     assert lib.ov_genai_generation_config_get_max_new_tokens(cfg, ffi.NULL) == INVALID_C_PARAM
     assert lib.ov_genai_generation_config_set_stop_strings(cfg, ffi.NULL, 2) == INVALID_C_PARAM
-    assert lib.ov_genai_generation_config_set_stop_strings(cfg, ffi.NULL, 0) == OK
+    assert lib.ov_genai_generation_config_set_stop_strings(cfg, ffi.NULL, 0) == INVALID_C_PARAM
+    assert lib.ov_genai_generation_config_set_stop_strings(cfg, ffi.new("const char*[]", 1), 0) == OK
     assert lib.ov_genai_generation_config_set_stop_token_ids(cfg, ffi.NULL, 1) == INVALID_C_PARAM
     assert lib.ov_genai_generation_config_create_from_json(ffi.NULL, ffi.new("ov_genai_generation_config**")) == INVALID_C_PARAM
     lib.ov_genai_generation_config_free(cfg)
