@@ -1,0 +1,133 @@
+"""The benchmark script runs end to end on the tiny fixture with minimal repetitions (benchmarks are not tests:
+nothing here checks a timing, only that every section is produced from real runs)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY_IR = ROOT / "tests" / "fixtures" / "tiny" / "ir"
+SCRIPT = ROOT / "scripts" / "bench.py"
+
+sys.path.insert(0, str(ROOT))
+from ovgenai_c import _loader  # noqa: E402
+from ovgenai_c.bench import SECTIONS, _pct, _ratio, render  # noqa: E402
+
+
+def _bundled() -> Path | None:
+    return next((p for p in _loader.bundled_candidates() if p.is_file()), None)
+
+
+def _genai_available() -> bool:
+    return subprocess.run([sys.executable, "-c", "import openvino_genai"], capture_output=True).returncode == 0
+
+
+def test_percentiles_and_ratios():
+    assert _pct([3.0, 1.0, 2.0, 4.0], 0.5) == 2.5
+    assert _pct([1.0, 2.0, 3.0, 4.0, 5.0], 0.95) == pytest.approx(4.8)
+    assert _pct([], 0.5) is None
+    assert _ratio(3.0, 2.0) == 1.5
+    assert _ratio(None, 2.0) is None and _ratio(1.0, 0) is None
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    bundled = _bundled()
+    if bundled is None:
+        pytest.skip("the bundled backend is not built (scripts/build_backend.sh)")
+    out = tmp_path_factory.mktemp("bench") / "bench.json"
+    env = dict(os.environ, XDG_CACHE_HOME=str(out.parent / "cache"))  # the ABI double is built there
+    env.pop("OVGENAI_C_LIBRARY", None)
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--model", str(TINY_IR), "--out", str(out),
+                           "--library", str(bundled), "--no-fetch"],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=str(out.parent))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out.read_text()), proc.stdout
+
+
+def test_quick_run_has_every_section(quick_run):
+    report, stdout = quick_run
+    for name in SECTIONS:
+        assert name in report, name
+        assert "error" not in report[name], (name, report[name].get("error"))
+    assert report["meta"]["quick"] is True
+    assert Path(report["meta"]["model"]) == TINY_IR.resolve()
+    assert report["meta"]["model_bin_bytes"] == (TINY_IR / "openvino_model.bin").stat().st_size
+    # the human table and the ratio lines are printed
+    assert "Binding overhead" in stdout and "Ratios" in stdout and "JSON written to" in stdout
+
+
+def test_quick_run_measured_the_bundled_engine(quick_run):
+    report, _ = quick_run
+    eng = report["binding_overhead"]["engines"]["ovgenai_c[bundled]"]
+    assert eng["n_out"] == report["binding_overhead"]["request"]["max_new_tokens"]  # ignore_eos: exact count
+    assert eng["n_in"] > 0 and eng["ttft_ms"] > 0 and eng["tpot_ms"] > 0
+    assert eng["peak_rss_kb"] > eng["harness_rss_kb"] > 0
+    assert eng["load_s"] > 0 and eng["library_kind"] == "bundled"
+    for cell in report["backend_parity"]["cells"]:
+        b = cell["engines"]["ovgenai_c[bundled]"]
+        assert b["n_out"] == cell["max_new_tokens"]
+    conc = report["concurrency"]
+    n = conc["threads"] * conc["requests_per_thread"] * conc["reps"]
+    assert conc["shared"]["requests"] == n and conc["separate"]["requests"] == n
+    assert conc["shared"]["errors"] == [] and conc["separate"]["errors"] == []
+
+
+def test_quick_run_streaming_and_footprint(quick_run):
+    report, _ = quick_run
+    dbl = report["streaming_cost"]["abi_double"]
+    assert dbl["tokens"] == report["meta"]["settings"]["double_tokens"]
+    assert set(dbl["us_per_token_vs_c_no_streamer"]) >= {"generate", "callback", "iter", "async"}
+    mods = report["import_footprint"]["modules"]
+    assert mods["ovgenai_c"]["import_s"] > 0 and mods["ovgenai_c"]["rss_kb"] > 0
+    assert mods["ovgenai_c"].get("first_use_load_library_s", 0) > 0
+    pl = report["physical_limit"]
+    assert pl["bandwidth_gbps"] > 0 and pl["weight_bytes"] > 0 and pl["decode_bound_tokens_per_s"] > 0
+    assert "ovgenai_c[bundled]" in pl["decode_fraction"]
+    lines = report["ratios"]["lines"]
+    assert any(ln["what"].startswith("streaming:") and ln["value"] is not None for ln in lines)
+
+
+def test_quick_run_compares_with_genai(quick_run):
+    report, _ = quick_run
+    if not _genai_available():
+        pytest.skip("openvino_genai (the comparison engine) is not installed")
+    engines = report["binding_overhead"]["engines"]
+    assert {"genai[PA]", "genai[SDPA]"} <= set(engines)
+    pairs = report["greedy_agreement"]["pairs"]
+    key = "ovgenai_c[bundled] vs genai[SDPA]"
+    assert pairs[key]["prompts"] == len(report["greedy_agreement"]["prompts"])
+    assert 0.0 <= pairs[key]["rate"] <= 1.0
+    assert "openvino_genai" in report["import_footprint"]["modules"]
+    tags = [ln["what"] for ln in report["ratios"]["lines"] if ln["value"] is not None]
+    assert any("TPOT ovgenai_c[bundled] / genai[PA]" in t for t in tags)
+    assert any("TTFT ovgenai_c[bundled] / genai[SDPA]" in t for t in tags)
+
+
+def test_run_without_engines_still_reports_every_section(tmp_path):
+    """A model folder that no engine can load: the run goes on, reports why, and exits 0."""
+    empty = tmp_path / "empty-model"
+    empty.mkdir()
+    out = tmp_path / "b.json"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--no-genai", "--model", str(empty), "--out",
+                           str(out), "--library", str(tmp_path / "no-such-lib.so")],
+                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path),
+                          env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert set(SECTIONS) <= set(report)
+    assert "ovgenai_c[bundled]" in report["meta"]["engine_errors"]
+    assert report["concurrency"].get("skipped")
+    text = render(report)
+    assert "Ratios" in text
+
+
+def test_bad_model_argument_is_a_usage_error(tmp_path):
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--model", str(tmp_path / "nope")], capture_output=True,
+                          text=True, timeout=60, cwd=str(tmp_path))
+    assert proc.returncode == 2 and "not a folder" in proc.stderr
