@@ -343,6 +343,8 @@ _ORACLE_FIELDS = {
 
 @pytest.fixture(scope="module")
 def oracle():
+    if os.environ.get("ABI_DOUBLE_QUICK"):
+        pytest.skip("ABI_DOUBLE_QUICK set")
     try:
         import openvino_genai
     except Exception:  # the oracle is optional
@@ -991,3 +993,26 @@ def test_token_delay_and_live_counters(api, tmp_path):
     lib.ov_genai_generation_config_free(cfg)
     lib.ov_genai_llm_pipeline_free(p)
     assert lib.ovd_live(ffi.NULL) == total
+
+
+def test_c_stress_under_sanitizers(tmp_path):
+    """Every area of the double, from C, on 4 threads, under ASan + UBSan + LeakSanitizer."""
+    if os.environ.get("ABI_DOUBLE_QUICK"):
+        pytest.skip("ABI_DOUBLE_QUICK set")
+    mod = _load_build_module()
+    try:
+        cc = mod.find_compiler()
+    except mod.CompilerNotFound:
+        pytest.skip("no compiler")
+    exe = tmp_path / "stress"
+    flags = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-O0", "-pthread", "-fno-omit-frame-pointer",
+             "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+    build = subprocess.run([*cc, *flags, "-o", str(exe), str(HERE / "stress_main.c"), "-lm"],
+                           capture_output=True, text=True)
+    if build.returncode != 0 and "sanitize" in build.stderr:
+        pytest.skip("compiler lacks sanitizer support: " + build.stderr[-200:])
+    assert build.returncode == 0, build.stderr
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1", UBSAN_OPTIONS="print_stacktrace=1")
+    env.pop("LD_PRELOAD", None)
+    run = subprocess.run([str(exe), str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "stress ok", run.stderr[-3000:]
