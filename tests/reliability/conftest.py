@@ -98,7 +98,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     terminalreporter.write_sep("-", "reliability battery")
     terminalreporter.write_line(
         f"reliability: cases tried {STATS.total_cases()} ({groups}); subprocesses {STATS.subprocesses}; "
-        f"crashes {STATS.crashes}; hangs {STATS.hangs}; leaked handles {STATS.leaked}; RSS growth {rss}")
+        f"crashes {STATS.crashes}"
+        f"{f' (+{STATS.known_defect_crashes} in strict-xfail known-defect cases)' if STATS.known_defect_crashes else ''}; hangs {STATS.hangs}; leaked handles {STATS.leaked}; RSS growth {rss}")
     if STATS.events:
         terminalreporter.write_line("reliability events: " + ", ".join(f"{k} {v}" for k, v in sorted(STATS.events.items())))
     for note in STATS.notes:

@@ -28,6 +28,7 @@ class Stats:
         self.cases: Dict[str, int] = {}
         self.crashes = 0
         self.hangs = 0
+        self.known_defect_crashes = 0  # crashes of cases marked xfail(strict) for a reported defect
         self.leaked = 0
         self.subprocesses = 0
         self.rss: Dict[str, float] = {}
@@ -125,7 +126,8 @@ PRELUDE = textwrap.dedent("""
 
 
 def run_snippet(code: str, *, double: Optional[Path] = None, timeout: float = 60.0, group: str = "subprocess",
-                env: Optional[Dict[str, str]] = None, expect_rc: int = 0) -> subprocess.CompletedProcess:
+                env: Optional[Dict[str, str]] = None, expect_rc: int = 0,
+                known_defect: bool = False) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter (``sys.executable -c``). A signal death counts as a crash, a timeout
     as a hang; both fail the calling test instead of killing the run. Returns the finished process."""
     src = PRELUDE.format(root=str(ROOT), double=str(double) if double else None, controls=str(CONTROLS_H))
@@ -144,7 +146,10 @@ def run_snippet(code: str, *, double: Optional[Path] = None, timeout: float = 60
         raise AssertionError(f"[{group}] subprocess hung (> {timeout} s)\nstdout:\n{exc.stdout}\nstderr:\n{exc.stderr}")
     if proc.returncode < 0:
         with STATS.lock:
-            STATS.crashes += 1
+            if known_defect:
+                STATS.known_defect_crashes += 1
+            else:
+                STATS.crashes += 1
         raise AssertionError(f"[{group}] subprocess crashed with signal {signal.Signals(-proc.returncode).name}\n"
                              f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
     assert proc.returncode == expect_rc, (f"[{group}] exit code {proc.returncode} (expected {expect_rc})\n"
