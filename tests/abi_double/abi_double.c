@@ -24,6 +24,7 @@
  *  - Perf metrics add_in_place: token counts add up; every mean/std pair becomes the mean of the two
  *    operands weighted by how many generate calls each one already aggregates; load_time keeps left's.
  *  - CANCEL and STOP both make generate return OK; CANCEL drops the turn from the chat history.
+ *  - An odd property_args_size gives INVALID_C_PARAM (-14), as upstream's C source does (the brief said -17).
  *  - Fault injection (ovd_fail) is checked after argument validation (NULL args still give -14); it
  *    applies to every non-void ABI function by its C name.  "generate_midstream" k: generate (and
  *    generate_with_history) stream k tokens, then return the status without results; if the reply has
@@ -1059,8 +1060,8 @@ static int known_device(const char* d) {
 }
 
 EXPORT ov_status_e ov_genai_llm_pipeline_create(const char* models_path, const char* device, const size_t property_args_size, ov_genai_llm_pipeline** pipe, ...) {
-    if (!pipe || !models_path || !device) return INVALID_C_PARAM;
-    if (property_args_size % 2 != 0) return UNKNOW_EXCEPTION;
+    /* upstream (src/c/src/llm_pipeline.cpp) rejects an odd property count together with the NULL checks: -14 */
+    if (!pipe || !models_path || !device || property_args_size % 2 != 0) return INVALID_C_PARAM;
     int st = injected(__func__); if (st) return st;
     struct stat sbuf;
     if (stat(models_path, &sbuf) != 0 || !S_ISDIR(sbuf.st_mode)) return UNKNOW_EXCEPTION;

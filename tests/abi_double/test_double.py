@@ -635,7 +635,7 @@ def test_create_rules(api, tmp_path):
     assert create_pipeline(api, f)[0] == UNKNOW_EXCEPTION
     assert create_pipeline(api, tmp_path, device=b"TPU")[0] == UNKNOW_EXCEPTION
     assert create_pipeline(api, tmp_path, device=b"CPUX")[0] == UNKNOW_EXCEPTION
-    assert create_pipeline(api, tmp_path, props=["CACHE_DIR"])[0] == UNKNOW_EXCEPTION  # odd count
+    assert create_pipeline(api, tmp_path, props=["CACHE_DIR"])[0] == INVALID_C_PARAM  # odd count, as upstream
     assert create_pipeline(api, tmp_path, props=["NOT_A_PROPERTY", "1"])[0] == UNKNOW_EXCEPTION
     assert lib.ovd_live(b"pipeline") == 0
     for device in (b"CPU", b"GPU.0", b"AUTO:CPU", b"NPU"):
