@@ -179,3 +179,19 @@ def test_bundled_exit_with_generation_in_flight(bundled_path):
     assert "Fatal Python error" not in proc.stderr, proc.stderr
     took = time.monotonic() - t0
     assert took < 45, f"exit took {took:.1f} s"
+
+
+def test_bundled_exit_with_idle_live_pipelines(bundled_path):
+    STATS.case("shutdown")
+    code = f"""
+import ovgenai_c
+from ovgenai_c import _loader
+lib = _loader.open_library({str(bundled_path)!r})
+pipes = [ovgenai_c.LLMPipeline({str(TINY_IR)!r}, library=lib) for _ in range(3)]
+for p in pipes:
+    p.generate("hi", max_new_tokens=2)
+print("exiting", flush=True)
+"""
+    proc = run_snippet(code, timeout=90, group="shutdown:bundled-idle")
+    assert "exiting" in proc.stdout
+    assert "Fatal Python error" not in proc.stderr and "FATAL" not in proc.stderr, proc.stderr
