@@ -100,7 +100,7 @@ bool truthy(const Value& v) {
         case Value::Int: return v.i != 0;
         case Value::Float: return v.f != 0.0;
         case Value::Str: return !v.s.empty();
-        case Value::List: return !v.l->empty();
+        case Value::List: return v.b || !v.l->empty();
         case Value::Dict: return v.d->ns || v.d->loop || !v.d->items.empty();
         case Value::Fn: return true;
     }
@@ -113,6 +113,72 @@ int64_t as_i(const Value& v) { return v.t == Value::Bool ? (v.b ? 1 : 0) : v.i; 
 double as_f(const Value& v) {
     if (v.t == Value::Float) return v.f;
     return static_cast<double>(as_i(v));
+}
+
+// Dict keys are stored as strings; non-string keys (int, float, bool, None) are encoded with a \x01 prefix.
+std::string key_enc(const Value& k) {
+    switch (k.t) {
+        case Value::Str: return k.s;
+        case Value::Int: return "\x01i" + std::to_string(k.i);
+        case Value::Bool: return std::string("\x01i") + (k.b ? "1" : "0");
+        case Value::Float:
+            if (std::isfinite(k.f) && k.f == std::floor(k.f) && std::fabs(k.f) < 9e18)
+                return "\x01i" + std::to_string(static_cast<int64_t>(k.f));
+            return "\x01f" + json_format_double(k.f);
+        case Value::None: return "\x01n";
+        case Value::Undef: undefined_error(k);
+        default: break;
+    }
+    fail(std::string("unhashable type: '") + type_name(k) + "'");
+}
+
+Value key_dec(const std::string& s) {
+    if (s.empty() || s[0] != '\x01') return Value::str(s);
+    if (s.size() >= 2 && s[1] == 'i') return Value::integer(std::stoll(s.substr(2)));
+    if (s.size() >= 2 && s[1] == 'f') return Value::flt(std::stod(s.substr(2)));
+    if (s.size() >= 2 && s[1] == 'n') return Value::none();
+    return Value::str(s);
+}
+
+// json.dumps converts non-string keys: 1 -> "1", 1.5 -> "1.5", None -> "null".
+std::string key_json(const std::string& s) {
+    if (s.empty() || s[0] != '\x01') return s;
+    Value k = key_dec(s);
+    if (k.t == Value::None) return "null";
+    if (k.t == Value::Int) return std::to_string(k.i);
+    return json_format_double(k.f);
+}
+
+// Lists flagged as generators (results of map/select/... like jinja2's lazy filters) reuse the `b` field.
+Value gen(std::vector<Value> items) {
+    Value v = Value::list(std::move(items));
+    v.b = true;
+    return v;
+}
+bool is_gen(const Value& v) { return v.t == Value::List && v.b; }
+
+// markupsafe.Markup is modelled as a Str with the `b` flag set.
+Value markup(std::string s) {
+    Value v = Value::str(std::move(s));
+    v.b = true;
+    return v;
+}
+bool is_markup(const Value& v) { return v.t == Value::Str && v.b; }
+
+std::string html_escape(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&#34;"; break;
+            case '\'': out += "&#39;"; break;
+            default: out += c;
+        }
+    }
+    return out;
 }
 
 std::string py_repr_str(const std::string& s) {
@@ -161,6 +227,7 @@ std::string to_str(const Value& v) {
         case Value::Float: return json_format_double(v.f);
         case Value::Str: return v.s;
         case Value::List: {
+            if (v.b) return "<generator object>";
             std::string out = "[";
             for (size_t k = 0; k < v.l->size(); ++k) {
                 if (k) out += ", ";
@@ -174,7 +241,7 @@ std::string to_str(const Value& v) {
             for (const auto& kv : v.d->items) {
                 if (!first) out += ", ";
                 first = false;
-                out += py_repr_str(kv.first) + ": " + repr(kv.second);
+                out += repr(key_dec(kv.first)) + ": " + repr(kv.second);
             }
             return out + (v.d->ns ? "}>" : "}");
         }
@@ -194,6 +261,7 @@ bool equals(const Value& a, const Value& b) {
         case Value::None: return true;
         case Value::Str: return a.s == b.s;
         case Value::List: {
+            if (a.b || b.b) return a.l == b.l;
             if (a.l->size() != b.l->size()) return false;
             for (size_t k = 0; k < a.l->size(); ++k)
                 if (!equals((*a.l)[k], (*b.l)[k])) return false;
@@ -273,6 +341,7 @@ JsonValue to_json(const Value& v, int depth = 0) {
         case Value::Float: return JsonValue(v.f);
         case Value::Str: return JsonValue(v.s);
         case Value::List: {
+            if (v.b) fail("Object of type generator is not JSON serializable");
             JsonValue a = JsonValue::array();
             auto& arr = a.as_array();
             arr.reserve(v.l->size());
@@ -284,7 +353,7 @@ JsonValue to_json(const Value& v, int depth = 0) {
                 JsonValue o = JsonValue::object();
                 auto& obj = o.as_object();
                 obj.reserve(v.d->items.size());
-                for (const auto& kv : v.d->items) obj.emplace_back(kv.first, to_json(kv.second, depth + 1));
+                for (const auto& kv : v.d->items) obj.emplace_back(key_json(kv.first), to_json(kv.second, depth + 1));
                 return o;
             }
             break;
@@ -302,7 +371,7 @@ std::vector<Value> iterate(const Value& v) {
             if (v.d->ns || v.d->loop) break;
             std::vector<Value> out;
             out.reserve(v.d->items.size());
-            for (const auto& kv : v.d->items) out.push_back(Value::str(kv.first));
+            for (const auto& kv : v.d->items) out.push_back(key_dec(kv.first));
             return out;
         }
         case Value::Str: {
@@ -321,7 +390,9 @@ int64_t length(const Value& v) {
     switch (v.t) {
         case Value::Undef: return 0;
         case Value::Str: return cp_count(v.s);
-        case Value::List: return static_cast<int64_t>(v.l->size());
+        case Value::List:
+            if (v.b) fail("object of type 'generator' has no len()");
+            return static_cast<int64_t>(v.l->size());
         case Value::Dict:
             if (!v.d->ns && !v.d->loop) return static_cast<int64_t>(v.d->items.size());
             break;
@@ -342,8 +413,8 @@ bool contains(const Value& container, const Value& item) {
                 if (equals(e, item)) return true;
             return false;
         case Value::Dict:
-            if (item.t != Value::Str) return false;
-            return container.d->find(item.s) != nullptr;
+            if (container.d->ns || container.d->loop) break;
+            return container.d->find(key_enc(item)) != nullptr;
         default: break;
     }
     fail(std::string("argument of type '") + type_name(container) + "' is not iterable");
@@ -373,6 +444,7 @@ void slice_indices(int64_t len, const Value* start, const Value* stop, const Val
 
 Value do_slice(const Value& obj, const Value* start, const Value* stop, const Value* step) {
     if (obj.t == Value::Undef) undefined_error(obj);
+    if (is_gen(obj)) fail("'generator' object is not subscriptable");
     if (obj.t == Value::List) {
         int64_t b, e, st;
         slice_indices(static_cast<int64_t>(obj.l->size()), start, stop, step, b, e, st);
@@ -914,12 +986,12 @@ struct Interp {
         switch (obj.t) {
             case Value::Undef: undefined_error(obj);
             case Value::Dict:
-                if (!obj.d->ns && !obj.d->loop && key.t == Value::Str) {
-                    if (const Value* v = obj.d->find(key.s)) return *v;
+                if (!obj.d->ns && !obj.d->loop && (key.t == Value::Str || is_num(key) || key.t == Value::None)) {
+                    if (const Value* v = obj.d->find(key_enc(key))) return *v;
                 }
                 break;
             case Value::List:
-                if (is_intlike(key)) {
+                if (is_intlike(key) && !obj.b) {
                     int64_t n = static_cast<int64_t>(obj.l->size()), k = as_i(key);
                     if (k < 0) k += n;
                     if (k >= 0 && k < n) return (*obj.l)[static_cast<size_t>(k)];
@@ -958,12 +1030,12 @@ struct Interp {
             if (name == "items") {
                 std::vector<Value> out;
                 out.reserve(d.items.size());
-                for (const auto& kv : d.items) out.push_back(Value::list({Value::str(kv.first), kv.second}));
+                for (const auto& kv : d.items) out.push_back(Value::list({key_dec(kv.first), kv.second}));
                 return Value::list(std::move(out));
             }
             if (name == "keys") {
                 std::vector<Value> out;
-                for (const auto& kv : d.items) out.push_back(Value::str(kv.first));
+                for (const auto& kv : d.items) out.push_back(key_dec(kv.first));
                 return Value::list(std::move(out));
             }
             if (name == "values") {
@@ -974,8 +1046,7 @@ struct Interp {
             if (name == "get") {
                 const Value* k = arg_at(a, 0, "key");
                 if (!k) fail("get expected at least 1 argument, got 0");
-                if (k->t == Value::Str)
-                    if (const Value* v = d.find(k->s)) return *v;
+                if (const Value* v = d.find(key_enc(*k))) return *v;
                 const Value* dflt = arg_at(a, 1, "default");
                 return dflt ? *dflt : Value::none();
             }
@@ -1260,7 +1331,7 @@ struct Interp {
                     Value key = eval(n->kids[k].get(), sc);
                     Value val = eval(n->kids[k + 1].get(), sc);
                     if (key.t == Value::Undef) undefined_error(key);
-                    d.d->set(key.t == Value::Str ? key.s : to_str(key), std::move(val));
+                    d.d->set(key_enc(key), std::move(val));
                 }
                 return d;
             }
@@ -1401,8 +1472,11 @@ struct Interp {
             }
         }
         if (op == '+') {
-            if (a.t == Value::Str && b.t == Value::Str) return Value::str(a.s + b.s);
-            if (a.t == Value::List && b.t == Value::List) {
+            if (a.t == Value::Str && b.t == Value::Str) {
+                if (a.b || b.b) return markup((a.b ? a.s : html_escape(a.s)) + (b.b ? b.s : html_escape(b.s)));
+                return Value::str(a.s + b.s);
+            }
+            if (a.t == Value::List && b.t == Value::List && !a.b && !b.b) {
                 std::vector<Value> out = *a.l;
                 out.insert(out.end(), b.l->begin(), b.l->end());
                 return Value::list(std::move(out));
@@ -1453,7 +1527,7 @@ struct Interp {
         if (name == "mapping") return v.t == Value::Dict && !v.d->ns && !v.d->loop;
         if (name == "iterable") return v.t == Value::Str || v.t == Value::List || v.t == Value::Undef ||
                                        (v.t == Value::Dict && !v.d->ns && !v.d->loop);
-        if (name == "sequence") return v.t == Value::Str || v.t == Value::List || (v.t == Value::Dict && !v.d->ns && !v.d->loop);
+        if (name == "sequence") return v.t == Value::Str || (v.t == Value::List && !v.b) || (v.t == Value::Dict && !v.d->ns && !v.d->loop);
         if (name == "callable") return v.t == Value::Fn;
         if (name == "sameas") {
             const Value& o = arg0();
@@ -1549,15 +1623,20 @@ struct Interp {
             return v;
         }
         if (name == "length" || name == "count") return Value::integer(length(v));
-        if (name == "string") return Value::str(to_str(v));
-        if (name == "safe") return v.t == Value::Str ? v : Value::str(to_str(v));
+        if (name == "string") return v.t == Value::Str ? v : Value::str(to_str(v));
+        if (name == "safe") return markup(to_str(v));
         if (name == "upper" || name == "lower" || name == "capitalize" || name == "title" || name == "trim" ||
             name == "escape" || name == "e" || name == "forceescape" || name == "wordcount") {
             std::string s = to_str(v);
-            if (name == "upper") return Value::str(ascii_upper(s));
-            if (name == "lower") return Value::str(ascii_lower(s));
-            if (name == "capitalize") return Value::str(py_capitalize(s));
-            if (name == "trim") return Value::str(py_strip(s, arg_at(a, 0, "chars"), true, true));
+            auto keep = [&](std::string r) {
+                Value o = Value::str(std::move(r));
+                o.b = is_markup(v);
+                return o;
+            };
+            if (name == "upper") return keep(ascii_upper(s));
+            if (name == "lower") return keep(ascii_lower(s));
+            if (name == "capitalize") return keep(py_capitalize(s));
+            if (name == "trim") return keep(py_strip(s, arg_at(a, 0, "chars"), true, true));
             if (name == "wordcount") return Value::integer(static_cast<int64_t>(py_split(s, nullptr, -1).size()));
             if (name == "title") {
                 std::string out;
@@ -1574,21 +1653,11 @@ struct Interp {
                     out += py_capitalize(w);
                     i = j;
                 }
-                return Value::str(out);
+                return keep(out);
             }
             // escape / e / forceescape (HTML)
-            std::string out;
-            for (char c : s) {
-                switch (c) {
-                    case '&': out += "&amp;"; break;
-                    case '<': out += "&lt;"; break;
-                    case '>': out += "&gt;"; break;
-                    case '"': out += "&#34;"; break;
-                    case '\'': out += "&#39;"; break;
-                    default: out += c;
-                }
-            }
-            return Value::str(out);
+            if (is_markup(v) && name != "forceescape") return v;
+            return markup(html_escape(s));
         }
         if (name == "replace") {
             const Value* o = arg_at(a, 0, "old");
@@ -1646,6 +1715,7 @@ struct Interp {
         }
         if (name == "last") {
             if (v.t == Value::Undef) undefined_error(v);
+            if (is_gen(v)) fail("'generator' object is not reversible");
             auto items = iterate(v);
             if (items.empty()) return Value::undef("No last item, sequence was empty.");
             return items.back();
@@ -1655,16 +1725,21 @@ struct Interp {
             if (v.t == Value::Undef) return Value::list();
             if (v.t != Value::Dict || v.d->ns || v.d->loop) fail("Can only get item pairs from a mapping.");
             CallArgs none;
-            return call_method(v, "items", none);
+            Value r = call_method(v, "items", none);
+            r.b = true;
+            return r;
         }
         if (name == "reverse") {
             if (v.t == Value::Str) {
                 Value st = Value::integer(-1);
                 return do_slice(v, nullptr, nullptr, &st);
             }
+            bool was_gen = is_gen(v);
             auto items = iterate(v);
             std::reverse(items.begin(), items.end());
-            return Value::list(std::move(items));
+            Value r = Value::list(std::move(items));
+            r.b = !was_gen && v.t == Value::List;  // reversed(list) is an iterator; a generator becomes a list
+            return r;
         }
         if (name == "int") {
             const Value* dv = arg_at(a, 0, "default");
@@ -1799,12 +1874,13 @@ struct Interp {
             for (size_t j = k + 1; j < a.pos.size(); ++j) targs.pos.push_back(a.pos[j]);
             targs.kw = a.kw;
             std::vector<Value> out;
+            if (!truthy(v)) return gen({});  // jinja2: `if value:` guard
             for (const auto& e : iterate(v)) {
                 Value x = is_attr ? attr_path(e, attr) : e;
                 bool r = has_test ? test(tname, x, targs) : truthy(x);
                 if (r == want) out.push_back(e);
             }
-            return Value::list(std::move(out));
+            return gen(std::move(out));
         }
         if (name == "map") {
             const Value* attr = nullptr;
@@ -1814,12 +1890,13 @@ struct Interp {
                 else if (kv.first == "default") dflt = &kv.second;
             }
             std::vector<Value> out;
+            if (!truthy(v)) return gen({});  // jinja2: `if value:` guard
             auto items = iterate(v);
             out.reserve(items.size());
             if (attr) {
                 std::string at = to_str(*attr);
                 for (const auto& e : items) out.push_back(attr_path(e, at, dflt));
-                return Value::list(std::move(out));
+                return gen(std::move(out));
             }
             if (a.pos.empty()) fail("map requires a filter argument");
             std::string fname = to_str(a.pos[0]);
@@ -1830,7 +1907,7 @@ struct Interp {
                 CallArgs c = fa;
                 out.push_back(filter(fname, e, c));
             }
-            return Value::list(std::move(out));
+            return gen(std::move(out));
         }
         if (name == "unique") {
             bool cs = arg_bool(a, 0, "case_sensitive", false);
@@ -1849,7 +1926,7 @@ struct Interp {
                     out.push_back(e);
                 }
             }
-            return Value::list(std::move(out));
+            return gen(std::move(out));
         }
         if (name == "sort") {
             bool rev = arg_bool(a, 0, "reverse", false);
@@ -1935,7 +2012,7 @@ struct Interp {
                     out.push_back(Value::list(std::move(part)));
                 }
             }
-            return Value::list(std::move(out));
+            return gen(std::move(out));
         }
         fail("No filter named '" + name + "'.");
     }

@@ -1,0 +1,213 @@
+"""Fixtures for the native JSON + chat-template tests.
+
+* ``ct_harness``: tests/chat_template/render_main.cpp compiled with g++ -std=c++17 -O1 from native/src/json and
+  native/src/chat_template (cached by a hash of the sources under ~/.cache/ovgenai_c/ct_build).
+* ``real_templates``: the real chat templates shipped in the llama-cpp-python==0.3.36 sdist
+  (vendor/llama.cpp/models/templates/*.jinja), fetched once with pip and cached under
+  ~/.cache/ovgenai_c/templates; skips when PyPI is unreachable.
+* ``hf_render``: the oracle - Python jinja2 configured the way Hugging Face transformers renders chat templates.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NATIVE = ROOT / "native" / "src"
+HERE = Path(__file__).resolve().parent
+CACHE = Path(os.environ.get("OVGENAI_C_CACHE", Path.home() / ".cache" / "ovgenai_c"))
+SDIST_NAME = "llama-cpp-python"
+SDIST_VERSION = "0.3.36"
+SDIST_FILE = "llama_cpp_python-0.3.36.tar.gz"
+CXXFLAGS = ["-std=c++17", "-O1"]
+
+
+def _sources() -> list[Path]:
+    srcs = sorted((NATIVE / "json").glob("*.cpp")) + sorted((NATIVE / "chat_template").glob("*.cpp"))
+    return srcs + [HERE / "render_main.cpp"]
+
+
+def _headers() -> list[Path]:
+    return sorted((NATIVE / "json").glob("*.hpp")) + sorted((NATIVE / "chat_template").glob("*.hpp"))
+
+
+def build_harness(out_dir: Path) -> Path:
+    h = hashlib.sha256(" ".join(CXXFLAGS).encode())
+    for p in _sources() + _headers():
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    exe = out_dir / f"render_main-{h.hexdigest()[:16]}"
+    if exe.exists():
+        return exe
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = exe.with_suffix(f".tmp{os.getpid()}")
+    cmd = ["g++", *CXXFLAGS, "-I", str(NATIVE), *map(str, _sources()), "-o", str(tmp)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"harness build failed:\n{res.stderr[-4000:]}")
+    os.replace(tmp, exe)
+    return exe
+
+
+class Harness:
+    def __init__(self, exe: Path, workdir: Path):
+        self.exe = exe
+        self.workdir = workdir
+        self._n = 0
+
+    def _file(self, text: str | bytes, suffix: str) -> Path:
+        self._n += 1
+        p = self.workdir / f"in{self._n}{suffix}"
+        if isinstance(text, str):
+            text = text.encode("utf-8")
+        p.write_bytes(text)
+        return p
+
+    def render(self, template: str, context: dict) -> subprocess.CompletedProcess:
+        t = self._file(template, ".jinja")
+        c = self._file(json.dumps(context, ensure_ascii=False), ".json")
+        return subprocess.run([str(self.exe), str(t), str(c)], capture_output=True, timeout=60)
+
+    def json_roundtrip(self, text: str | bytes, *opts: str) -> subprocess.CompletedProcess:
+        f = self._file(text, ".json")
+        return subprocess.run([str(self.exe), "--json-roundtrip", str(f), *opts], capture_output=True, timeout=60)
+
+    def batch(self, jobs: list[dict]) -> list[dict]:
+        f = self._file(json.dumps(jobs, ensure_ascii=False), ".json")
+        res = subprocess.run([str(self.exe), "--batch", str(f)], capture_output=True, timeout=300)
+        assert res.returncode == 0, res.stderr.decode(errors="replace")
+        return json.loads(res.stdout)
+
+    def bench(self, template: str, context: dict, n: int) -> float:
+        t = self._file(template, ".jinja")
+        c = self._file(json.dumps(context), ".json")
+        res = subprocess.run([str(self.exe), "--bench", str(t), str(c), str(n)], capture_output=True, timeout=120)
+        assert res.returncode == 0, res.stderr.decode(errors="replace")
+        return float(res.stdout)
+
+
+@pytest.fixture(scope="session")
+def ct_harness(tmp_path_factory) -> Harness:
+    if shutil.which("g++") is None:
+        pytest.skip("g++ not available")
+    exe = build_harness(CACHE / "ct_build")
+    return Harness(exe, tmp_path_factory.mktemp("ct_io"))
+
+
+# ---------------------------------------------------------------- real templates
+
+
+def _extract(sdist: Path, dest: Path) -> None:
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent))
+    with tarfile.open(sdist) as tf:
+        for m in tf.getmembers():
+            parts = m.name.split("/")
+            if (m.isfile() and m.name.endswith(".jinja") and len(parts) == 6
+                    and parts[1:5] == ["vendor", "llama.cpp", "models", "templates"]):
+                data = tf.extractfile(m).read()
+                (tmp / parts[5]).write_bytes(data)
+    if dest.exists():
+        shutil.rmtree(dest)
+    os.replace(tmp, dest)
+
+
+def _fetch_sdist(cache: Path) -> Path | None:
+    sdist = cache / SDIST_FILE
+    if sdist.exists():
+        return sdist
+    dl = Path(tempfile.mkdtemp(dir=cache))
+    try:
+        # Only this package from source; its build requirements may come as wheels (building them from source
+        # would take far too long). pip still prepares the metadata, which needs those build requirements.
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", SDIST_NAME,
+               f"{SDIST_NAME}=={SDIST_VERSION}", "-d", str(dl), "--timeout", "30"]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        found = list(dl.glob("*.tar.gz"))
+        if res.returncode != 0 or not found:
+            return None
+        os.replace(found[0], sdist)
+        return sdist
+    except (subprocess.TimeoutExpired, OSError):
+        return None
+    finally:
+        shutil.rmtree(dl, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def real_templates() -> dict[str, str]:
+    cache = CACHE / "templates"
+    cache.mkdir(parents=True, exist_ok=True)
+    dest = cache / "jinja"
+    if not dest.exists() or not any(dest.glob("*.jinja")):
+        sdist = _fetch_sdist(cache)
+        if sdist is None:
+            pytest.skip(f"could not download {SDIST_NAME}=={SDIST_VERSION} from PyPI (offline?)")
+        _extract(sdist, dest)
+    out = {p.stem: p.read_text(encoding="utf-8") for p in sorted(dest.glob("*.jinja"))}
+    if not out:
+        pytest.skip("no templates found in the sdist")
+    return out
+
+
+# ---------------------------------------------------------------- oracle
+
+
+def make_hf_env():
+    """jinja2 environment configured like transformers' chat-template rendering."""
+    import jinja2
+    from jinja2 import nodes
+    from jinja2.ext import Extension, loopcontrols
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class AssistantTracker(Extension):
+        tags = {"generation"}
+
+        def parse(self, parser):
+            lineno = next(parser.stream).lineno
+            body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
+            return nodes.CallBlock(self.call_method("_generation_support"), [], [], body).set_lineno(lineno)
+
+        def _generation_support(self, caller):
+            return caller()
+
+    def raise_exception(message):
+        raise jinja2.exceptions.TemplateError(message)
+
+    def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    def strftime_now(format):
+        return datetime.now().strftime(format)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                        extensions=[AssistantTracker, loopcontrols])
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = strftime_now
+    return env
+
+
+@pytest.fixture(scope="session")
+def hf_env():
+    return make_hf_env()
+
+
+def hf_render(env, template: str, context: dict) -> tuple[bool, str]:
+    """(True, text) or (False, error message)."""
+    ctx = dict(context)
+    ctx.setdefault("tools", None)
+    ctx.setdefault("documents", None)
+    try:
+        return True, env.from_string(template).render(**ctx)
+    except Exception as e:  # noqa: BLE001 - any template failure is an expected outcome to compare
+        return False, f"{type(e).__name__}: {e}"
