@@ -7,6 +7,7 @@ import enum
 import json
 import math
 import os
+import struct
 from typing import Any, Dict, Iterable, List, Optional, Set
 
 from .errors import ConfigError, InvalidParameterError
@@ -82,7 +83,8 @@ def _coerce(name: str, kind: str, value: Any) -> Any:
             raise InvalidParameterError(f"GenerationConfig.{name} must be a finite number, got {value}")
         if abs(value) > 3.4e38:
             raise InvalidParameterError(f"GenerationConfig.{name} does not fit a C float: {value}")
-        return value
+        # stored as the C side stores it (float32), so Python's checks see the value C will see
+        return struct.unpack("f", struct.pack("f", value))[0]
     if kind == _CRIT:
         try:
             return StopCriteria(value)
@@ -257,6 +259,15 @@ class GenerationConfig:
                 p.append(f"temperature must be greater than 0 when sampling, got {v['temperature']}")
             if not 0.0 <= v["min_p"] < 1.0:
                 p.append(f"min_p must be in [0, 1) when sampling, got {v['min_p']}")
+        assisting = v["assistant_confidence_threshold"] > 0.0 or v["num_assistant_tokens"] > 0
+        if assisting:
+            if v["num_beams"] > 1 or v["num_return_sequences"] > 1:
+                p.append("assisted generation (assistant_confidence_threshold / num_assistant_tokens) works only "
+                         "with one sequence and without beam search")
+            if v["assistant_confidence_threshold"] != 0.0 and v["num_assistant_tokens"] != 0:
+                p.append("set either assistant_confidence_threshold or num_assistant_tokens, not both")
+        if v["max_ngram_size"] != 0 and v["num_assistant_tokens"] == 0:
+            p.append("max_ngram_size (prompt lookup) needs num_assistant_tokens > 0")
         if v["num_beams"] > 1:
             if v["num_beam_groups"] == 0 or v["num_beams"] % v["num_beam_groups"] != 0:
                 p.append(f"num_beams ({v['num_beams']}) must be divisible by num_beam_groups ({v['num_beam_groups']})")
@@ -270,6 +281,8 @@ class GenerationConfig:
                 p.append("beam search supports no frequency/presence penalty and repetition_penalty 1.0")
             if v["diversity_penalty"] != 0.0 and v["num_beam_groups"] <= 1:
                 p.append("diversity_penalty needs num_beam_groups > 1")
+            if v["num_beam_groups"] > 1 and v["diversity_penalty"] == 0.0:
+                p.append("num_beam_groups > 1 needs a non-zero diversity_penalty")
         return p
 
     def validate(self, eos_from_model: bool = False) -> None:

@@ -89,6 +89,11 @@ _cfg_strategy = st.fixed_dictionaries({}, optional={
     "no_repeat_ngram_size": st.sampled_from([0, 3, SIZE_MAX]),
     "stop_strings": st.sampled_from([set(), {"x"}]),
     "eos_token_id": st.sampled_from([-1, 2]),
+    "diversity_penalty": st.sampled_from([0.0, 1.0]),
+    "num_assistant_tokens": st.sampled_from([0, 3]),
+    "assistant_confidence_threshold": st.sampled_from([0.0, 0.4]),
+    "max_ngram_size": st.sampled_from([0, 2]),
+    "top_k": st.sampled_from([0, 5, SIZE_MAX]),
 })
 
 
@@ -201,7 +206,7 @@ def _oracle_config(fields):
     return o
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(fields=_cfg_strategy)
 def test_python_rules_agree_with_upstream_validate(fields):
     """openvino_genai's own GenerationConfig.validate() is the oracle for the rules (test-only import)."""
