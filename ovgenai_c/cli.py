@@ -12,9 +12,11 @@ import argparse
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
@@ -76,11 +78,24 @@ def _resolve_model(args: argparse.Namespace, name: Optional[str], kind: Optional
 
 
 def _provider(args: argparse.Namespace, model: Optional[str], pool: Any = None) -> Any:
-    from .provider import Provider
+    """The provider for MODEL, with its pipeline loaded.
+
+    The pipeline (and every thread it starts: its owner thread, OpenVINO's workers) is created with SIGINT
+    blocked, so Ctrl-C is always delivered to the main thread — where it interrupts a blocking ``input()``."""
+    from .provider import Provider, SessionPool
 
     lib = _library(args)
     path = _resolve_model(args, model, lib.kind)
-    return Provider(path, device=args.device, library=lib, pool=pool)
+    provider = Provider(path, device=args.device, library=lib,
+                        pool=pool if pool is not None else SessionPool(ttl=None, max_resident=1))
+    blocked = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
+    try:
+        provider.load()
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    return provider
 
 
 def _options(args: argparse.Namespace) -> Dict[str, Any]:
@@ -137,7 +152,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
         _err("[stopped]")
         return EXIT_INTERRUPTED
     _out()
+    if args.verbose and stream.result is not None:
+        _err(_stats_line(stream.result))
     return 0
+
+
+def _stats_line(result: Any) -> str:
+    pm = result.perf
+    return (f"[{result.usage['prompt_tokens']} prompt tokens, {result.usage['completion_tokens']} generated, "
+            f"finish {result.finish_reason}, TTFT {pm.get_ttft().mean:.1f} ms, TPOT {pm.get_tpot().mean:.1f} ms, "
+            f"{pm.get_throughput().mean:.1f} tokens/s]")
 
 
 CHAT_HELP = "/reset clears the conversation, /exit quits (or Ctrl-D); Ctrl-C stops an answer"
@@ -192,6 +216,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
         _out()
         answer = stream.result.text if stream.result is not None else stream.text
         history.append({"role": "assistant", "content": answer})
+        if args.verbose and stream.result is not None:
+            _err(_stats_line(stream.result))
 
 
 def _peak_rss_mib() -> float:
@@ -215,9 +241,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     pool = SessionPool(max_resident=1)
     try:
         provider = _provider(args, args.model, pool=pool)
-        t0 = time.perf_counter()
-        lease = provider.lease()
-        load_s = time.perf_counter() - t0
+        lease = provider.lease()  # already created (and timed) by _provider()
+        load_s = lease.load_time
         rows = []
         try:
             pipe = lease.pipeline
@@ -465,6 +490,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
                    help="any Ollama-style option, e.g. -o presence_penalty=0.5 (repeatable)")
     p.add_argument("--system", help="system message")
+    p.add_argument("-v", "--verbose", action="store_true", help="print token counts and timings after each answer")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,74 @@
+"""Helpers for the CLI tests: run ``python -m ovgenai_c`` in a subprocess against the ABI double."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Dict, Optional
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTROLS_H = ROOT / "tests" / "abi_double" / "controls.h"
+IR_NAMES = ("openvino_model.xml", "openvino_model.bin", "openvino_tokenizer.xml", "openvino_tokenizer.bin",
+            "openvino_detokenizer.xml", "openvino_detokenizer.bin")
+CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+          "'<|im_end|>\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def make_ir(folder: Path, template: Optional[str] = CHATML) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in IR_NAMES:
+        (folder / name).write_text("")
+    net = ET.Element("net", name="tokenizer", version="11")
+    rt = ET.SubElement(net, "rt_info")
+    if template is not None:
+        ET.SubElement(rt, "chat_template", value=template)
+    ET.ElementTree(net).write(folder / "openvino_tokenizer.xml", encoding="utf-8", xml_declaration=True)
+    return folder
+
+
+def cli_env(library: Path, tmp: Path, **extra: str) -> Dict[str, str]:
+    env = dict(os.environ)
+    for k in ("OVGENAI_DEVICE", "OPENVINO_GENAI_DIR", "OVGENAI_C_MODELS"):
+        env.pop(k, None)
+    env.update({
+        "OVGENAI_C_LIBRARY": str(library),
+        "OVGENAI_C_CACHE": str(tmp / "cache"),
+        "PYTHONPATH": str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""),
+        "PYTHONUNBUFFERED": "1",
+    })
+    env.update(extra)
+    return env
+
+
+def run_cli(env: Dict[str, str], *args: str, input: Optional[str] = None, timeout: float = 60,
+            cwd: Optional[Path] = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ovgenai_c", *args], env=env, input=input, text=True,
+                          capture_output=True, timeout=timeout, cwd=str(cwd or ROOT))
+
+
+# Runs the CLI after setting the double's controls (the controls are per process, so they are set in the child).
+# With OVD_LOG_INPUTS=<file>, every pipeline input (prompt str or messages) is appended to <file> as a JSON line.
+DRIVER = r"""
+import json, os, sys, cffi
+ffi = cffi.FFI(); ffi.cdef(open(sys.argv[1]).read()); ctl = ffi.dlopen(sys.argv[2])
+ctl.ovd_set_token_delay_us(int(sys.argv[3]))
+log = os.environ.get("OVD_LOG_INPUTS")
+if log:
+    from ovgenai_c.pipeline import LLMPipeline
+    def wrap(name):
+        orig = getattr(LLMPipeline, name)
+        def f(self, inputs, *a, **kw):
+            with open(log, "a") as fh:
+                fh.write(json.dumps(inputs if isinstance(inputs, str) else inputs.get_messages()) + "\n")
+            return orig(self, inputs, *a, **kw)
+        setattr(LLMPipeline, name, f)
+    wrap("stream"); wrap("generate")
+from ovgenai_c.cli import main
+sys.exit(main(sys.argv[4:]))
+"""
+
+
+def driver_args(library: Path, delay_us: int, *cli_args: str) -> list:
+    return [sys.executable, "-c", DRIVER, str(CONTROLS_H), str(library), str(delay_us), *cli_args]

@@ -1,0 +1,299 @@
+"""The ``ovgenai-c`` command line in subprocesses, against the ABI double (and the bundled backend when built)."""
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import ROOT, cli_env, driver_args, make_ir, run_cli
+
+
+def _no_traceback(proc):
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+
+
+# --- generate ---------------------------------------------------------------------------------------------
+def test_generate_streams_the_answer(env, model):
+    r = run_cli(env, "generate", str(model), "What is the capital of France?")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "Echo: What is the capital of France?\n"
+    _no_traceback(r)
+
+
+def test_generate_no_stream_and_options(env, model):
+    r = run_cli(env, "generate", str(model), "one two three four", "--no-stream", "-n", "2")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "Echo: one \n"
+    r = run_cli(env, "generate", str(model), "alpha beta", "--stop", "ta", "--temperature", "0")
+    assert r.stdout == "Echo: alpha be\n"
+
+
+def test_generate_json(env, model):
+    r = run_cli(env, "generate", str(model), "hello there", "--json", "--max-tokens", "2", "--system", "sys")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["text"] == "Echo: hello " and doc["finish_reason"] == "length"
+    assert doc["usage"]["completion_tokens"] == 2 and doc["usage"]["prompt_tokens"] > 0
+    assert doc["perf"]["ttft"]["mean"] > 0 and doc["perf"]["throughput"]["mean"] > 0
+    assert doc["model"] == str(model) and doc["device"] == "CPU" and doc["library_kind"] == "other"
+
+
+def test_generate_model_from_the_catalog(env, tmp_path):
+    root = tmp_path / "models"
+    make_ir(root / "fam" / "m1")
+    r = run_cli(env, "generate", "fam/m1", "hi", "--models-root", str(root))
+    assert r.returncode == 0 and r.stdout == "Echo: hi\n", r.stderr
+    env2 = dict(env, OVGENAI_C_MODELS=str(root))
+    r = run_cli(env2, "--device", "CPU", "generate", "fam/m1", "hey", cwd=tmp_path)
+    assert r.stdout == "Echo: hey\n", r.stderr
+    r = run_cli(env2, "generate", "../models/fam/m1", "x", cwd=tmp_path / "models")  # a real relative path is fine
+    assert r.returncode == 0
+    r = run_cli(env2, "generate", "fam/../../etc", "x", cwd=tmp_path)
+    assert r.returncode == 1 and "leaves the models root" in r.stderr
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["generate", "/no/such/model", "hi"], "model path does not exist: /no/such/model"),
+    (["generate", "nosuchmodel", "hi"], "'nosuchmodel' is not an existing path"),
+    (["generate", "MODEL", "hi", "-o", "mirostat=1"], "'mirostat' is not supported"),
+    (["generate", "MODEL", "hi", "--temperature", "-1"], "'temperature' must be >= 0"),
+    (["generate", "MODEL", "hi", "--device", "bad device"], "malformed device name"),
+    (["chat", "/no/such/dir"], "model path does not exist"),
+    (["bench", "/no/such/dir"], "model path does not exist"),
+])
+def test_errors_are_one_line_without_traceback(env, model, tmp_path, args, needle):
+    args = [str(model) if a == "MODEL" else a for a in args]
+    r = run_cli(dict(env, OVGENAI_C_MODELS=str(tmp_path / "empty")), *args)
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ovgenai-c: error: ") and needle in lines[0], r.stderr
+    _no_traceback(r)
+
+
+def test_debug_shows_the_traceback(env):
+    r = run_cli(env, "--debug", "generate", "/no/such/model", "hi")
+    assert r.returncode != 0 and "Traceback" in r.stderr
+
+
+def test_bad_library_is_one_line(env, model, tmp_path):
+    bogus = tmp_path / "libnothing.so"
+    bogus.write_text("not a library")
+    r = run_cli(env, "generate", str(model), "hi", "--library", str(bogus))
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and str(bogus) in r.stderr
+    _no_traceback(r)
+
+
+# --- chat through piped stdin ---------------------------------------------------------------------------------
+def test_chat_piped_multi_turn_reset_exit(double_lib_path, tmp_path, model):
+    log = tmp_path / "inputs.jsonl"
+    env = cli_env(double_lib_path, tmp_path, OVD_LOG_INPUTS=str(log))
+    stdin = "hi there\nsecond question\n/reset\nthird\n/exit\nnot seen\n"
+    r = subprocess.run(driver_args(double_lib_path, 0, "chat", str(model), "--system", "be nice"), env=env,
+                       input=stdin, text=True, capture_output=True, timeout=60, cwd=str(ROOT))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["Echo: hi there", "Echo: second question", "(conversation reset)",
+                                     "Echo: third"]
+    calls = [json.loads(x) for x in log.read_text().splitlines()]
+    sysmsg = {"role": "system", "content": "be nice"}
+    assert calls == [
+        [sysmsg, {"role": "user", "content": "hi there"}],
+        [sysmsg, {"role": "user", "content": "hi there"}, {"role": "assistant", "content": "Echo: hi there"},
+         {"role": "user", "content": "second question"}],
+        [sysmsg, {"role": "user", "content": "third"}],  # /reset forgot the earlier turns
+    ]
+
+
+def test_chat_piped_eof_ends_cleanly(env, model):
+    r = run_cli(env, "chat", str(model), "-v", input="only one\n")
+    assert r.returncode == 0 and r.stdout == "Echo: only one\n"
+    assert "generated" in r.stderr and "TTFT" in r.stderr
+
+
+# --- chat through a pseudo-terminal ----------------------------------------------------------------------------
+class Term:
+    def __init__(self, argv, env):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # child
+            try:
+                os.chdir(str(ROOT))
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.buf = b""
+        self.pos = 0
+
+    def expect(self, needle: str, timeout: float = 20) -> float:
+        want = needle.encode()
+        deadline = time.monotonic() + timeout
+        while True:
+            i = self.buf.find(want, self.pos)
+            if i >= 0:
+                self.pos = i + len(want)
+                return time.monotonic()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"timed out waiting for {needle!r}; output so far: {self.buf!r}")
+            r, _, _ = select.select([self.fd], [], [], left)
+            if not r:
+                continue
+            try:
+                data = os.read(self.fd, 4096)
+            except OSError:
+                data = b""
+            if not data:
+                raise AssertionError(f"terminal closed while waiting for {needle!r}; output: {self.buf!r}")
+            self.buf += data
+
+    def send(self, text: str) -> None:
+        os.write(self.fd, text.encode())
+
+    def wait(self, timeout: float = 20) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                os.close(self.fd)
+                return os.waitstatus_to_exitcode(status)
+            try:  # drain, so the child never blocks on a full terminal
+                r, _, _ = select.select([self.fd], [], [], 0.05)
+                if r:
+                    self.buf += os.read(self.fd, 4096)
+            except OSError:
+                time.sleep(0.05)
+        os.kill(self.pid, signal.SIGKILL)
+        raise AssertionError(f"child did not exit; output: {self.buf!r}")
+
+
+def test_chat_in_a_pseudo_terminal_with_ctrl_c(double_lib_path, tmp_path, model):
+    env = cli_env(double_lib_path, tmp_path)
+    term = Term(driver_args(double_lib_path, 150_000, "chat", str(model)), env)
+    try:
+        term.expect("/reset clears the conversation")  # the banner, on a terminal only
+        term.expect(">>> ")
+        term.send("one two\r")
+        term.expect("Echo: one two")
+        term.expect(">>> ")
+        long = " ".join(f"w{i}" for i in range(40))  # ~6 s at 150 ms per token
+        term.send(long + "\r")
+        term.expect("Echo: w0 ")
+        t0 = time.monotonic()
+        term.send("\x03")  # Ctrl-C: stops the answer, keeps the session
+        t1 = term.expect("[stopped]")
+        assert t1 - t0 < 3
+        term.expect(">>> ")
+        term.send("after\r")
+        term.expect("Echo: after")
+        term.expect(">>> ")
+        term.send("\x03")  # Ctrl-C at the prompt: a hint, not an exit
+        term.expect("use /exit or Ctrl-D to quit")
+        term.send("/reset\r")
+        term.expect("(conversation reset)")
+        term.send("/exit\r")
+        assert term.wait() == 0
+    finally:
+        try:
+            os.kill(term.pid, signal.SIGKILL)
+            os.waitpid(term.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+    assert b"Traceback" not in term.buf
+    assert b"w39" not in term.buf.split(b"Echo: w0")[-1]  # the stopped answer did not run to the end
+
+
+def test_generate_ctrl_c_in_a_terminal(double_lib_path, tmp_path, model):
+    env = cli_env(double_lib_path, tmp_path)
+    words = " ".join(f"w{i}" for i in range(40))
+    term = Term(driver_args(double_lib_path, 150_000, "generate", str(model), words), env)
+    try:
+        term.expect("Echo: ")
+        term.send("\x03")
+        term.expect("[stopped]", timeout=5)
+        assert term.wait() == 130
+    finally:
+        try:
+            os.kill(term.pid, signal.SIGKILL)
+            os.waitpid(term.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+    assert b"Traceback" not in term.buf
+
+
+# --- doctor, models, bench --------------------------------------------------------------------------------------
+def test_doctor_names_the_library_and_its_kind(env, double_lib_path):
+    r = run_cli(env, "doctor")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert f"path:         {double_lib_path}" in out and "kind:         other" in out
+    assert "found by:     OVGENAI_C_LIBRARY" in out and "none missing" in out
+    assert "default model:  SmolLM2-135M-Instruct" in out and env["OVGENAI_C_CACHE"] in out
+    assert "openvino:" in out and ("devices: " in out or "unavailable" in out)
+    r = run_cli(env, "doctor", "--json")
+    doc = json.loads(r.stdout)
+    assert doc["library"]["path"] == str(double_lib_path) and doc["library"]["kind"] == "other"
+    assert doc["default_model"]["gguf_present"] is False
+
+
+def test_doctor_without_a_library(env, tmp_path):
+    r = run_cli(dict(env, OVGENAI_C_LIBRARY=str(tmp_path / "missing.so")), "doctor")
+    assert r.returncode == 1 and "library:        NOT FOUND" in r.stdout and "missing.so" in r.stdout
+    _no_traceback(r)
+
+
+def test_models_lists_the_catalog(env, tmp_path):
+    root = tmp_path / "models"
+    make_ir(root / "a")
+    make_ir(root / "fam" / "b")
+    (root / "fam" / "b" / "ovgenai_c.profile.json").write_text('{"max_output_tokens": 7}')
+    shutil.copyfile(ROOT / "tests" / "fixtures" / "tiny" / "tiny.gguf", root / "t.gguf")
+    r = run_cli(env, "models", "--root", str(root))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["NAME", "FORMAT", "SIZE", "PROFILE"]
+    assert [ln.split()[0] for ln in lines[1:4]] == ["a", "fam/b", "t.gguf"]
+    assert "max_output_tokens=7" in lines[2] and lines[3].split()[1] == "gguf"
+    doc = json.loads(run_cli(env, "models", "--json", "--models-root", str(root)).stdout)
+    assert [m["name"] for m in doc["models"]] == ["a", "fam/b", "t.gguf"]
+
+
+def test_bench_reports_metrics(env, model):
+    r = run_cli(env, "bench", str(model), "--runs", "2", "--warmup", "0", "--json", "--prompt", "a b c")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["runs"] == 2 and len(doc["per_run"]) == 2
+    assert doc["load_time_ms"] > 0 and doc["ttft_ms"]["mean"] > 0 and doc["tpot_ms"]["mean"] > 0
+    assert doc["throughput_tps"]["mean"] > 0 and doc["peak_rss_mib"] > 10
+    r = run_cli(env, "bench", str(model), "--runs", "1")
+    for label in ("load time:", "TTFT:", "TPOT:", "throughput:", "peak RSS:"):
+        assert label in r.stdout
+
+
+# --- the real tiny model on the bundled backend ---------------------------------------------------------------
+def _bundled() -> Path:
+    for p in (ROOT / "ovgenai_c" / "_bundled" / "libovgenai_c_bundled.so",
+              ROOT / "native" / "build" / "libovgenai_c_bundled.so"):
+        if p.is_file():
+            return p
+    pytest.skip("the bundled backend is not built (ovgenai_c/_bundled/ or native/build/libovgenai_c_bundled.so)")
+
+
+def test_real_tiny_model_on_the_bundled_backend(tmp_path):
+    lib = _bundled()
+    env = cli_env(lib, tmp_path)
+    tiny = ROOT / "tests" / "fixtures" / "tiny" / "ir"
+    r = run_cli(env, "generate", str(tiny), "Hello", "-n", "5", "--json", timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["library_kind"] == "bundled" and doc["usage"]["completion_tokens"] == 5
+    assert doc["finish_reason"] == "length" and doc["text"]
+    r = run_cli(env, "chat", str(tiny), "-n", "3", input="Hi\nAgain\n/exit\n", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) >= 2
