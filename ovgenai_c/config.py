@@ -304,8 +304,8 @@ def _read_json_fields(path: str) -> Dict[str, Any]:
     try:
         with open(path, "r", encoding="utf-8") as f:
             data = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read generation config {path}: {exc}") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ConfigError(f"cannot read generation config {path}: {type(exc).__name__}: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"generation config {path} must hold a JSON object")
     out: Dict[str, Any] = {}

@@ -72,7 +72,7 @@ def property_strings(properties: Dict[str, Any]) -> List[Tuple[str, str]]:
     """OpenVINO properties as (key, value) strings, the form the variadic C create takes."""
     out = []
     for key, value in properties.items():
-        if not isinstance(key, str) or not _PROPERTY_KEY_RE.match(key):
+        if not isinstance(key, str) or not _PROPERTY_KEY_RE.fullmatch(key):
             raise errors.InvalidParameterError(f"property name {key!r} is not a valid OpenVINO property name")
         if isinstance(value, bool):
             text = "YES" if value else "NO"
@@ -131,6 +131,13 @@ class _State:
 _live_states: "weakref.WeakSet[_State]" = weakref.WeakSet()
 
 
+def _run_if_open(st: _State, fn: Callable[[_State], Any]) -> Any:
+    """Run a queued call unless the pipeline was closed while it waited (then it is refused, not run)."""
+    if st.closed or st.handle is None:
+        raise errors.PipelineClosedError("the pipeline was closed before this call could start")
+    return fn(st)
+
+
 def _finalize(state: _State) -> None:
     state.free_on_owner()
 
@@ -169,7 +176,7 @@ class LLMPipeline:
         path = check_model_path(models_path, lib.kind)
         if not isinstance(device, str):
             raise errors.DeviceError(f"device must be a str such as 'CPU', not {type(device).__name__}")
-        if not _DEVICE_RE.match(device):
+        if not _DEVICE_RE.fullmatch(device):
             raise errors.DeviceError(f"malformed device name {device!r} (expected e.g. 'CPU', 'GPU.0', 'AUTO:GPU,CPU')")
         if config is not None and not isinstance(config, dict):
             raise errors.InvalidParameterError(f"config must be a dict of properties, not {type(config).__name__}")
@@ -207,6 +214,8 @@ class LLMPipeline:
         self._state = state
         _live_states.add(state)
         self._finalizer = weakref.finalize(self, _finalize, state)
+        # at exit, _close_all_at_exit cancels and waits; the finalizer's own atexit run would only queue the free
+        self._finalizer.atexit = False
         self._config = self._initial_config(path)
 
     # --- life cycle ----------------------------------------------------------------------------------
@@ -286,7 +295,7 @@ class LLMPipeline:
         with st.lock:
             if st.closed:
                 raise errors.PipelineClosedError("the pipeline is closed")
-            job = st.owner.submit(lambda: fn(st))
+            job = st.owner.submit(lambda: _run_if_open(st, fn))
         return st, job
 
     def _call(self, fn: Callable[[_State], Any]) -> Any:
