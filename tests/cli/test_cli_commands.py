@@ -297,3 +297,25 @@ def test_real_tiny_model_on_the_bundled_backend(tmp_path):
     r = run_cli(env, "chat", str(tiny), "-n", "3", input="Hi\nAgain\n/exit\n", timeout=120)
     assert r.returncode == 0, r.stderr
     assert len(r.stdout.splitlines()) >= 2
+
+
+def test_convert_a_gguf_to_ir(env, tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("openvino_genai") is None:
+        pytest.skip("openvino_genai (the conversion tool) is not installed")
+    gguf = tmp_path / "tiny.gguf"
+    shutil.copyfile(ROOT / "tests" / "fixtures" / "tiny" / "tiny.gguf", gguf)
+    r = run_cli(env, "convert", str(gguf), str(tmp_path / "out"), timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(tmp_path / "out")
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert names == ["openvino_detokenizer.bin", "openvino_detokenizer.xml", "openvino_model.bin",
+                     "openvino_model.xml", "openvino_tokenizer.bin", "openvino_tokenizer.xml"]
+    from ovgenai_c.provider import model_info
+
+    assert "<|im_start|>" in model_info(tmp_path / "out").chat_template
+    r = run_cli(env, "convert", str(gguf), str(tmp_path / "out"))
+    assert r.returncode == 1 and "exists and is not empty" in r.stderr
+    r = run_cli(env, "convert", str(tmp_path / "nope.gguf"))
+    assert r.returncode == 1 and "not a .gguf file" in r.stderr
