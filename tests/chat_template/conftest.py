@@ -29,7 +29,7 @@ CACHE = Path(os.environ.get("OVGENAI_C_CACHE", Path.home() / ".cache" / "ovgenai
 SDIST_NAME = "llama-cpp-python"
 SDIST_VERSION = "0.3.36"
 SDIST_FILE = "llama_cpp_python-0.3.36.tar.gz"
-CXXFLAGS = ["-std=c++17", "-O1"]
+CXXFLAGS = ["-std=c++17", "-O1", "-pthread"]
 
 
 def _sources() -> list[Path]:

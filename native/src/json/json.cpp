@@ -212,10 +212,10 @@ struct Parser {
     }
 
     JsonValue value(int depth) {
-        if (depth > kMaxDepth) fail("nesting too deep (limit 512)");
         ws();
         if (i >= s.size()) fail("unexpected end of input");
         char c = s[i];
+        if ((c == '[' || c == '{') && depth >= kMaxDepth) fail("nesting too deep (limit 512)");
         switch (c) {
             case '{': return object(depth + 1);
             case '[': return array(depth + 1);
@@ -557,7 +557,8 @@ void json_escape_string(std::string& out, std::string_view s, bool ensure_ascii)
                 case '\b': out += "\\b"; break;
                 case '\f': out += "\\f"; break;
                 default:
-                    if (c < 0x20) put_u(out, c);
+                    // Python escapes DEL only with ensure_ascii=True
+                    if (c < 0x20 || (c == 0x7f && ensure_ascii)) put_u(out, c);
                     else out += static_cast<char>(c);
             }
             ++i;
