@@ -130,6 +130,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         model, prompt = words
     else:
         raise CliError(f"generate takes [MODEL] PROMPT, got {len(words)} arguments; quote the prompt")
+    if prompt == "-":
+        prompt = sys.stdin.read().rstrip("\n")
     provider = _provider(args, model)
     opts = _options(args)
     if args.json:
@@ -509,7 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = subs.add_parser("generate", help="one answer to a prompt", aliases=["gen"])
     _add_common(p, sub=True)
-    p.add_argument("words", nargs="+", metavar="[MODEL] PROMPT")
+    p.add_argument("words", nargs="+", metavar="[MODEL] PROMPT", help="PROMPT '-' reads it from stdin")
     _add_options(p)
     p.add_argument("--no-stream", action="store_true", help="print the answer when complete")
     p.add_argument("--json", action="store_true", help="print the result with usage and perf metrics as JSON")

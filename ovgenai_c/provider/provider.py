@@ -150,6 +150,10 @@ class Provider:
             except errors.LibraryNotFoundError:
                 kind = None
         self.library_kind = kind
+        if self.info.format == "gguf" and kind == "bundled":
+            raise errors.NotSupportedError(
+                f"{self.path} is a GGUF file: the bundled backend loads OpenVINO IR folders. Convert it once with "
+                "`ovgenai-c convert GGUF [OUT]`, or use the official GenAI C library, which loads GGUF directly")
         self.capabilities = self._capabilities()
 
     def __repr__(self) -> str:
@@ -247,11 +251,14 @@ class Provider:
         if not getattr(self.capabilities, name):
             raise CapabilityNotSupportedError(f"{name} is disabled for {self.path} by its profile", name)
 
-    def prompt(self, text: str, system: Optional[str] = None, **options: Any) -> str:
-        """One answer to ``text`` (the chat template is applied, as GenAI does); ``system`` adds a system message."""
-        return self.prompt_result(text, system=system, **options).text
+    def prompt(self, text: str, system: Optional[str] = None, *, timeout: Optional[float] = None,
+               **options: Any) -> str:
+        """One answer to ``text`` (the chat template is applied, as GenAI does); ``system`` adds a system message.
+        ``timeout`` (seconds) cancels natively and raises :class:`ovgenai_c.GenerationTimeoutError`."""
+        return self.prompt_result(text, system=system, timeout=timeout, **options).text
 
-    def prompt_result(self, text: str, system: Optional[str] = None, **options: Any) -> ChatResult:
+    def prompt_result(self, text: str, system: Optional[str] = None, *, timeout: Optional[float] = None,
+                      **options: Any) -> ChatResult:
         """Like :meth:`prompt`, with usage, finish reason and perf metrics."""
         self._require("prompt")
         if not isinstance(text, str):
@@ -261,17 +268,17 @@ class Provider:
         if system is not None:
             inputs = self._history([{"role": "user", "content": text}], None, system=system)
         with self.lease() as lease:
-            res = lease.pipeline.generate(inputs, **kw)
+            res = lease.pipeline.generate(inputs, timeout=timeout, **kw)
         return self._result(res, tools=False)
 
     def chat(self, messages: Messages, tools: Optional[List[Any]] = None, *, think: Optional[bool] = None,
-             **options: Any) -> ChatResult:
+             timeout: Optional[float] = None, **options: Any) -> ChatResult:
         """Answer a conversation (list of ``{"role", "content"}`` dicts). ``tools``: OpenAI-style tool definitions,
         passed to the chat template; tool calls in the answer come back parsed in ``message["tool_calls"]``."""
         history = self._history(messages, tools, think=think)
         kw = self._config_kwargs(options)
         with self.lease() as lease:
-            res = lease.pipeline.generate(history, **kw)
+            res = lease.pipeline.generate(history, timeout=timeout, **kw)
         return self._result(res, tools=bool(history.get_tools()))
 
     def _inputs(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str],
@@ -284,7 +291,7 @@ class Provider:
         return self._history(messages, tools, system=system, think=think)
 
     def stream(self, messages: Messages, tools: Optional[List[Any]] = None, *, system: Optional[str] = None,
-               think: Optional[bool] = None, **options: Any) -> "ChatStream":
+               think: Optional[bool] = None, timeout: Optional[float] = None, **options: Any) -> "ChatStream":
         """Iterate over the answer's text chunks (``messages``: a list of message dicts, or a prompt str).
         Closing the stream (or leaving its ``with`` block) cancels natively and waits for C to let go."""
         self._require("stream")
@@ -292,7 +299,7 @@ class Provider:
         kw = self._config_kwargs(options)
         lease = self.lease()
         try:
-            ts = lease.pipeline.stream(inputs, **kw)
+            ts = lease.pipeline.stream(inputs, timeout=timeout, **kw)
         except BaseException:
             lease.release()
             raise
@@ -320,6 +327,12 @@ class Provider:
 
     def close(self) -> None:
         """Nothing to free per provider (sessions belong to the pool); kept for symmetry."""
+
+    def __enter__(self) -> "Provider":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 class ChatStream(Iterator[str]):

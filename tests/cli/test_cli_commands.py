@@ -319,3 +319,8 @@ def test_convert_a_gguf_to_ir(env, tmp_path):
     assert r.returncode == 1 and "exists and is not empty" in r.stderr
     r = run_cli(env, "convert", str(tmp_path / "nope.gguf"))
     assert r.returncode == 1 and "not a .gguf file" in r.stderr
+
+
+def test_generate_prompt_from_stdin(env, model):
+    r = run_cli(env, "generate", str(model), "-", input="from stdin\n")
+    assert r.returncode == 0 and r.stdout == "Echo: from stdin\n"

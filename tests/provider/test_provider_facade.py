@@ -260,3 +260,26 @@ def test_parse_unrecognised_is_left_as_text():
     for text in ("Paris is the capital.", "<tool_call>not json</tool_call>", '{"no_name": 1}',
                  "[TOOL_CALLS] nope"):
         assert parse_tool_calls(text) == (text, [])
+
+
+def test_timeout_cancels(model, ctl, pool):
+    from ovgenai_c.errors import GenerationTimeoutError
+
+    ctl.delay_us(200_000)
+    p = Provider(model, library=ctl.library, pool=pool)
+    t0 = time.monotonic()
+    with pytest.raises(GenerationTimeoutError):
+        p.prompt(" ".join(f"w{i}" for i in range(50)), timeout=0.3)
+    assert time.monotonic() - t0 < 3
+    assert pool.sessions()[0]["refs"] == 0
+
+
+def test_gguf_refused_early_on_the_bundled_backend(ctl, pool):
+    class Bundled:
+        kind = "bundled"
+        path = str(ctl.path)
+
+    from ovgenai_c.errors import NotSupportedError
+
+    with pytest.raises(NotSupportedError, match="ovgenai-c convert"):
+        Provider(FIXTURES / "tiny.gguf", library=Bundled(), pool=pool)
