@@ -707,11 +707,15 @@ print(json.dumps(out))
 """
 
 
-def measure_imports(reps: int, env: Dict[str, str], with_genai: bool, load_lib: Optional[str]) -> Dict[str, Any]:
+def measure_imports(reps: int, env: Dict[str, str], with_genai: bool, load_lib: Optional[str],
+                    stop: Any = lambda rep: False) -> Dict[str, Any]:
     mods = ["-", "ovgenai_c"] + (["openvino_genai"] if with_genai else [])
     samples: Dict[str, List[Dict[str, Any]]] = {m: [] for m in mods}
     walls: Dict[str, List[float]] = {m: [] for m in mods}
     for rep in range(reps):
+        if stop(rep):
+            reps = rep
+            break
         order = mods[rep % len(mods):] + mods[:rep % len(mods)]
         for m in order:
             args = [sys.executable, "-c", _IMPORT_PROBE, m]
@@ -808,6 +812,8 @@ class Bench:
         self.oracle_dir: Optional[Path] = None
         self.oracle_error: Optional[str] = None
         self.prompts: Dict[int, Dict[str, Any]] = {}
+        self.crashes: Dict[str, List[str]] = {}
+        self.trimmed: Dict[str, int] = {}
 
     # --- plumbing ---
     def env(self) -> Dict[str, str]:
@@ -831,10 +837,21 @@ class Bench:
             return w.call(op, **req)
         except WorkerError as exc:
             _say(str(exc))
-            if w.proc.poll() is not None:
+            if w.proc.poll() is None:
+                return None
+            self.workers.pop(name, None)
+            self.crashes.setdefault(name, []).append(f"{op}: {exc}")
+            if len(self.crashes[name]) > 1 or name not in getattr(self, "specs", {}):
                 self.engine_errors[name] = str(exc)
-                self.workers.pop(name, None)
-            return None
+                return None
+            _say(f"restarting {name} once")  # e.g. its library was rebuilt in place under it
+            if self.start(name, self.specs[name]) is None:
+                return None
+            try:
+                return self.workers[name].call(op, **req)
+            except WorkerError as exc2:
+                _say(str(exc2))
+                return None
 
     def engines(self) -> List[str]:
         return [n for n in self.workers if n != "double"]
@@ -845,6 +862,35 @@ class Bench:
     def genai_engines(self) -> List[str]:
         return [n for n in self.engines() if n.startswith("genai")]
 
+    def snapshot(self, label: str, path: str) -> str:
+        """Run a private copy of the bundled backend, so a rebuild that rewrites the file in place cannot crash
+        the workers mid-run (the official library stays where it is: it needs its neighbours)."""
+        if not label.endswith("[bundled]") or self.args.no_snapshot or not Path(path).is_file():
+            return path
+        import shutil
+
+        d = self.logdir / "lib"
+        d.mkdir(exist_ok=True)
+        dst = d / Path(path).name
+        shutil.copy2(path, dst)
+        self.report["meta"].setdefault("library_snapshots", {})[label] = {"original": path, "copy": str(dst)}
+        return str(dst)
+
+    # cumulative share of the time budget by the end of each section
+    BUDGET_SHARE = {"import": 0.10, "load": 0.22, "binding_overhead": 0.36, "backend_parity": 0.66,
+                    "greedy_agreement": 0.76, "streaming_cost": 0.86, "concurrency": 0.95}
+
+    def over_budget(self, section: str, rep: int) -> bool:
+        """True when a section should stop repeating (it always gets its first repetition)."""
+        budget = self.args.budget
+        if rep < 1 or not budget or budget <= 0:
+            return False
+        elapsed = time.perf_counter() - self.t_start
+        if elapsed > budget * self.BUDGET_SHARE[section]:
+            self.trimmed.setdefault(section, rep)
+            return True
+        return False
+
     # --- sections ---
     def run(self) -> Dict[str, Any]:
         a = self.args
@@ -854,7 +900,7 @@ class Bench:
             self.oracle_dir, self.oracle_error = ensure_oracle(not a.no_fetch)
         else:
             self.oracle_error = "--no-genai"
-        self.libs = find_libraries(a.library)
+        self.libs = [(label, self.snapshot(label, path)) for label, path in find_libraries(a.library)]
         self.meta()
         _say(f"model {self.model}; engines: {[l for l, _ in self.libs] + ([] if self.oracle_error else [GENAI_PA, GENAI_SDPA])}")
 
@@ -869,6 +915,8 @@ class Bench:
         self.section("physical_limit", self.physical_limit_end)
         self.finish_workers()
         self.report["meta"]["engine_errors"] = self.engine_errors
+        self.report["meta"]["worker_crashes"] = self.crashes
+        self.report["meta"]["trimmed_by_budget"] = self.trimmed  # section -> repetitions actually run
         self.report["meta"]["elapsed_s"] = time.perf_counter() - self.t_start
         self.ratios()
         return self.report
@@ -958,7 +1006,8 @@ class Bench:
         bundled = next((p for l, p in self.libs if l.endswith("[bundled]")), None)
         load_lib = self.libs[0][1] if self.libs else None
         self.report["import_footprint"] = measure_imports(self.s.import_reps, self.env(),
-                                                          self.oracle_error is None, load_lib or bundled)
+                                                          self.oracle_error is None, load_lib or bundled,
+                                                          stop=lambda rep: self.over_budget("import", rep))
 
     def load_engines(self) -> None:
         dev = a_device(self.args)
@@ -974,6 +1023,8 @@ class Bench:
             raise RuntimeError("no engine to benchmark")
         names = list(specs)
         for rep in range(self.s.load_reps):
+            if self.over_budget("load", rep):
+                break
             for name in _rotate(names, rep):
                 if rep == 0:
                     w = self.start(name, specs[name])
@@ -1014,6 +1065,8 @@ class Bench:
                 self.call(e, "gen", **req)
         runs: Dict[str, List[Dict[str, Any]]] = {e: [] for e in engines}
         for rep in range(self.s.overhead_reps):
+            if self.over_budget("binding_overhead", rep):
+                break
             for e in _rotate(engines, rep):
                 r = self.call(e, "gen", **req)
                 if r:
@@ -1065,6 +1118,8 @@ class Bench:
         runs: Dict[Tuple[str, int, int], List[Dict[str, Any]]] = {}
         k = 0
         for rep in range(self.s.parity_reps):
+            if self.over_budget("backend_parity", rep):
+                break
             for (L, O) in cells:
                 for e in _rotate(engines, k):
                     r = self.call(e, "gen", prompt=prompts[L]["text"], max_new_tokens=O, ignore_eos=True)
@@ -1095,6 +1150,9 @@ class Bench:
         prompts = AGREEMENT_PROMPTS[:self.s.agree_prompts]
         texts: Dict[str, List[Optional[str]]] = {e: [] for e in engines}
         for i, p in enumerate(prompts):
+            if self.over_budget("greedy_agreement", i // 2):
+                prompts = prompts[:i]
+                break
             for e in _rotate(engines, i):
                 r = self.call(e, "gen", prompt=p, max_new_tokens=self.s.agree_tokens)
                 texts[e].append(r.get("text") if r else None)
@@ -1164,6 +1222,8 @@ class Bench:
         runs: Dict[Tuple[str, str], List[float]] = {}
         k = 0
         for rep in range(self.s.stream_reps + 1):
+            if self.over_budget("streaming_cost", rep - 1):
+                break
             for e in _rotate(engines, rep):
                 for m in _rotate(modes[e], k):
                     k += 1
@@ -1193,6 +1253,8 @@ class Bench:
         res: Dict[str, List[Dict[str, Any]]] = {"shared": [], "separate": []}
         self.call(e, "concurrency", mode="separate", **{**req, "requests": 1})  # create the extra pipelines, warm
         for rep in range(self.s.conc_reps):
+            if self.over_budget("concurrency", rep):
+                break
             for mode in _rotate(["shared", "separate"], rep):
                 r = self.call(e, "concurrency", mode=mode, **req)
                 if r:
@@ -1322,21 +1384,22 @@ def render(report: Dict[str, Any]) -> str:
         engines = list(bp["cells"][0]["engines"])
         rows = []
         for c in bp["cells"]:
-            r: List[Any] = [f"{c['prompt_tokens_target']}/{c['max_new_tokens']}"]
+            n_in = next((v.get("n_in") for v in c["engines"].values() if v.get("n_in")), None)
+            r: List[Any] = [f"{c['prompt_tokens_target']} ({_fmt(n_in, 0)}) / {c['max_new_tokens']}"]
             for e in engines:
                 s = c["engines"].get(e, {})
                 r += [s.get("ttft_ms"), s.get("tpot_ms")]
             for tag, v in (c.get("ratios") or {}).items():
                 r += [v.get("ttft"), v.get("tpot")]
             rows.append(r)
-        headers = ["prompt/out"]
+        headers = ["prompt (actual) / out"]
         for e in engines:
             headers += [f"{e} TTFT", "TPOT"]
         for tag in (bp["cells"][0].get("ratios") or {}):
             short = tag.replace("ovgenai_c", "ov").replace("genai", "g")
             headers += [f"{short} TTFT x", "TPOT x"]
         out.append(_table(headers, rows))
-        out.append(f"  actual templated prompt tokens: {bp.get('prompt_tokens_actual')}")
+        out.append("  prompt = target tokens (actual tokens after the chat template, which the C ABI always applies)")
     elif bp.get("error"):
         out.append(f"\nBackend parity: error: {bp['error']}")
 
@@ -1436,6 +1499,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-genai", action="store_true", help="do not run openvino_genai (ovgenai_c engines only)")
     p.add_argument("--no-fetch", action="store_true", help="never pip-fetch openvino_genai when it is missing")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds a single request may take")
+    p.add_argument("--budget", type=float, help="time budget in seconds: sections run fewer repetitions (at least "
+                                                "one) once their share is used up (default 540, --quick 50; 0 = none)")
+    p.add_argument("--no-snapshot", action="store_true", help="load the bundled backend in place instead of from a "
+                                                                 "private copy made at start")
+    p.add_argument("model_pos", nargs="?", metavar="MODEL", help="same as --model")
     return p
 
 
@@ -1444,6 +1512,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if argv[:1] == ["--worker"]:
         return _worker_main(argv[1])
     args = build_parser().parse_args(argv)
+    if args.budget is None:
+        args.budget = 50.0 if args.quick else 540.0
+    if args.model_pos and not args.model:
+        args.model = args.model_pos
     if args.model and not Path(args.model).is_dir():
         print(f"bench: --model {args.model} is not a folder", file=sys.stderr)
         return 2
