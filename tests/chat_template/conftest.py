@@ -211,3 +211,19 @@ def hf_render(env, template: str, context: dict) -> tuple[bool, str]:
         return True, env.from_string(template).render(**ctx)
     except Exception as e:  # noqa: BLE001 - any template failure is an expected outcome to compare
         return False, f"{type(e).__name__}: {e}"
+
+
+def pytest_terminal_summary(terminalreporter):
+    try:
+        from test_ct_templates import PASS_COUNTS
+    except ImportError:  # pragma: no cover
+        return
+    if not PASS_COUNTS:
+        return
+    tr = terminalreporter
+    tr.section("chat templates: native vs jinja2 (cases passed / total, both-error)")
+    full = 0
+    for name, (ok, total, both_err) in sorted(PASS_COUNTS.items()):
+        full += ok == total
+        tr.write_line(f"{ok:3d}/{total:<3d} ({both_err:2d} both-error)  {name}")
+    tr.write_line(f"templates fully matching: {full}/{len(PASS_COUNTS)}")

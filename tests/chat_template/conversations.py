@@ -55,13 +55,13 @@ TOOL_CALLS = [
         "content": "",
         "tool_calls": [
             {
-                "id": "call_1",
+                "id": "a1b2c3d4e",
                 "type": "function",
                 "function": {"name": "get_weather", "arguments": {"location": "Paris", "unit": "celsius"}},
             }
         ],
     },
-    {"role": "tool", "name": "get_weather", "tool_call_id": "call_1", "content": "{\"temperature\": 22}"},
+    {"role": "tool", "name": "get_weather", "tool_call_id": "a1b2c3d4e", "content": "{\"temperature\": 22}"},
     {"role": "assistant", "content": "It is 22 degrees in Paris."},
     {"role": "user", "content": "Thanks!"},
 ]
@@ -90,9 +90,36 @@ CASES = {
 }
 
 
-def contexts():
+COHERE_TOOLS = [
+    {
+        "name": "internet_search",
+        "description": "Returns a list of relevant document snippets for a textual query retrieved from the internet",
+        "parameter_definitions": {
+            "query": {"description": "Query to search the internet with", "type": "str", "required": True},
+            "max_results": {"description": "How many results", "type": "int", "required": False},
+        },
+    }
+]
+
+# Extra cases for templates that expect tools in another shape or extra variables.
+SPECIAL_CASES = {
+    "CohereForAI-c4ai-command-r-plus-tool_use": {
+        "cohere_tools": (WITH_SYSTEM, COHERE_TOOLS, {}),
+        "cohere_tools_multi": (MULTI_TURN, COHERE_TOOLS, {}),
+    },
+    "fireworks-ai-llama-3-firefunction-v2": {
+        "functions": (WITH_SYSTEM, None, {"functions": __import__("json").dumps([t["function"] for t in TOOLS]),
+                                          "datetime": "2024-07-26 10:00"}),
+        "functions_multi": (MULTI_TURN, None, {"functions": "[]", "datetime": "2024-07-26 10:00"}),
+    },
+}
+
+
+def contexts(template_name: str | None = None):
     """Yields (case_id, context) pairs: every case with add_generation_prompt True and False."""
-    for name, (messages, tools, extra) in CASES.items():
+    cases = dict(CASES)
+    cases.update(SPECIAL_CASES.get(template_name, {}))
+    for name, (messages, tools, extra) in cases.items():
         for agp in (True, False):
             ctx = {
                 "messages": messages,
