@@ -10,6 +10,7 @@ back (it waits for them up to ``timeout``).
 from __future__ import annotations
 
 import atexit
+import collections
 import hashlib
 import os
 import threading
@@ -57,7 +58,7 @@ def _default_factory(path: str, device: str, properties: Dict[str, Any], library
     return LLMPipeline(path, device, library=library, **properties)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Session:
     key: Key
     ready: threading.Event = field(default_factory=threading.Event)
@@ -108,10 +109,11 @@ class Lease:
         self.release()
 
     def __del__(self) -> None:
-        try:
-            self.release()
-        except Exception:
-            pass
+        # A forgotten lease: never take the pool's lock from a finalizer (it may run inside the pool, or on
+        # any thread); queue the release, done by the pool's next operation.
+        if not self._released:
+            self._released = True
+            self._pool._pending.append(self._session)
 
 
 class SessionPool:
@@ -131,6 +133,7 @@ class SessionPool:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._sessions: Dict[Key, _Session] = {}
+        self._pending: "collections.deque[_Session]" = collections.deque()  # releases queued by finalizers
         self._closed = False
         self.stats = {"created": 0, "reused": 0, "evicted": 0, "closed": 0}
 
@@ -141,6 +144,7 @@ class SessionPool:
         key = session_key(model_path, device, properties, library)
         while True:
             with self._lock:
+                self._drain_pending()
                 if self._closed:
                     raise PoolClosedError("the session pool is closed")
                 sess = self._sessions.get(key)
@@ -187,11 +191,23 @@ class SessionPool:
             self._cond.notify_all()
         self._close_all(self._collect())
 
+    def _drain_pending(self) -> None:
+        """Apply releases queued by finalizers (called with the lock held)."""
+        while self._pending:
+            try:
+                sess = self._pending.popleft()
+            except IndexError:
+                break
+            sess.refs -= 1
+            sess.last_used = self._clock()
+            self._cond.notify_all()
+
     # --- eviction ----------------------------------------------------------------------------------
     def _collect(self) -> List[_Session]:
         """Remove (and return, to be closed outside the lock) the sessions to evict now."""
         out: List[_Session] = []
         with self._lock:
+            self._drain_pending()
             now = self._clock()
             idle = [s for s in self._sessions.values() if s.refs == 0 and s.ready.is_set() and s.error is None]
             if self._closed:
@@ -232,6 +248,7 @@ class SessionPool:
     def sessions(self) -> List[Dict[str, Any]]:
         """A snapshot: one dict per resident session."""
         with self._lock:
+            self._drain_pending()
             return [{"path": s.key[0], "digest": s.key[1], "device": s.key[2], "properties": dict(s.key[3]),
                      "refs": s.refs, "uses": s.uses, "idle_for": None if s.refs else self._clock() - s.last_used,
                      "load_time": s.load_time} for s in self._sessions.values() if s.ready.is_set()]
@@ -249,11 +266,14 @@ class SessionPool:
         self._close_all(self._collect())
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
-            while any(s.refs > 0 for s in self._sessions.values()):
+            while True:
+                self._drain_pending()
+                if not any(s.refs > 0 for s in self._sessions.values()):
+                    break
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     break
-                self._cond.wait(left)
+                self._cond.wait(0.1 if left is None else min(left, 0.1))
         self._close_all(self._collect())
         with self._lock:
             return not self._sessions

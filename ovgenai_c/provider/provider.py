@@ -378,8 +378,5 @@ class ChatStream(Iterator[str]):
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+    # No __del__: a forgotten stream never blocks a finalizer. The text stream's own finalizer cancels natively
+    # and the lease's finalizer queues its release for the pool.

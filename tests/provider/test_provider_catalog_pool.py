@@ -278,3 +278,15 @@ def test_provider_sessions_pooled_over_the_double(tmp_path, ctl):
     assert pool.stats["evicted"] == 1 and len(pool) == 1
     assert pool.close() is True
     assert ctl.live("pipeline") == 0
+
+
+def test_forgotten_lease_is_released_by_the_pool(fake):
+    import gc
+
+    pool, made, clock, (m0, _, _) = fake
+    lease = pool.lease(m0)
+    assert pool.sessions()[0]["refs"] == 1
+    del lease
+    gc.collect()
+    assert pool.sessions()[0]["refs"] == 0  # queued by the finalizer, applied by the next pool operation
+    assert pool.close(timeout=1) is True and made[0].closed

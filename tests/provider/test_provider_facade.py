@@ -283,3 +283,22 @@ def test_gguf_refused_early_on_the_bundled_backend(ctl, pool):
 
     with pytest.raises(NotSupportedError, match="ovgenai-c convert"):
         Provider(FIXTURES / "tiny.gguf", library=Bundled(), pool=pool)
+
+
+def test_forgotten_stream_cancels_and_gives_the_session_back(model, ctl, pool):
+    import gc
+
+    ctl.delay_us(200_000)
+    p = Provider(model, library=ctl.library, pool=pool)
+    s = p.stream(" ".join(f"w{i}" for i in range(50)))
+    assert next(s) == "Echo: "
+    del s
+    gc.collect()
+    deadline = time.monotonic() + 3
+    while pool.sessions()[0]["refs"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert pool.sessions()[0]["refs"] == 0
+    ctl.delay_us(0)
+    t0 = time.monotonic()
+    assert p.prompt("next") == "Echo: next"
+    assert time.monotonic() - t0 < 2  # the old job (~10 s) was cancelled, not left running on the owner thread
