@@ -24,7 +24,7 @@ FIELD_CONFIGS = {
     "stop_strings": dict(stop_strings={"zz"}),
     "include_stop_str_in_output": dict(include_stop_str_in_output=True),
     "stop_token_ids": dict(stop_token_ids={7}),
-    "num_beam_groups": dict(num_beams=2, num_beam_groups=2),
+    "num_beam_groups": dict(num_beams=2, num_beam_groups=2, diversity_penalty=1.0),
     "num_beams": dict(num_beams=2),
     "diversity_penalty": dict(num_beams=2, num_beam_groups=2, diversity_penalty=1.0),
     "length_penalty": dict(length_penalty=0.5),
@@ -42,7 +42,7 @@ FIELD_CONFIGS = {
     "rng_seed": dict(rng_seed=3),
     "assistant_confidence_threshold": dict(assistant_confidence_threshold=0.5),
     "num_assistant_tokens": dict(num_assistant_tokens=2),
-    "max_ngram_size": dict(max_ngram_size=2),
+    "max_ngram_size": dict(num_assistant_tokens=2, max_ngram_size=2),
     "eos_token_id": dict(eos_token_id=5),
 }
 assert set(FIELD_CONFIGS) == set(FIELDS), set(FIELDS) ^ set(FIELD_CONFIGS)

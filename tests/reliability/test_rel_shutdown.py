@@ -124,19 +124,11 @@ def test_exit_is_clean(name, double_lib_path):
     assert rep is not None, f"the last atexit hook never ran:\n{proc.stdout}\n{proc.stderr}"
 
 
-_ATEXIT_DEFECT = pytest.mark.xfail(
-    strict=True,
-    reason="defect: weakref.finalize's own atexit hook (registered at the first pipeline, so it runs BEFORE "
-           "pipeline._close_all_at_exit) calls _finalize -> free_on_owner, which only queues the free and removes "
-           "the state from _live_states; _close_all_at_exit then sees no live state, so a generate in flight is "
-           "never cancelled and nothing waits for the frees: the owner thread is still inside C while the "
-           "interpreter and the library's static destructors tear down. Fix: self._finalizer.atexit = False "
-           "(pipeline.py, after weakref.finalize) so _close_all_at_exit does the cancel + wait")
-
-
+# regression: weakref.finalize's own atexit hook used to run before pipeline._close_all_at_exit and leave it
+# nothing to do, so generations in flight were never cancelled and frees never awaited at exit (fixed:
+# finalizer.atexit = False)
 @pytest.mark.parametrize("name", ["stream-in-flight", "owner-busy-from-daemon-threads",
                                   "streams-in-flight-on-several-pipelines"])
-@_ATEXIT_DEFECT
 def test_exit_cancels_in_flight_generation_and_frees_every_pipeline(name, double_lib_path):
     STATS.case("shutdown")
     proc = run_snippet(_SETUP + SCENARIOS[name], double=double_lib_path, timeout=60, group=f"shutdown:{name}")
@@ -162,19 +154,14 @@ print("exiting", flush=True)
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect (crash): at interpreter exit the owner threads are still inside C generating (see the atexit "
-           "defect above); when one calls the streamer back during finalization, Python ends that thread with "
-           "pthread_exit, whose forced unwind is swallowed by the backend's catch(...) in the C API wrapper -> "
-           "glibc aborts with 'FATAL: exception not rethrown' (SIGABRT). Fixed by the binding fix "
-           "(finalizer.atexit = False; verified) and, defensively, by rethrowing abi::__forced_unwind in the "
-           "backend's catch-all")
 def test_bundled_exit_with_generation_in_flight(bundled_path):
+    """Regression: this used to abort (SIGABRT, 'FATAL: exception not rethrown') when an owner thread still inside
+    the C++ backend called back into a finalizing interpreter (pthread_exit's forced unwind swallowed by the
+    backend's catch(...))."""
     STATS.case("shutdown")
     t0 = time.monotonic()
     proc = run_snippet(BUNDLED_SCENARIO.format(lib=str(bundled_path), model=str(TINY_IR)), timeout=90,
-                       group="shutdown:bundled", known_defect=True)
+                       group="shutdown:bundled")
     assert "exiting" in proc.stdout
     assert "Fatal Python error" not in proc.stderr, proc.stderr
     took = time.monotonic() - t0
