@@ -462,3 +462,14 @@ def test_bad_input_case_count():
     assert n >= 200, n
     ids = [c.id for c in CREATE_CASES + CALL_CASES]
     assert len(ids) == len(set(ids)), "duplicate case ids"
+
+
+@pytest.mark.xfail(strict=True, reason="defect: pipeline.py _prepare_inputs passes an empty ChatHistory / [] to C; "
+                                       "upstream rejects it ('Chat history must not be empty'), which the official C "
+                                       "library reports as a bare -17, and the double answers it. Check "
+                                       "`if not history._messages` in _prepare_inputs and raise InvalidParameterError")
+@pytest.mark.parametrize("empty", [ovgenai_c.ChatHistory, list], ids=["ChatHistory()", "[]"])
+def test_empty_history_is_refused_before_c(empty, shared_pipe, dbl):
+    STATS.case("bad-input")
+    with pytest.raises(errors.InvalidParameterError, match="empty"):
+        shared_pipe.generate(empty(), max_new_tokens=3)
