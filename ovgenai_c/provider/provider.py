@@ -88,6 +88,16 @@ def perf_dict(perf: PerfMetrics) -> Dict[str, Any]:
     return out
 
 
+def split_thinking(text: str) -> "tuple[Optional[str], str]":
+    """(reasoning, answer) for ``<think>...</think>answer`` (the opening tag may be in the prompt already)."""
+    end = text.find("</think>")
+    if end < 0:
+        return None, text
+    start = text.find("<think>")
+    head = text[start + len("<think>"):end] if 0 <= start < end else text[:end]
+    return head.strip(), text[end + len("</think>"):].lstrip()
+
+
 def resolve_device(explicit: Optional[str], profile: Profile) -> str:
     """Device order: explicit argument, then ``OVGENAI_DEVICE``, then the profile, then ``"CPU"``."""
     if explicit:
@@ -234,12 +244,17 @@ class Provider:
 
     def _result(self, res: DecodedResults, tools: bool) -> ChatResult:
         text = res.texts[0] if res.texts else ""
+        thinking = None
+        if self.capabilities.think:
+            thinking, text = split_thinking(text)
         message: Dict[str, Any] = {"role": "assistant", "content": text}
+        if thinking is not None:
+            message["thinking"] = thinking
         reason = res.finish_reason
         if tools:
             rest, calls = parse_tool_calls(text, self.capabilities.tool_call_format)
             if calls:
-                message = {"role": "assistant", "content": rest, "tool_calls": calls}
+                message = {**message, "content": rest, "tool_calls": calls}
                 if reason == "stop":
                     reason = "tool_calls"
         perf = res.perf_metrics

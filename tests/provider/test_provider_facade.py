@@ -302,3 +302,13 @@ def test_forgotten_stream_cancels_and_gives_the_session_back(model, ctl, pool):
     t0 = time.monotonic()
     assert p.prompt("next") == "Echo: next"
     assert time.monotonic() - t0 < 2  # the old job (~10 s) was cancelled, not left running on the owner thread
+
+
+def test_thinking_is_split_from_the_answer(tmp_path, ctl, pool):
+    p = Provider(make_ir(tmp_path / "k", CHATML_THINK), library=ctl.library, pool=pool)
+    ctl.reply("<think>\nThe user greets me.\n</think>\n\nHello!")
+    r = p.chat([{"role": "user", "content": "hi"}])
+    assert r.message == {"role": "assistant", "content": "Hello!", "thinking": "The user greets me."}
+    plain = Provider(make_ir(tmp_path / "plain"), library=ctl.library, pool=pool)
+    r = plain.chat([{"role": "user", "content": "hi"}])
+    assert r.text == "<think>\nThe user greets me.\n</think>\n\nHello!" and "thinking" not in r.message
