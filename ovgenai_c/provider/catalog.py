@@ -10,7 +10,7 @@ Root: the ``root`` argument, else ``OVGENAI_C_MODELS``, else ``<default-model ca
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Dict, List, Optional, Union
 
