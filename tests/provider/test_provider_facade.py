@@ -3,7 +3,6 @@ tool definitions and tool-call parsing."""
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from pathlib import Path
 
