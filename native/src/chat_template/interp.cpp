@@ -156,6 +156,11 @@ Value gen(std::vector<Value> items) {
     return v;
 }
 bool is_gen(const Value& v) { return v.t == Value::List && v.b; }
+Value tuple(std::vector<Value> items) {
+    Value v = Value::list(std::move(items));
+    v.tup = true;
+    return v;
+}
 
 // markupsafe.Markup is modelled as a Str with the `b` flag set.
 Value markup(std::string s) {
@@ -228,12 +233,13 @@ std::string to_str(const Value& v) {
         case Value::Str: return v.s;
         case Value::List: {
             if (v.b) return "<generator object>";
-            std::string out = "[";
+            std::string out = v.tup ? "(" : "[";
             for (size_t k = 0; k < v.l->size(); ++k) {
                 if (k) out += ", ";
                 out += repr((*v.l)[k]);
             }
-            return out + "]";
+            if (v.tup && v.l->size() == 1) out += ",";
+            return out + (v.tup ? ")" : "]");
         }
         case Value::Dict: {
             std::string out = v.d->ns ? "<Namespace {" : "{";
@@ -262,6 +268,7 @@ bool equals(const Value& a, const Value& b) {
         case Value::Str: return a.s == b.s;
         case Value::List: {
             if (a.b || b.b) return a.l == b.l;
+            if (a.tup != b.tup) return false;
             if (a.l->size() != b.l->size()) return false;
             for (size_t k = 0; k < a.l->size(); ++k)
                 if (!equals((*a.l)[k], (*b.l)[k])) return false;
@@ -453,7 +460,9 @@ Value do_slice(const Value& obj, const Value* start, const Value* stop, const Va
             for (int64_t k = b; k < e; k += st) out.push_back((*obj.l)[static_cast<size_t>(k)]);
         else
             for (int64_t k = b; k > e; k += st) out.push_back((*obj.l)[static_cast<size_t>(k)]);
-        return Value::list(std::move(out));
+        Value r = Value::list(std::move(out));
+        r.tup = obj.tup;
+        return r;
     }
     if (obj.t == Value::Str) {
         bool ascii = is_ascii(obj.s);
@@ -1030,7 +1039,7 @@ struct Interp {
             if (name == "items") {
                 std::vector<Value> out;
                 out.reserve(d.items.size());
-                for (const auto& kv : d.items) out.push_back(Value::list({key_dec(kv.first), kv.second}));
+                for (const auto& kv : d.items) out.push_back(tuple({key_dec(kv.first), kv.second}));
                 return Value::list(std::move(out));
             }
             if (name == "keys") {
@@ -1231,10 +1240,10 @@ struct Interp {
             if (sep.empty()) fail("empty separator");
             size_t p = name == "partition" ? s.find(sep) : s.rfind(sep);
             if (p == std::string::npos) {
-                if (name == "partition") return Value::list({Value::str(s), Value::str(""), Value::str("")});
-                return Value::list({Value::str(""), Value::str(""), Value::str(s)});
+                if (name == "partition") return tuple({Value::str(s), Value::str(""), Value::str("")});
+                return tuple({Value::str(""), Value::str(""), Value::str(s)});
             }
-            return Value::list({Value::str(s.substr(0, p)), Value::str(sep), Value::str(s.substr(p + sep.size()))});
+            return tuple({Value::str(s.substr(0, p)), Value::str(sep), Value::str(s.substr(p + sep.size()))});
         }
         if (name == "center" || name == "ljust" || name == "rjust" || name == "zfill") {
             int64_t w = opt_int(0, "width", 0);
@@ -1323,7 +1332,9 @@ struct Interp {
                 std::vector<Value> items;
                 items.reserve(n->kids.size());
                 for (const auto& k : n->kids) items.push_back(eval(k.get(), sc));
-                return Value::list(std::move(items));
+                Value r = Value::list(std::move(items));
+                r.tup = n->k == NK::Tuple;
+                return r;
             }
             case NK::Dict: {
                 Value d = Value::dict();
@@ -1476,10 +1487,12 @@ struct Interp {
                 if (a.b || b.b) return markup((a.b ? a.s : html_escape(a.s)) + (b.b ? b.s : html_escape(b.s)));
                 return Value::str(a.s + b.s);
             }
-            if (a.t == Value::List && b.t == Value::List && !a.b && !b.b) {
+            if (a.t == Value::List && b.t == Value::List && !a.b && !b.b && a.tup == b.tup) {
                 std::vector<Value> out = *a.l;
                 out.insert(out.end(), b.l->begin(), b.l->end());
-                return Value::list(std::move(out));
+                Value r = Value::list(std::move(out));
+                r.tup = a.tup;
+                return r;
             }
             if (a.t == Value::Str || b.t == Value::Str)
                 fail(std::string("can only concatenate str (not \"") + type_name(a.t == Value::Str ? b : a) + "\") to str");
@@ -1498,7 +1511,9 @@ struct Interp {
                 if (static_cast<double>(n) * static_cast<double>(seq->l->size()) > 1e7) fail("result too large");
                 std::vector<Value> out;
                 for (int64_t k = 0; k < n; ++k) out.insert(out.end(), seq->l->begin(), seq->l->end());
-                return Value::list(std::move(out));
+                Value r = Value::list(std::move(out));
+                r.tup = seq->tup;
+                return r;
             }
         }
         if (op == '%' && a.t == Value::Str) return Value::str(percent_format(a.s, b));
@@ -1801,8 +1816,14 @@ struct Interp {
             double x = as_f(v), m = std::pow(10.0, static_cast<double>(prec));
             double r;
             if (method == "common") {
-                r = std::nearbyint(x * m) / m;  // banker's rounding like Python's round()
                 if (v.t != Value::Float) return Value::integer(as_i(v));
+                // Python's round(x, n): correctly rounded decimal, ties to even (glibc printf does the same)
+                if (prec >= 0 && prec < 300 && std::isfinite(x)) {
+                    char buf[400];
+                    std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(prec), x);
+                    return Value::flt(std::strtod(buf, nullptr));
+                }
+                r = std::nearbyint(x * m) / m;
             } else if (method == "ceil") {
                 r = std::ceil(x * m) / m;
             } else if (method == "floor") {
@@ -1855,7 +1876,12 @@ struct Interp {
         if (name == "attr") {
             const Value* n = arg_at(a, 0, "name");
             if (!n) fail("attr filter needs a name");
-            return get_attr(v, to_str(*n));
+            std::string an = to_str(*n);
+            // python getattr only: dict keys are not attributes
+            if (v.t == Value::Dict && !v.d->ns && !v.d->loop &&
+                !(an == "items" || an == "keys" || an == "values" || an == "get" || an == "copy"))
+                return Value::undef("'dict object' has no attribute '" + an + "'");
+            return get_attr(v, an);
         }
         if (name == "select" || name == "reject" || name == "selectattr" || name == "rejectattr") {
             bool is_attr = name == "selectattr" || name == "rejectattr";
@@ -2172,8 +2198,11 @@ struct Interp {
             L[5].second = Value::boolean(k == n - 1);
             L[7].second = k > 0 ? items[static_cast<size_t>(k - 1)] : Value::undef("there is no previous item");
             L[8].second = k + 1 < n ? items[static_cast<size_t>(k + 1)] : Value::undef("there is no next item");
-            assign_targets(s.targets, items[static_cast<size_t>(k)], ls);
-            Flow f = exec_body(s.body, ls, out);
+            // jinja2: assignments in the loop body do not survive to the next iteration
+            auto it_sc = std::make_shared<Scope>();
+            it_sc->parent = ls;
+            assign_targets(s.targets, items[static_cast<size_t>(k)], it_sc);
+            Flow f = exec_body(s.body, it_sc, out);
             if (f == Flow::Break) break;
         }
         if (n == 0) exec_body(s.else_body, ls, out);

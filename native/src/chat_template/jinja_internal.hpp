@@ -39,7 +39,8 @@ struct Func {
 struct Value {
     enum T : uint8_t { Undef, None, Bool, Int, Float, Str, List, Dict, Fn };
     T t = Undef;
-    bool b = false;
+    bool b = false;    // Bool value; Str: is Markup; List: is a generator (lazy filter result)
+    bool tup = false;  // List: is a tuple
     int64_t i = 0;
     double f = 0;
     std::string s;  // Str: content; Undef: the error message used when the value is misused
