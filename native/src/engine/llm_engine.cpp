@@ -251,6 +251,11 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     if (config_.eos_token_id == -1 && tokenizer_->eos_token_id() >= 0)
         config_.set_eos_token_id(tokenizer_->eos_token_id());
     max_context_ = read_max_context(dir);
+    // Upstream's stateful pipeline (2026.4) feeds beam_idx 0 for every sampled sequence when
+    // num_return_sequences > 1, so all sequences attend to sequence 0's KV cache. We keep each
+    // sequence's own cache; this switch reproduces upstream token for token (for parity tests).
+    if (const char* v = std::getenv("OVGENAI_C_BUNDLED_COMPAT_ROW0"); v && *v && std::string(v) != "0")
+        compat_row0_ = true;
     sampler_.ensure_seed(config_.rng_seed);
     load_time_ms_ = PerfMetrics::us_between(t0, Clock::now()) / 1000.0f;
 }
@@ -703,7 +708,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         beam_rows.resize(B);
         for (size_t b = 0; b < B; ++b) {
             ids.data<int64_t>()[b] = seqs[running[b]].gen.back();
-            beam_rows[b] = static_cast<int32_t>(seqs[running[b]].row);
+            beam_rows[b] = compat_row0_ ? 0 : static_cast<int32_t>(seqs[running[b]].row);
         }
         ov::Tensor mask = req_.get_tensor("attention_mask");
         mask.set_shape({B, total_len + 1});

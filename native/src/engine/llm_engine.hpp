@@ -79,6 +79,7 @@ private:
     float load_time_ms_ = 0.0f;
     size_t max_context_ = 0;  // 0: unknown
     bool has_position_ids_ = true;
+    bool compat_row0_ = false;
     std::vector<std::pair<std::string, size_t>> kv_seq_axes_;  // variable id -> sequence axis
 
     bool chat_ = false;

@@ -74,67 +74,169 @@ SampledToken Sampler::greedy(const float* logits, size_t vocab) {
 }
 
 std::vector<SampledToken> Sampler::multinomial(float* logits, size_t vocab, const GenerationConfig& cfg, size_t n) {
+    // Candidate list: (value, token id). Stays empty while every token is a candidate (values live in `logits`).
     auto& cand = scratch_;
     cand.clear();
-    const bool top_k_active = cfg.top_k > 0 && cfg.top_k < vocab;
-    if (top_k_active) {
-        cand.reserve(vocab);
-        for (size_t i = 0; i < vocab; ++i)
-            cand.emplace_back(logits[i], static_cast<int64_t>(i));
-        std::partial_sort(cand.begin(), cand.begin() + cfg.top_k, cand.end(),
-                          [](auto& a, auto& b) { return a.first > b.first; });
+    size_t size = vocab;
+    const auto min_cmp = [](const std::pair<float, int64_t>& a, const std::pair<float, int64_t>& b) {
+        return a.first > b.first;
+    };
+    const bool top_k_active = cfg.top_k > 0 && cfg.top_k != kUnlimited;
+    const bool min_p_active = cfg.min_p > 0.0f;
+    const bool defer = top_k_active && cfg.top_p == 1.0f && !min_p_active;
+
+    // 1. top_k: a K-element min-heap over the logits, kept in heap order.
+    if (top_k_active && cfg.top_k < vocab) {
         cand.resize(cfg.top_k);
-    } else {
-        cand.reserve(vocab);
-        for (size_t i = 0; i < vocab; ++i)
-            cand.emplace_back(logits[i], static_cast<int64_t>(i));
-    }
-    // temperature softmax
-    float mx = -std::numeric_limits<float>::infinity();
-    for (auto& c : cand)
-        mx = std::max(mx, c.first);
-    if (!std::isfinite(mx))
-        throw std::runtime_error("sampling: all logits are -inf or NaN");
-    const float inv_t = 1.0f / cfg.temperature;
-    float sum = 0.0f;
-    for (auto& c : cand) {
-        c.first = std::exp((c.first - mx) * inv_t);
-        sum += c.first;
-    }
-    for (auto& c : cand)
-        c.first /= sum;
-    if (cfg.min_p > 0.0f) {
-        float pmax = 0.0f;
-        for (auto& c : cand)
-            pmax = std::max(pmax, c.first);
-        const float thr = cfg.min_p * pmax;
-        cand.erase(std::remove_if(cand.begin(), cand.end(), [thr](auto& c) { return c.first < thr; }), cand.end());
-    }
-    if (cfg.top_p < 1.0f) {
-        std::sort(cand.begin(), cand.end(), [](auto& a, auto& b) { return a.first > b.first; });
-        float acc = 0.0f;
-        size_t keep = 0;
-        for (auto& c : cand) {
-            acc += c.first;
-            ++keep;
-            if (acc > cfg.top_p)
-                break;
+        for (size_t i = 0; i < cfg.top_k; ++i)
+            cand[i] = {logits[i], static_cast<int64_t>(i)};
+        std::make_heap(cand.begin(), cand.end(), min_cmp);
+        for (size_t i = cfg.top_k; i < vocab; ++i) {
+            if (logits[i] > cand[0].first) {
+                std::pop_heap(cand.begin(), cand.end(), min_cmp);
+                cand.back() = {logits[i], static_cast<int64_t>(i)};
+                std::push_heap(cand.begin(), cand.end(), min_cmp);
+            }
         }
-        cand.resize(std::max<size_t>(keep, 1));
+        size = cfg.top_k;
     }
-    std::vector<float> w(cand.size());
-    float total = 0.0f;
-    for (size_t i = 0; i < cand.size(); ++i) {
-        w[i] = cand[i].first;
-        total += w[i];
-    }
-    std::discrete_distribution<size_t> dist(w.begin(), w.end());
+    const bool use_vec = !cand.empty();
+    auto val = [&](size_t i) -> float& { return use_vec ? cand[i].first : logits[i]; };
+
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
     std::vector<SampledToken> out;
     out.reserve(n);
+
+    if (defer) {
+        // 2a. temperature as a plain scale; exp fused with the draw.
+        if (cfg.temperature != 1.0f) {
+            const float s = 1.0f / cfg.temperature;
+            for (size_t i = 0; i < size; ++i)
+                val(i) *= s;
+        }
+        float mx = val(0);
+        for (size_t i = 1; i < size; ++i)
+            mx = std::max(mx, val(i));
+        std::vector<float> w(size);
+        float sum = 0.0f;
+        for (size_t i = 0; i < size; ++i) {
+            w[i] = std::exp(val(i) - mx);
+            sum += w[i];
+        }
+        if (!(sum > 0.0f && std::isfinite(sum)))
+            throw std::runtime_error("sampling: no finite probability mass");
+        const float log_sum = std::log(sum) + mx;
+        for (size_t k = 0; k < n; ++k) {
+            const float r = sum * u(rng_);
+            float run = 0.0f;
+            size_t pick = size - 1;
+            for (size_t i = 0; i < size; ++i) {
+                run += w[i];
+                if (run > r) {
+                    pick = i;
+                    break;
+                }
+            }
+            const int64_t id = use_vec ? cand[pick].second : static_cast<int64_t>(pick);
+            out.push_back({id, val(pick) - log_sum});
+        }
+        return out;
+    }
+
+    // 2b. temperature softmax (normalised probabilities).
+    {
+        float mx = val(0);
+        for (size_t i = 1; i < size; ++i)
+            mx = std::max(mx, val(i));
+        float norm = 0.0f;
+        if (cfg.temperature == 1.0f) {
+            for (size_t i = 0; i < size; ++i) {
+                val(i) = std::exp(val(i) - mx);
+                norm += val(i);
+            }
+        } else {
+            const float s = 1.0f / cfg.temperature;
+            for (size_t i = 0; i < size; ++i) {
+                val(i) = std::exp((val(i) - mx) * s);
+                norm += val(i);
+            }
+        }
+        for (size_t i = 0; i < size; ++i)
+            val(i) /= norm;
+    }
+    bool vec = use_vec;
+    auto ensure_vec = [&]() {
+        if (!vec) {
+            cand.resize(vocab);
+            for (size_t i = 0; i < vocab; ++i)
+                cand[i] = {logits[i], static_cast<int64_t>(i)};
+            vec = true;
+        }
+    };
+    // 3. min_p: drop tokens below min_p * max probability (order kept).
+    if (min_p_active) {
+        ensure_vec();
+        float pmax = 0.0f;
+        for (size_t i = 0; i < size; ++i)
+            pmax = std::max(pmax, cand[i].first);
+        const float thr = cfg.min_p * pmax;
+        auto it = std::remove_if(cand.begin(), cand.begin() + size, [thr](auto& c) { return c.first < thr; });
+        size = static_cast<size_t>(it - cand.begin());
+        cand.resize(size);
+    }
+    // 4. top_p: partial sorts of growing prefixes, then a full sort if needed; keep the nucleus.
+    if (cfg.top_p != 1.0f) {
+        ensure_vec();
+        bool done = false;
+        for (size_t step = 16; step <= 1024 && !done; step *= 2) {
+            if (size <= step)
+                break;
+            std::partial_sort(cand.begin(), cand.begin() + step, cand.begin() + size, min_cmp);
+            float acc = 0.0f;
+            for (size_t i = 0; i < step; ++i) {
+                acc += cand[i].first;
+                if (acc > cfg.top_p) {
+                    size = i + 1;
+                    cand.resize(size);
+                    done = true;
+                    break;
+                }
+            }
+        }
+        if (!done) {
+            std::sort(cand.begin(), cand.begin() + size, min_cmp);
+            float acc = 0.0f;
+            size_t keep = 0;
+            for (size_t i = 0; i < size; ++i) {
+                acc += cand[i].first;
+                ++keep;
+                if (acc > cfg.top_p)
+                    break;
+            }
+            size = keep;
+            cand.resize(size);
+        }
+    }
+    auto pv = [&](size_t i) { return vec ? cand[i].first : logits[i]; };
+    float total = 0.0f;
+    for (size_t i = 0; i < size; ++i)
+        total += pv(i);
+    if (!(total > 0.0f && std::isfinite(total)))
+        throw std::runtime_error("sampling: no finite probability mass");
+    const float log_total = std::log(total);
     for (size_t k = 0; k < n; ++k) {
-        size_t pick = dist(rng_);
-        float p = total > 0 ? cand[pick].first / total : 0.0f;
-        out.push_back({cand[pick].second, p > 0 ? std::log(p) : -std::numeric_limits<float>::infinity()});
+        const float r = total * u(rng_);
+        float run = 0.0f;
+        size_t pick = size - 1;
+        for (size_t i = 0; i < size; ++i) {
+            run += pv(i);
+            if (run > r) {
+                pick = i;
+                break;
+            }
+        }
+        const int64_t id = vec ? cand[pick].second : static_cast<int64_t>(pick);
+        out.push_back({id, std::log(pv(pick)) - log_total});
     }
     return out;
 }

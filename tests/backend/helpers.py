@@ -1,0 +1,134 @@
+"""Small helpers over the raw cffi API used by several backend test modules."""
+from __future__ import annotations
+
+
+class Config:
+    """Owns an ov_genai_generation_config*; set(name=value) calls the matching setter."""
+
+    def __init__(self, api, **fields):
+        self.api = api
+        p = api.ffi.new("ov_genai_generation_config**")
+        assert api.lib.ov_genai_generation_config_create(p) == 0
+        self.ptr = p[0]
+        self._keep = []
+        self.set(**fields)
+
+    def set(self, **fields):
+        ffi, lib = self.api.ffi, self.api.lib
+        for k, v in fields.items():
+            if k == "stop_strings":
+                arr = [ffi.new("char[]", s.encode()) for s in v]
+                self._keep.append(arr)
+                carr = ffi.new("const char*[]", arr) if arr else ffi.new("const char*[1]")
+                self._keep.append(carr)
+                st = lib.ov_genai_generation_config_set_stop_strings(self.ptr, carr, len(arr))
+            elif k == "stop_token_ids":
+                carr = ffi.new("int64_t[]", list(v)) if v else ffi.NULL
+                self._keep.append(carr)
+                st = lib.ov_genai_generation_config_set_stop_token_ids(self.ptr, carr, len(v))
+            else:
+                st = getattr(lib, f"ov_genai_generation_config_set_{k}")(self.ptr, v)
+            assert st == 0, (k, st)
+        return self
+
+    def validate(self) -> int:
+        return self.api.lib.ov_genai_generation_config_validate(self.ptr)
+
+    def __del__(self):
+        try:
+            self.api.lib.ov_genai_generation_config_free(self.ptr)
+        except Exception:
+            pass
+
+
+class Result:
+    def __init__(self, status, text=None, perf=None):
+        self.status, self.text, self.perf = status, text, perf
+
+
+def perf_dict(api, res):
+    ffi, lib = api.ffi, api.lib
+    pm = ffi.new("ov_genai_perf_metrics**")
+    assert lib.ov_genai_decoded_results_get_perf_metrics(res, pm) == 0
+    m = pm[0]
+    out = {}
+    n = ffi.new("size_t*")
+    assert lib.ov_genai_perf_metrics_get_num_generation_tokens(m, n) == 0
+    out["num_generated"] = n[0]
+    assert lib.ov_genai_perf_metrics_get_num_input_tokens(m, n) == 0
+    out["num_input"] = n[0]
+    f = ffi.new("float*")
+    assert lib.ov_genai_perf_metrics_get_load_time(m, f) == 0
+    out["load_time"] = f[0]
+    mean, std = ffi.new("float*"), ffi.new("float*")
+    for name in ("ttft", "tpot", "ipot", "throughput", "inference_duration", "generate_duration",
+                 "tokenization_duration", "detokenization_duration", "chat_template_duration"):
+        assert getattr(lib, f"ov_genai_perf_metrics_get_{name}")(m, mean, std) == 0
+        out[name] = (mean[0], std[0])
+    lib.ov_genai_decoded_results_perf_metrics_free(m)
+    return out
+
+
+def generate(api, pipe, prompt, cfg=None, streamer=None, want_perf=False):
+    """Runs ov_genai_llm_pipeline_generate; returns Result(status, text, perf)."""
+    ffi, lib = api.ffi, api.lib
+    res = ffi.new("ov_genai_decoded_results**")
+    data = prompt if isinstance(prompt, bytes) else prompt.encode()
+    st = lib.ov_genai_llm_pipeline_generate(pipe, data, cfg.ptr if cfg else ffi.NULL,
+                                            streamer if streamer is not None else ffi.NULL, res)
+    if st != 0:
+        return Result(st)
+    text = api.results_text(res[0])
+    perf = perf_dict(api, res[0]) if want_perf else None
+    lib.ov_genai_decoded_results_free(res[0])
+    return Result(st, text, perf)
+
+
+def make_streamer(api, handler):
+    """handler(str) -> status int. Returns (streamer_callback*, keepalive)."""
+    ffi = api.ffi
+
+    @ffi.callback("ov_genai_streaming_status_e(const char*, void*)")
+    def cb(s, args):
+        return handler(ffi.string(s).decode("utf-8"))
+
+    sc = ffi.new("streamer_callback*")
+    sc.callback_func = cb
+    sc.args = ffi.NULL
+    return sc, cb
+
+
+def json_container(api, text):
+    p = api.ffi.new("ov_genai_json_container**")
+    st = api.lib.ov_genai_json_container_create_from_json_string(p, text.encode())
+    assert st == 0, st
+    return p[0]
+
+
+def chat_history(api, messages_json, tools_json=None, extra_json=None):
+    ffi, lib = api.ffi, api.lib
+    msgs = json_container(api, messages_json)
+    h = ffi.new("ov_genai_chat_history**")
+    assert lib.ov_genai_chat_history_create_from_json_container(h, msgs) == 0
+    lib.ov_genai_json_container_free(msgs)
+    if tools_json is not None:
+        t = json_container(api, tools_json)
+        assert lib.ov_genai_chat_history_set_tools(h[0], t) == 0
+        lib.ov_genai_json_container_free(t)
+    if extra_json is not None:
+        e = json_container(api, extra_json)
+        assert lib.ov_genai_chat_history_set_extra_context(h[0], e) == 0
+        lib.ov_genai_json_container_free(e)
+    return h[0]
+
+
+def generate_with_history(api, pipe, hist, cfg=None, want_perf=False):
+    ffi, lib = api.ffi, api.lib
+    res = ffi.new("ov_genai_decoded_results**")
+    st = lib.ov_genai_llm_pipeline_generate_with_history(pipe, hist, cfg.ptr if cfg else ffi.NULL, ffi.NULL, res)
+    if st != 0:
+        return Result(st)
+    text = api.results_text(res[0])
+    perf = perf_dict(api, res[0]) if want_perf else None
+    lib.ov_genai_decoded_results_free(res[0])
+    return Result(st, text, perf)
