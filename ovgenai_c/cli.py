@@ -170,8 +170,15 @@ CHAT_HELP = "/reset clears the conversation, /exit quits (or Ctrl-D); Ctrl-C sto
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
+    from . import errors
+
     provider = _provider(args, args.model)
+    if not provider.capabilities.chat:
+        raise CliError(f"{provider.path} has no chat template, so it cannot chat; use `{PROG} generate` instead")
     opts = _options(args)
+    from .provider import check_options
+
+    check_options(opts)  # a bad option is an error now, not at every turn
     tty = sys.stdin.isatty()
     if tty:
         _err(f"Chatting with {provider.path} ({provider.info.format}, {provider.device}, "
@@ -205,15 +212,26 @@ def cmd_chat(args: argparse.Namespace) -> int:
             _out(f"(unknown command {cmd}; {CHAT_HELP})")
             continue
         history.append({"role": "user", "content": text})
-        stream = provider.stream(list(history), system=args.system, **opts)
+        stream = None
         try:
+            stream = provider.stream(list(history), system=args.system, **opts)
             for chunk in stream:
                 _out(chunk, end="")
         except KeyboardInterrupt:
-            stream.close()
+            if stream is not None:
+                stream.close()
             history.pop()  # the interrupted turn is dropped; the conversation goes on
             _out()
             _out("[stopped]")
+            continue
+        except errors.GenAIError as exc:  # a failed turn is reported and dropped; the session stays
+            if args.debug:
+                raise
+            if stream is not None:
+                stream.close()
+            history.pop()
+            _out()
+            _err(f"{PROG}: error: {_one_line(exc)}")
             continue
         _out()
         answer = stream.result.text if stream.result is not None else stream.text

@@ -54,6 +54,9 @@ DRIVER = r"""
 import json, os, sys, cffi
 ffi = cffi.FFI(); ffi.cdef(open(sys.argv[1]).read()); ctl = ffi.dlopen(sys.argv[2])
 ctl.ovd_set_token_delay_us(int(sys.argv[3]))
+if os.environ.get("OVD_FAIL"):  # name:status:after_calls
+    name, status, after = os.environ["OVD_FAIL"].split(":")
+    ctl.ovd_fail(name.encode(), int(status), int(after))
 log = os.environ.get("OVD_LOG_INPUTS")
 if log:
     from ovgenai_c.pipeline import LLMPipeline

@@ -324,3 +324,23 @@ def test_convert_a_gguf_to_ir(env, tmp_path):
 def test_generate_prompt_from_stdin(env, model):
     r = run_cli(env, "generate", str(model), "-", input="from stdin\n")
     assert r.returncode == 0 and r.stdout == "Echo: from stdin\n"
+
+
+def test_chat_survives_a_failed_turn(double_lib_path, tmp_path, model):
+    env = cli_env(double_lib_path, tmp_path, OVD_FAIL="ov_genai_llm_pipeline_generate_with_history:-1:1")
+    r = subprocess.run(driver_args(double_lib_path, 0, "chat", str(model)), env=env,
+                       input="first\nsecond\n/reset\n/exit\n", text=True, capture_output=True, timeout=60,
+                       cwd=str(ROOT))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "Echo: first" and "(conversation reset)" in r.stdout
+    errs = [ln for ln in r.stderr.splitlines() if ln.startswith("ovgenai-c: error:")]
+    assert len(errs) == 1 and "GENERAL_ERROR" in errs[0]
+    _no_traceback(r)
+
+
+def test_chat_refuses_a_model_without_template(env, tmp_path):
+    m = make_ir(tmp_path / "plain", template=None)
+    r = run_cli(env, "chat", str(m), input="hi\n")
+    assert r.returncode == 1 and "has no chat template" in r.stderr and "generate" in r.stderr
+    r = run_cli(env, "generate", str(m), "hi")
+    assert r.returncode == 0 and r.stdout == "Echo: hi\n"
