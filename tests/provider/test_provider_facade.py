@@ -310,3 +310,32 @@ def test_thinking_is_split_from_the_answer(tmp_path, ctl, pool):
     plain = Provider(make_ir(tmp_path / "plain"), library=ctl.library, pool=pool)
     r = plain.chat([{"role": "user", "content": "hi"}])
     assert r.text == "<think>\nThe user greets me.\n</think>\n\nHello!" and "thinking" not in r.message
+
+
+def test_library_given_as_a_path(model, ctl, pool):
+    p = Provider(model, library=str(ctl.path), pool=pool)
+    assert p.library_kind == "other" and p.prompt("by path") == "Echo: by path"
+
+
+def test_concurrent_requests_share_one_session(model, ctl, pool):
+    import threading
+
+    p = Provider(model, library=ctl.library, pool=pool)
+    results, errors = {}, []
+
+    def worker(i):
+        try:
+            for j in range(5):
+                results[(i, j)] = p.chat([{"role": "user", "content": f"t{i} n{j}"}]).text
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors
+    assert results == {(i, j): f"Echo: t{i} n{j}" for i in range(4) for j in range(5)}
+    assert pool.stats["created"] == 1 and pool.stats["reused"] == 19
+    assert int(ctl.ctl.ovd_concurrent_violations()) == 0
