@@ -527,9 +527,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_options(p)
     p.set_defaults(func=cmd_chat)
 
-    p = subs.add_parser("generate", help="one answer to a prompt", aliases=["gen"])
+    p = subs.add_parser("generate", help="one answer to a prompt", aliases=["gen"],
+                       usage="%(prog)s [options] [MODEL] PROMPT")
     _add_common(p, sub=True)
-    p.add_argument("words", nargs="+", metavar="[MODEL] PROMPT", help="PROMPT '-' reads it from stdin")
+    p.add_argument("words", nargs="+", metavar="[MODEL] PROMPT",
+                   help="MODEL: a path, a catalog name, or omitted for the default model; PROMPT '-' reads stdin")
     _add_options(p)
     p.add_argument("--no-stream", action="store_true", help="print the answer when complete")
     p.add_argument("--json", action="store_true", help="print the result with usage and perf metrics as JSON")
