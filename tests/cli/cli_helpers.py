@@ -68,6 +68,13 @@ if log:
             return orig(self, inputs, *a, **kw)
         setattr(LLMPipeline, name, f)
     wrap("stream"); wrap("generate")
+if os.environ.get("OVD_DEFAULT_MODEL"):  # stand-in for the fetched default model; records the format asked for
+    import ovgenai_c.models as m
+    def fake_default(fmt="ir", progress=True):
+        with open(os.environ["OVD_DEFAULT_MODEL"] + ".asked", "a") as fh:
+            fh.write(fmt + "\n")
+        return os.environ["OVD_DEFAULT_MODEL"]
+    m.ensure_default_model = fake_default
 from ovgenai_c.cli import main
 sys.exit(main(sys.argv[4:]))
 """

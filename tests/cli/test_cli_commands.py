@@ -344,3 +344,12 @@ def test_chat_refuses_a_model_without_template(env, tmp_path):
     assert r.returncode == 1 and "has no chat template" in r.stderr and "generate" in r.stderr
     r = run_cli(env, "generate", str(m), "hi")
     assert r.returncode == 0 and r.stdout == "Echo: hi\n"
+
+
+def test_model_omitted_uses_the_default_model(double_lib_path, tmp_path, model):
+    env = cli_env(double_lib_path, tmp_path, OVD_DEFAULT_MODEL=str(model))
+    r = subprocess.run(driver_args(double_lib_path, 0, "generate", "What is the capital of France?"), env=env,
+                       text=True, capture_output=True, timeout=60, cwd=str(ROOT))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "Echo: What is the capital of France?\n"
+    assert Path(str(model) + ".asked").read_text() == "ir\n"  # not the official library: the IR form
