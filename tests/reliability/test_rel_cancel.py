@@ -58,6 +58,7 @@ def test_iterator_close_at_random_point(seed, cpipe, dbl):
     STATS.case("cancellation")
     rng = random.Random(1000 + seed)
     k = rng.randint(0, WORDS + 2)
+    dbl.delay(10000)  # slower than DELAY_US: a loaded machine must not finish the reply before close() comes
     cpipe.start_chat()
     try:
         base = dbl.chat_size(cpipe)
@@ -74,7 +75,7 @@ def test_iterator_close_at_random_point(seed, cpipe, dbl):
         cancelled = dbl.ctl.ovd_last_callback_status() == 2
         # CANCEL drops the turn; a generation that ended before the close keeps it
         assert dbl.chat_size(cpipe) == base + (0 if cancelled else 2)
-        if k < WORDS - 1 and k > 0:
+        if 0 < k < WORDS - 3:
             assert cancelled, f"closed after {k} of {WORDS} pieces but C was not told to cancel"
     finally:
         cpipe.finish_chat()
@@ -296,7 +297,7 @@ def test_astream_break_out_of_async_for(seed, cpipe, dbl):
     STATS.case("cancellation")
     rng = random.Random(9000 + seed)
     k = rng.randint(1, 5)
-    dbl.delay(20000)  # uncancelled, the reply would take ~0.8 s more
+    dbl.delay(50000)  # uncancelled, the reply would take ~1.8 s more
 
     async def main():
         n = 0
@@ -311,7 +312,7 @@ def test_astream_break_out_of_async_for(seed, cpipe, dbl):
     dbl.delay(0)
     assert str(cpipe.generate("after break", max_new_tokens=5)) == "Echo: after break"
     took = time.monotonic() - t0
-    assert took < 0.5, f"the abandoned astream was not cancelled (next call waited {took:.2f} s)"
+    assert took < 1.0, f"the abandoned astream was not cancelled (next call waited {took:.2f} s)"
     _settle(dbl, cpipe)
 
 
