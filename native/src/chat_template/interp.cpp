@@ -14,7 +14,7 @@ namespace {
 
 constexpr int kMaxCallDepth = 100;
 constexpr int kMaxEvalDepth = 2000;
-constexpr uint64_t kMaxSteps = 20'000'000;
+constexpr uint64_t kMaxSteps = 5'000'000;  // statements + loop iterations + filter calls per render
 constexpr size_t kMaxOutput = 256u << 20;
 constexpr int64_t kMaxRange = 100000;
 
@@ -2188,6 +2188,7 @@ struct Interp {
         L[9].second = Value::integer(1);
         L[10].second = Value::integer(0);
         ls->set("loop", loop);
+        ScopeP it_sc;
         for (int64_t k = 0; k < n; ++k) {
             step();
             L[0].second = Value::integer(k + 1);
@@ -2199,8 +2200,12 @@ struct Interp {
             L[7].second = k > 0 ? items[static_cast<size_t>(k - 1)] : Value::undef("there is no previous item");
             L[8].second = k + 1 < n ? items[static_cast<size_t>(k + 1)] : Value::undef("there is no next item");
             // jinja2: assignments in the loop body do not survive to the next iteration
-            auto it_sc = std::make_shared<Scope>();
-            it_sc->parent = ls;
+            if (!it_sc || it_sc.use_count() > 1) {
+                it_sc = std::make_shared<Scope>();
+                it_sc->parent = ls;
+            } else {
+                it_sc->vars.clear();
+            }
             assign_targets(s.targets, items[static_cast<size_t>(k)], it_sc);
             Flow f = exec_body(s.body, it_sc, out);
             if (f == Flow::Break) break;

@@ -187,6 +187,7 @@ public:
     }
 
     size_t lex_tag(size_t p, char kind, size_t tag_start) {
+        std::string brackets;  // open brackets, innermost last
         int depth = 0;
         for (;;) {
             while (p < n && is_ws(src[p])) ++p;
@@ -252,9 +253,17 @@ public:
             }
             if (matched) continue;
             if (std::strchr("+-*/%~<>=()[]{},.:|;", c)) {
-                if (c == '(' || c == '[' || c == '{') ++depth;
+                if (c == '(' || c == '[' || c == '{') {
+                    if (brackets.size() >= 1000) fail(p, "brackets nesting too deep");
+                    brackets += static_cast<char>(c);
+                    ++depth;
+                }
                 if (c == ')' || c == ']' || c == '}') {
-                    if (depth == 0) fail(p, std::string("unexpected '") + static_cast<char>(c) + "'");
+                    char want = brackets.empty() ? 0 : brackets.back() == '(' ? ')' : brackets.back() == '[' ? ']' : '}';
+                    if (c != want)
+                        fail(p, std::string("unexpected '") + static_cast<char>(c) + "'" +
+                                    (want ? std::string(", expected '") + want + "'" : std::string()));
+                    brackets.pop_back();
                     --depth;
                 }
                 toks.push_back(Token{Tk::Op, std::string(1, static_cast<char>(c)), 0, 0, p});
@@ -427,6 +436,18 @@ private:
     std::vector<Token> t_;
     size_t i_ = 0;
     int depth_ = 0;
+    int chain_ = 0;  // operands in currently open left-associative chains (a + b + c, x.a.b, x|f|g)
+
+    struct ChainGuard {
+        Parser& p;
+        int n = 0;
+        explicit ChainGuard(Parser& pp) : p(pp) {}
+        void add() {
+            ++n;
+            if (++p.chain_ > 1000) p.fail("expression nesting too deep");
+        }
+        ~ChainGuard() { p.chain_ -= n; }
+    };
 
     struct DepthGuard {
         Parser& p;
@@ -771,8 +792,10 @@ private:
     }
 
     NodeP parse_or() {
+        ChainGuard cg(*this);
         NodeP l = parse_and();
         while (is_name("or")) {
+            cg.add();
             auto nd = mk(NK::Or);
             next();
             nd->kids.push_back(std::move(l));
@@ -783,8 +806,10 @@ private:
     }
 
     NodeP parse_and() {
+        ChainGuard cg(*this);
         NodeP l = parse_not();
         while (is_name("and")) {
+            cg.add();
             auto nd = mk(NK::And);
             next();
             nd->kids.push_back(std::move(l));
@@ -837,8 +862,10 @@ private:
     }
 
     NodeP parse_math1() {
+        ChainGuard cg(*this);
         NodeP l = parse_concat();
         while (is_op("+") || is_op("-")) {
+            cg.add();
             auto nd = mk(NK::Bin);
             nd->op = cur().v[0];
             next();
@@ -860,8 +887,10 @@ private:
     }
 
     NodeP parse_math2() {
+        ChainGuard cg(*this);
         NodeP l = parse_pow();
         while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
+            cg.add();
             auto nd = mk(NK::Bin);
             nd->op = cur().v == "//" ? 'F' : cur().v[0];
             next();
@@ -873,8 +902,10 @@ private:
     }
 
     NodeP parse_pow() {
+        ChainGuard cg(*this);
         NodeP l = parse_unary(true);
         while (is_op("**")) {
+            cg.add();
             auto nd = mk(NK::Bin);
             nd->op = 'P';
             next();
@@ -981,7 +1012,9 @@ private:
     }
 
     NodeP parse_postfix(NodeP node) {
+        ChainGuard cg(*this);
         for (;;) {
+            cg.add();
             if (is_op(".") || is_op("[")) node = parse_subscript(std::move(node));
             else if (is_op("(")) node = parse_call(std::move(node));
             else break;
@@ -990,7 +1023,9 @@ private:
     }
 
     NodeP parse_filter_expr(NodeP node) {
+        ChainGuard cg(*this);
         for (;;) {
+            cg.add();
             if (is_op("|")) node = parse_filter(std::move(node), false);
             else if (is_name("is")) node = parse_test(std::move(node));
             else if (is_op("(")) node = parse_call(std::move(node));
@@ -1102,7 +1137,9 @@ private:
 
     NodeP parse_filter(NodeP node, bool start_inline) {
         DepthGuard g(*this);
+        ChainGuard cg(*this);
         while (is_op("|") || start_inline) {
+            cg.add();
             if (!start_inline) next();
             start_inline = false;
             auto nd = mk(NK::Filter);
