@@ -1,0 +1,71 @@
+"""The provider over the real tiny fixture model and the bundled backend (skipped when it is not built)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from ovgenai_c import _loader
+from ovgenai_c.provider import Provider, SessionPool
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY_IR = ROOT / "tests" / "fixtures" / "tiny" / "ir"
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    for p in (ROOT / "ovgenai_c" / "_bundled" / "libovgenai_c_bundled.so",
+              ROOT / "native" / "build" / "libovgenai_c_bundled.so"):
+        if p.is_file():
+            return _loader.open_library(str(p))
+    pytest.skip("the bundled backend is not built (ovgenai_c/_bundled/ or native/build/libovgenai_c_bundled.so)")
+
+
+def test_tiny_model_through_the_provider(bundled, monkeypatch):
+    monkeypatch.delenv("OVGENAI_DEVICE", raising=False)
+    pool = SessionPool()
+    try:
+        p = Provider(TINY_IR, library=bundled, pool=pool)
+        caps = p.capabilities
+        assert p.library_kind == "bundled" and caps.chat and not caps.embed and not caps.tools
+        r = p.chat([{"role": "user", "content": "Hello"}], num_predict=4, temperature=0)
+        assert r.usage["completion_tokens"] == 4 and r.finish_reason == "length" and r.text
+        again = p.chat([{"role": "user", "content": "Hello"}], num_predict=4, temperature=0)
+        assert again.text == r.text  # greedy is deterministic
+        chunks = list(p.stream([{"role": "user", "content": "Hello"}], num_predict=4, temperature=0))
+        assert "".join(chunks) == r.text
+        s = p.stream([{"role": "user", "content": "Hello"}], num_predict=200, temperature=0)
+        next(s)
+        t0 = time.monotonic()
+        s.close()  # cancels natively
+        assert time.monotonic() - t0 < 5
+        assert p.chat([{"role": "user", "content": "Hi"}], num_predict=2).text  # the session still works
+        assert pool.stats["created"] == 1
+    finally:
+        assert pool.close(timeout=30)
+
+
+def test_tiny_model_prompt(bundled, monkeypatch):
+    monkeypatch.delenv("OVGENAI_DEVICE", raising=False)
+    pool = SessionPool()
+    try:
+        p = Provider(TINY_IR, library=bundled, pool=pool)
+        text = p.prompt("Hello", num_predict=3, temperature=0)
+        assert text and text == p.prompt("Hello", num_predict=3, temperature=0)
+    finally:
+        assert pool.close(timeout=30)
+
+
+@pytest.mark.xfail(strict=True, reason="defect (native/): the bundled backend refuses a str prompt after a "
+                   "ChatHistory generate outside chat mode ('chat doesn't support switching between input types'); "
+                   "openvino_genai 2026.4.1 allows it, and the pooled provider mixes prompt() and chat() on a session")
+def test_prompt_after_chat_on_one_session(bundled, monkeypatch):
+    monkeypatch.delenv("OVGENAI_DEVICE", raising=False)
+    pool = SessionPool()
+    try:
+        p = Provider(TINY_IR, library=bundled, pool=pool)
+        p.chat([{"role": "user", "content": "Hello"}], num_predict=2)
+        assert p.prompt("Hi", num_predict=2)
+    finally:
+        pool.close(timeout=30)
