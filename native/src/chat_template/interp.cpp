@@ -373,7 +373,9 @@ JsonValue to_json(const Value& v, int depth = 0) {
 std::vector<Value> iterate(const Value& v) {
     switch (v.t) {
         case Value::Undef: return {};
-        case Value::List: return *v.l;
+        case Value::List:
+            if (v.b && !v.s.empty()) fail(v.s);  // deferred error of a lazy filter
+            return *v.l;
         case Value::Dict: {
             if (v.d->ns || v.d->loop) break;
             std::vector<Value> out;
@@ -421,6 +423,7 @@ bool contains(const Value& container, const Value& item) {
             return false;
         case Value::Dict:
             if (container.d->ns || container.d->loop) break;
+            if (item.t == Value::List && item.tup) return false;  // tuples are hashable but never our keys
             return container.d->find(key_enc(item)) != nullptr;
         default: break;
     }
@@ -656,9 +659,12 @@ std::vector<std::string> py_splitlines(const std::string& s, bool keepends) {
 std::string percent_format(const std::string& fmt, const Value& args) {
     std::vector<Value> list;
     const DictData* mapping = nullptr;
-    if (args.t == Value::List) list = *args.l;
-    else if (args.t == Value::Dict && !args.d->ns) mapping = args.d.get(), list.push_back(args);
-    else list.push_back(args);
+    // Python: a tuple supplies positional args; any other object is one arg. Objects with __getitem__ (list, dict)
+    // count as mappings, so unconsumed ones are not an error.
+    bool lenient = false;
+    if (args.t == Value::List && args.tup) list = *args.l;
+    else if (args.t == Value::Dict && !args.d->ns) mapping = args.d.get(), list.push_back(args), lenient = true;
+    else list.push_back(args), lenient = args.t == Value::List;
     size_t ai = 0;
     std::string out;
     for (size_t i = 0; i < fmt.size(); ++i) {
@@ -733,7 +739,7 @@ std::string percent_format(const std::string& fmt, const Value& args) {
         }
         out += piece;
     }
-    if (ai < list.size() && !mapping) fail("not all arguments converted during string formatting");
+    if (ai < list.size() && !lenient) fail("not all arguments converted during string formatting");
     return out;
 }
 
@@ -1498,7 +1504,8 @@ struct Interp {
                 fail(std::string("can only concatenate str (not \"") + type_name(a.t == Value::Str ? b : a) + "\") to str");
         }
         if (op == '*') {
-            const Value* seq = (a.t == Value::Str || a.t == Value::List) ? &a : (b.t == Value::Str || b.t == Value::List) ? &b : nullptr;
+            auto is_seq = [](const Value& x) { return x.t == Value::Str || (x.t == Value::List && !x.b); };
+            const Value* seq = is_seq(a) ? &a : is_seq(b) ? &b : nullptr;
             const Value* cnt = seq == &a ? &b : &a;
             if (seq && is_intlike(*cnt)) {
                 int64_t n = std::max<int64_t>(0, as_i(*cnt));
@@ -1542,8 +1549,8 @@ struct Interp {
         if (name == "mapping") return v.t == Value::Dict && !v.d->ns && !v.d->loop;
         if (name == "iterable") return v.t == Value::Str || v.t == Value::List || v.t == Value::Undef ||
                                        (v.t == Value::Dict && !v.d->ns && !v.d->loop);
-        if (name == "sequence") return v.t == Value::Str || (v.t == Value::List && !v.b) || (v.t == Value::Dict && !v.d->ns && !v.d->loop);
-        if (name == "callable") return v.t == Value::Fn;
+        if (name == "sequence") return v.t == Value::Str || v.t == Value::Undef || (v.t == Value::List && !v.b) || (v.t == Value::Dict && !v.d->ns && !v.d->loop);
+        if (name == "callable") return v.t == Value::Fn || v.t == Value::Undef;
         if (name == "sameas") {
             const Value& o = arg0();
             if (v.t != o.t) return false;
@@ -1562,17 +1569,20 @@ struct Interp {
         if (name == "odd" || name == "even" || name == "divisibleby") {
             if (v.t == Value::Undef) undefined_error(v);
             if (!is_num(v)) fail(std::string("unsupported operand type(s) for %: '") + type_name(v) + "' and 'int'");
-            if (name == "divisibleby") {
-                const Value& d = arg0();
-                Value r = binop('%', v, d);
-                return !truthy(r);
-            }
+            if (name == "divisibleby") return equals(binop('%', v, arg0()), Value::integer(0));
             Value r = binop('%', v, Value::integer(2));
-            return name == "odd" ? truthy(r) : !truthy(r);
+            return equals(r, Value::integer(name == "odd" ? 1 : 0));
         }
-        if (name == "lower" || name == "upper") {
-            if (v.t != Value::Str) fail(std::string("'") + type_name(v) + "' object has no attribute '" + name + "'");
-            return name == "lower" ? ascii_lower(v.s) == v.s : ascii_upper(v.s) == v.s;
+        if (name == "lower" || name == "upper") {  // str(value).islower() / .isupper()
+            std::string sv = to_str(v);
+            bool cased = false;
+            for (unsigned char c : sv) {
+                if (std::isalpha(c)) {
+                    cased = true;
+                    if (name == "lower" ? std::isupper(c) : std::islower(c)) return false;
+                }
+            }
+            return cased;
         }
         if (name == "escaped") return false;
         if (name == "filter" || name == "test") {
@@ -1629,7 +1639,24 @@ struct Interp {
         return v;
     }
 
+    // jinja2's lazy filters (generators) raise only when iterated: model that with a generator carrying the error.
     Value filter(const std::string& name, const Value& v, CallArgs& a) {
+        if (name == "items" || name == "unique" || name == "map" || name == "select" || name == "reject" ||
+            name == "selectattr" || name == "rejectattr" || name == "batch" || name == "slice") {
+            try {
+                return filter_impl(name, v, a);
+            } catch (const ChatTemplateError& e) {
+                if (steps > kMaxSteps) throw;
+                Value g = gen({});
+                g.s = e.what();
+                if (g.s.empty()) g.s = "error in lazy filter";
+                return g;
+            }
+        }
+        return filter_impl(name, v, a);
+    }
+
+    Value filter_impl(const std::string& name, const Value& v, CallArgs& a) {
         step();
         if (name == "default" || name == "d") {
             const Value* dv = arg_at(a, 0, "default_value");
@@ -1723,13 +1750,13 @@ struct Interp {
             return Value::str(out);
         }
         if (name == "first") {
-            if (v.t == Value::Undef) undefined_error(v);
+            if (v.t == Value::Undef) return Value::undef("No first item, sequence was empty.");
             auto items = iterate(v);
             if (items.empty()) return Value::undef("No first item, sequence was empty.");
             return items.front();
         }
         if (name == "last") {
-            if (v.t == Value::Undef) undefined_error(v);
+            if (v.t == Value::Undef) return Value::undef("No last item, sequence was empty.");
             if (is_gen(v)) fail("'generator' object is not reversible");
             auto items = iterate(v);
             if (items.empty()) return Value::undef("No last item, sequence was empty.");
@@ -1761,6 +1788,7 @@ struct Interp {
             Value d = dv ? *dv : Value::integer(0);
             int64_t base = 10;
             if (const Value* b = arg_at(a, 1, "base")) base = as_i(*b);
+            if (v.t == Value::Undef) undefined_error(v);
             if (v.t == Value::Int) return v;
             if (v.t == Value::Bool) return Value::integer(v.b ? 1 : 0);
             if (v.t == Value::Float) return std::isfinite(v.f) ? Value::integer(static_cast<int64_t>(v.f)) : d;
@@ -1787,6 +1815,7 @@ struct Interp {
         if (name == "float") {
             const Value* dv = arg_at(a, 0, "default");
             Value d = dv ? *dv : Value::flt(0.0);
+            if (v.t == Value::Undef) undefined_error(v);
             if (v.t == Value::Float) return v;
             if (is_intlike(v)) return Value::flt(as_f(v));
             if (v.t == Value::Str) {
@@ -1838,7 +1867,8 @@ struct Interp {
             if (const Value* w = arg_at(a, 0, "width")) ind = w->t == Value::Str ? w->s : std::string(static_cast<size_t>(std::max<int64_t>(0, as_i(*w))), ' ');
             bool first = arg_bool(a, 1, "first", false);
             bool blank = arg_bool(a, 2, "blank", false);
-            std::string s = to_str(v) + "\n";
+            if (v.t != Value::Str) fail(std::string("unsupported operand type(s) for +=: '") + type_name(v) + "' and 'str'");
+            std::string s = v.s + "\n";
             auto lines = py_splitlines(s, false);
             std::string rv;
             if (blank) {
@@ -1871,7 +1901,7 @@ struct Interp {
                 for (const auto& kv : a.kw) d.d->set(kv.first, kv.second);
                 return Value::str(percent_format(to_str(v), d));
             }
-            return Value::str(percent_format(to_str(v), Value::list(std::move(args))));
+            return Value::str(percent_format(to_str(v), tuple(std::move(args))));
         }
         if (name == "attr") {
             const Value* n = arg_at(a, 0, "name");
