@@ -305,7 +305,7 @@ int compare(const Value& a, const Value& b, const char* op = "<") {
         int c = a.s.compare(b.s);
         return c < 0 ? -1 : c > 0 ? 1 : 0;
     }
-    if (a.t == Value::List && b.t == Value::List) {
+    if (a.t == Value::List && b.t == Value::List && a.tup == b.tup && !a.b && !b.b) {
         size_t n = std::min(a.l->size(), b.l->size());
         for (size_t k = 0; k < n; ++k) {
             if (!equals((*a.l)[k], (*b.l)[k])) return compare((*a.l)[k], (*b.l)[k], op);
@@ -423,7 +423,7 @@ bool contains(const Value& container, const Value& item) {
             return false;
         case Value::Dict:
             if (container.d->ns || container.d->loop) break;
-            if (item.t == Value::List && item.tup) return false;  // tuples are hashable but never our keys
+            if ((item.t == Value::List && item.tup) || item.t == Value::Undef) return false;  // hashable, never our keys
             return container.d->find(key_enc(item)) != nullptr;
         default: break;
     }
@@ -1679,7 +1679,16 @@ struct Interp {
             if (name == "lower") return keep(ascii_lower(s));
             if (name == "capitalize") return keep(py_capitalize(s));
             if (name == "trim") return keep(py_strip(s, arg_at(a, 0, "chars"), true, true));
-            if (name == "wordcount") return Value::integer(static_cast<int64_t>(py_split(s, nullptr, -1).size()));
+            if (name == "wordcount") {  // len(re.findall(r"\w+", s))
+                int64_t words = 0;
+                bool in_word = false;
+                for (unsigned char c : s) {
+                    bool w = std::isalnum(c) || c == '_' || c >= 0x80;
+                    if (w && !in_word) ++words;
+                    in_word = w;
+                }
+                return Value::integer(words);
+            }
             if (name == "title") {
                 std::string out;
                 size_t i = 0;
