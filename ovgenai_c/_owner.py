@@ -80,14 +80,16 @@ class Job:
             raise
         return self.result()
 
-    def wait_uninterrupted(self) -> None:
-        """Block until the job ends, even through further Ctrl-C presses."""
+    def wait_uninterrupted(self) -> bool:
+        """Block until the job ends, even through Ctrl-C presses; True if one arrived (the caller re-raises
+        KeyboardInterrupt once it has cleaned up, so the interrupt is never lost)."""
+        interrupted = False
         while True:
             try:
                 if self.event.wait(0.05):
-                    return
+                    return interrupted
             except KeyboardInterrupt:
-                continue
+                interrupted = True
 
 
 _STOP = object()

@@ -206,11 +206,17 @@ class LLMPipeline:
 
         job = owner.submit(_create)
         try:
-            job.wait_uninterrupted()
+            interrupted = job.wait_uninterrupted()
             job.result()
         except BaseException:
             owner.stop()
             raise
+        if interrupted:  # Ctrl-C during the load: let it finish, free it on its owner, then honour the interrupt
+            free = state.free_on_owner()
+            if free is not None:
+                free.wait_uninterrupted()
+            owner.join()
+            raise KeyboardInterrupt
         self._state = state
         _live_states.add(state)
         self._finalizer = weakref.finalize(self, _finalize, state)
@@ -258,9 +264,10 @@ class LLMPipeline:
         job = st.free_on_owner()
         if hasattr(self, "_finalizer"):
             self._finalizer.detach()
-        if job is not None:
-            job.wait_uninterrupted()
+        interrupted = job.wait_uninterrupted() if job is not None else False
         st.owner.join()
+        if interrupted:
+            raise KeyboardInterrupt
 
     @property
     def closed(self) -> bool:
@@ -625,8 +632,10 @@ class TextStream(Iterator[str]):
         """Cancel natively and wait until the C call has returned."""
         if not self._job.done():
             self._bridge.cancel("closed")
-        self._job.wait_uninterrupted()
+        interrupted = self._job.wait_uninterrupted()
         self._finished = True
+        if interrupted:
+            raise KeyboardInterrupt
 
     def close(self) -> None:
         """Stop early (cancels natively, waits for C). Safe to call twice."""
