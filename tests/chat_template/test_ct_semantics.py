@@ -86,6 +86,12 @@ CASES = {
     "macro_too_many_args": "{% macro m(a) %}{% endmacro %}{{ m(1, 2) }}",
     "filter_block": "{% filter upper %}hello {{ s }}{% endfilter %}",
     "generation_block": "{% generation %}gen {{ s }}{% endgeneration %}",
+    "block_tag": "a{% block body %}[{{ s }}]{% endblock %}b{% block two %}2{% endblock two %}",
+    "loop_changed": "{% for p in people|sort(attribute='age') %}{% if loop.changed(p.age) %}<{{ p.age }}>{% endif %}{{ p.name }}{% endfor %}",
+    "loop_depth": "{% for x in [1] %}{{ loop.depth }}{{ loop.depth0 }}{% endfor %}",
+    "macro_in_namespace_call": "{% macro m(x) %}<{{ x }}>{% endmacro %}{% set ns = namespace(f=m) %}{{ ns.f(3) }}",
+    "dict_key_call_fails": "{{ d.nosuch() }}",
+    "str_unknown_method_fails": "{{ s.nosuchmethod() }}",
     # --- filters
     "f_trim_length": "{{ messages[0].content|trim }}|{{ messages|length }}|{{ s|count }}|{{ 'Ünï'|length }}|{{ d|length }}",
     "f_case": "{{ s|upper }}|{{ s|lower }}|{{ 'hello wORLD-foo bar(baz'|title }}|{{ 'hELLO'|capitalize }}",

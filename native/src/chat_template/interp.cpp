@@ -1042,6 +1042,15 @@ struct Interp {
                 const Value* idx = d.find("index0");
                 return a.pos[static_cast<size_t>(idx ? as_i(*idx) : 0) % a.pos.size()];
             }
+            if (d.loop && name == "changed") {
+                // True on the first call and whenever the arguments differ from the previous call's
+                Value args = Value::list(a.pos);
+                DictData& md = *obj.d;
+                Value* last = md.find("\x02changed");
+                if (last && equals(*last, args)) return Value::boolean(false);
+                md.set("\x02changed", args);
+                return Value::boolean(true);
+            }
             if (name == "items") {
                 std::vector<Value> out;
                 out.reserve(d.items.size());
@@ -1089,7 +1098,18 @@ struct Interp {
             }
             if (name == "copy") return Value::list(*obj.l);
         }
-        Value f = get_attr(obj, name);
+        // Not a built-in method: an attribute holding a callable (e.g. a macro stored in a namespace).
+        Value f;
+        if (obj.t == Value::Dict && (obj.d->ns || obj.d->loop)) {
+            if (const Value* v = obj.d->find(name)) f = *v;
+            else f = Value::undef("'" + obj_type_repr(obj) + "' has no attribute '" + name + "'");
+        } else if (obj.t == Value::Dict) {
+            if (const Value* v = obj.d->find(name)) f = *v;
+            else f = Value::undef("'dict object' has no attribute '" + name + "'");
+        } else {
+            f = get_attr(obj, name);
+            if (f.t == Value::Fn) fail("'" + obj_type_repr(obj) + "' has no method '" + name + "'");
+        }
         return call_value(f, a);
     }
 

@@ -682,6 +682,16 @@ private:
             expect_block_end();
             return s;
         }
+        if (kw == "block") {  // rendered in place (no inheritance in a single chat template)
+            auto s = mks(SK::Block, at);
+            expect_name();
+            if (is_name("scoped") || is_name("required")) next();
+            expect_block_end();
+            s->body = parse_body({"endblock"}, which);
+            if (cur().t == Tk::Name) next();
+            expect_block_end();
+            return s;
+        }
         if (kw == "generation") {
             auto s = mks(SK::Block, at);
             expect_block_end();
