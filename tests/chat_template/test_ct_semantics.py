@@ -162,6 +162,12 @@ CASES = {
                    "{{ 'hello world'.title() }}|{{ 'hELLO'.capitalize() }}|{{ s.find('o') }}{{ s.find('z') }}{{ s.rfind('o') }}|{{ s.count('l') }}|{{ '-'.join(['a', 'b']) }}|"
                    "{{ '{} and {}'.format('x', 'y') }}|{{ '{0}{1}{0}'.format('a', 'b') }}|{{ '{name}!'.format(name='N') }}|{{ '12'.isdigit() }}{{ 'ab'.isalpha() }}|"
                    "{{ 'a\\nb\\r\\nc'.splitlines() }}|{{ 'pre_x'.removeprefix('pre_') }}|{{ 'a=b=c'.partition('=') }}|{{ 'x'.center(5, '*') }}|{{ '7'.zfill(3) }}",
+    # --- unicode
+    "unicode_case": "{{ 'Ünïcödé Straße ÀÉÎ ÿ αβγ ΑΒΓ ς привет ПРИВЕТ ŁÓDŹ'|upper }}|{{ 'ÀÉÎ ÜBER ΑΒΓ ПРИВЕТ ŁÓDŹ'|lower }}|"
+                    "{{ 'élan vital ñandú'|title }}|{{ 'élan vital'.title() }}|{{ 'éLAN'|capitalize }}|{{ 'été'.upper() }}",
+    "unicode_whitespace": "[{{ '\u00a0\u3000 x\u2003y \u00a0'|trim }}][{{ '\u2003a\u3000b\u00a0c\u2028d '.split() }}]"
+                          "[{{ 'a\u3000b\u3000c'.rsplit(None, 1) }}][{{ 'x\u2028y\u0085z'.splitlines() }}][{{ '\u00a0ab\u00a0'.strip('\u00a0') }}]",
+    "unicode_len_slice": "{{ '日本語テキスト'|length }}|{{ '日本語テキスト'[2:4] }}|{{ '🙂a🙂'[-1] }}|{{ 'éa'|reverse }}|{{ 'é'|center(5) }}",
     # --- globals
     "range_dict": "{{ range(3)|list }}|{{ range(1, 10, 3)|list }}|{{ range(5, 0, -2)|list }}|{{ dict(a=1, b='x') }}|{{ range(0)|list }}|{{ range(3)|length }}",
     "huge_range_fails": "{{ range(10000000)|length }}",

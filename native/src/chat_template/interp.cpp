@@ -59,13 +59,138 @@ int64_t cp_count(const std::string& s) {
 
 bool py_space(unsigned char c) { return c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F); }
 
-std::string ascii_upper(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return s;
+// Decodes the code point at byte i (lenient: an invalid byte decodes as itself with length 1).
+uint32_t u8_decode(const std::string& s, size_t i, size_t& len) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    len = u8_len(c);
+    if (len == 1 || i + len > s.size()) {
+        len = 1;
+        return c;
+    }
+    uint32_t cp = len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; k < len; ++k) {
+        unsigned char cc = static_cast<unsigned char>(s[i + k]);
+        if ((cc & 0xC0) != 0x80) {
+            len = 1;
+            return c;
+        }
+        cp = (cp << 6) | (cc & 0x3F);
+    }
+    return cp;
 }
-std::string ascii_lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
+
+void u8_put(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+}
+
+// Python's str.isspace() code points.
+bool u_space(uint32_t cp) {
+    return cp == ' ' || (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x1F) || cp == 0x85 || cp == 0xA0 ||
+           cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
+           cp == 0x205F || cp == 0x3000;
+}
+
+// Simple case mapping for Latin-1, Latin Extended-A, Greek and Cyrillic (ASCII handled by the caller's fast path).
+uint32_t u_upper_cp(uint32_t c) {
+    if (c < 0x80) return (c >= 'a' && c <= 'z') ? c - 32 : c;
+    if (c == 0xB5) return 0x39C;
+    if ((c >= 0xE0 && c <= 0xFE && c != 0xF7)) return c - 0x20;
+    if (c == 0xFF) return 0x178;
+    if (c >= 0x100 && c <= 0x17F) {
+        if (c == 0x131) return 'I';
+        if (c == 0x17F) return 'S';
+        if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) return (c % 2 == 0) ? c - 1 : c;
+        if (c == 0x130 || c == 0x138 || c == 0x149) return c;
+        return (c % 2 == 1) ? c - 1 : c;
+    }
+    if (c >= 0x3B1 && c <= 0x3C9 && c != 0x3C2) return c - 0x20;
+    if (c == 0x3C2) return 0x3A3;
+    if (c >= 0x3AC && c <= 0x3AF) return c == 0x3AC ? 0x386 : c - 0x25;
+    if (c >= 0x430 && c <= 0x44F) return c - 0x20;
+    if (c >= 0x450 && c <= 0x45F) return c - 0x50;
+    return c;
+}
+
+uint32_t u_lower_cp(uint32_t c) {
+    if (c < 0x80) return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+    if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 0x20;
+    if (c == 0x178) return 0xFF;
+    if (c >= 0x100 && c <= 0x17F) {
+        if (c == 0x130) return 'i';
+        if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) return (c % 2 == 1) ? c + 1 : c;
+        if (c == 0x131 || c == 0x138 || c == 0x149 || c == 0x17F) return c;
+        return (c % 2 == 0) ? c + 1 : c;
+    }
+    if (c >= 0x391 && c <= 0x3A9 && c != 0x3A2) return c + 0x20;
+    if (c == 0x386) return 0x3AC;
+    if (c >= 0x388 && c <= 0x38A) return c + 0x25;
+    if (c >= 0x410 && c <= 0x42F) return c + 0x20;
+    if (c >= 0x400 && c <= 0x40F) return c + 0x50;
+    return c;
+}
+
+bool u_cased(uint32_t c) { return u_upper_cp(c) != c || u_lower_cp(c) != c || c == 0xDF; }
+
+std::string u_map(const std::string& s, bool upper) {
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size();) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            out += static_cast<char>(upper ? std::toupper(c) : std::tolower(c));
+            ++i;
+            continue;
+        }
+        size_t len;
+        uint32_t cp = u8_decode(s, i, len);
+        if (len == 1) {
+            out += static_cast<char>(c);
+        } else if (upper && cp == 0xDF) {
+            out += "SS";
+        } else {
+            u8_put(out, upper ? u_upper_cp(cp) : u_lower_cp(cp));
+        }
+        i += len;
+    }
+    return out;
+}
+
+std::string ascii_upper(const std::string& s) { return u_map(s, true); }
+std::string ascii_lower(const std::string& s) { return u_map(s, false); }
+
+// Length of the (Unicode) whitespace character starting at byte i, 0 if none.
+size_t ws_at(const std::string& s, size_t i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) return py_space(c) ? 1 : 0;
+    size_t len;
+    uint32_t cp = u8_decode(s, i, len);
+    return (len > 1 && u_space(cp)) ? len : 0;
+}
+
+// Length of the whitespace character ending at byte `end`, 0 if none.
+size_t ws_before(const std::string& s, size_t end) {
+    if (end == 0) return 0;
+    unsigned char c = static_cast<unsigned char>(s[end - 1]);
+    if (c < 0x80) return py_space(c) ? 1 : 0;
+    size_t b = end - 1;
+    while (b > 0 && end - b < 4 && (static_cast<unsigned char>(s[b]) & 0xC0) == 0x80) --b;
+    size_t len;
+    uint32_t cp = u8_decode(s, b, len);
+    return (b + len == end && len > 1 && u_space(cp)) ? len : 0;
 }
 
 // ---------------------------------------------------------------- basic value ops
@@ -213,11 +338,39 @@ std::string py_repr_str(const std::string& s) {
     return out;
 }
 
+// Python's repr escapes non-printable code points (Cc, Cf, Zs except space, Zl, Zp, Co, ...).
+bool u_nonprintable(uint32_t cp) {
+    return (cp >= 0x80 && cp <= 0xA0) || cp == 0xAD || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200F) ||
+           (cp >= 0x2028 && cp <= 0x202F) || (cp >= 0x205F && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x206F) ||
+           cp == 0x3000 || cp == 0xFEFF || (cp >= 0xD800 && cp <= 0xF8FF) || (cp >= 0xFFF9 && cp <= 0xFFFB) ||
+           cp == 0x61C || cp == 0x180E || (cp >= 0xF0000);
+}
+
+std::string py_repr_unicode(const std::string& s) {
+    std::string r = py_repr_str(s);
+    if (is_ascii(r)) return r;
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (size_t i = 0; i < r.size();) {
+        size_t len;
+        uint32_t cp = u8_decode(r, i, len);
+        if (len > 1 && u_nonprintable(cp)) {
+            int digits = cp <= 0xFF ? 2 : cp <= 0xFFFF ? 4 : 8;
+            out += digits == 2 ? "\\x" : digits == 4 ? "\\u" : "\\U";
+            for (int k = digits - 1; k >= 0; --k) out += hex[(cp >> (4 * k)) & 15];
+        } else {
+            out.append(r, i, len);
+        }
+        i += len;
+    }
+    return out;
+}
+
 std::string to_str(const Value& v);
 
 std::string repr(const Value& v) {
     switch (v.t) {
-        case Value::Str: return py_repr_str(v.s);
+        case Value::Str: return py_repr_unicode(v.s);
         case Value::Undef: return "Undefined";
         default: return to_str(v);
     }
@@ -497,15 +650,37 @@ Value do_slice(const Value& obj, const Value* start, const Value* stop, const Va
 // ---------------------------------------------------------------- Python string methods
 
 std::string py_strip(const std::string& s, const Value* chars, bool left, bool right) {
-    auto in_set = [&](unsigned char c) {
-        if (!chars || chars->t == Value::None || chars->t == Value::Undef) return py_space(c);
-        return chars->s.find(static_cast<char>(c)) != std::string::npos;
-    };
     size_t b = 0, e = s.size();
+    if (!chars || chars->t == Value::None || chars->t == Value::Undef) {
+        if (left)
+            for (size_t n; b < e && (n = ws_at(s, b)) > 0;) b += n;
+        if (right)
+            for (size_t n; e > b && (n = ws_before(s, e)) > 0;) e -= n;
+        return s.substr(b, e - b);
+    }
+    if (chars->t != Value::Str) fail("strip arg must be None or str");
+    // strip any code point contained in chars
+    std::vector<std::string> set;
+    for (size_t i = 0; i < chars->s.size();) {
+        size_t len;
+        u8_decode(chars->s, i, len);
+        set.push_back(chars->s.substr(i, len));
+        i += len;
+    }
+    auto starts_with_any = [&](size_t pos) -> size_t {
+        for (const auto& c : set)
+            if (s.compare(pos, c.size(), c) == 0) return c.size();
+        return 0;
+    };
+    auto ends_with_any = [&](size_t end) -> size_t {
+        for (const auto& c : set)
+            if (end >= b + c.size() && s.compare(end - c.size(), c.size(), c) == 0) return c.size();
+        return 0;
+    };
     if (left)
-        while (b < e && in_set(static_cast<unsigned char>(s[b]))) ++b;
+        for (size_t n; b < e && (n = starts_with_any(b)) > 0;) b += n;
     if (right)
-        while (e > b && in_set(static_cast<unsigned char>(s[e - 1]))) --e;
+        for (size_t n; e > b && (n = ends_with_any(e)) > 0;) e -= n;
     return s.substr(b, e - b);
 }
 
@@ -514,16 +689,17 @@ std::vector<std::string> py_split(const std::string& s, const Value* sep, int64_
     if (!sep || sep->t == Value::None || sep->t == Value::Undef) {
         size_t i = 0, n = s.size();
         while (i < n) {
-            while (i < n && py_space(static_cast<unsigned char>(s[i]))) ++i;
+            for (size_t w; i < n && (w = ws_at(s, i)) > 0;) i += w;
             if (i >= n) break;
             if (maxsplit >= 0 && static_cast<int64_t>(out.size()) >= maxsplit) {
                 size_t e = n;
-                while (e > i && py_space(static_cast<unsigned char>(s[e - 1]))) --e;
+                for (size_t w; e > i && (w = ws_before(s, e)) > 0;) e -= w;
                 out.push_back(s.substr(i, e - i));
                 return out;
             }
             size_t j = i;
-            while (j < n && !py_space(static_cast<unsigned char>(s[j]))) ++j;
+            while (j < n && ws_at(s, j) == 0) j += u8_len(static_cast<unsigned char>(s[j]));
+            if (j > n) j = n;
             out.push_back(s.substr(i, j - i));
             i = j;
         }
@@ -548,19 +724,22 @@ std::vector<std::string> py_rsplit(const std::string& s, const Value* sep, int64
     if (maxsplit < 0) return py_split(s, sep, -1);
     std::vector<std::string> out;
     if (!sep || sep->t == Value::None || sep->t == Value::Undef) {
-        int64_t i = static_cast<int64_t>(s.size());
+        size_t i = s.size();
         while (i > 0) {
-            while (i > 0 && py_space(static_cast<unsigned char>(s[static_cast<size_t>(i - 1)]))) --i;
-            if (i <= 0) break;
+            for (size_t w; i > 0 && (w = ws_before(s, i)) > 0;) i -= w;
+            if (i == 0) break;
             if (static_cast<int64_t>(out.size()) >= maxsplit) {
                 size_t b = 0;
-                while (b < static_cast<size_t>(i) && py_space(static_cast<unsigned char>(s[b]))) ++b;
-                out.push_back(s.substr(b, static_cast<size_t>(i) - b));
+                for (size_t w; b < i && (w = ws_at(s, b)) > 0;) b += w;
+                out.push_back(s.substr(b, i - b));
                 break;
             }
-            int64_t j = i;
-            while (j > 0 && !py_space(static_cast<unsigned char>(s[static_cast<size_t>(j - 1)]))) --j;
-            out.push_back(s.substr(static_cast<size_t>(j), static_cast<size_t>(i - j)));
+            size_t j = i;
+            while (j > 0 && ws_before(s, j) == 0) {
+                --j;
+                while (j > 0 && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) --j;
+            }
+            out.push_back(s.substr(j, i - j));
             i = j;
         }
         std::reverse(out.begin(), out.end());
@@ -615,24 +794,33 @@ std::string py_replace(const std::string& s, const std::string& a, const std::st
 }
 
 std::string py_title(const std::string& s) {
-    std::string out = s;
+    std::string out;
+    out.reserve(s.size());
     bool prev_cased = false;
-    for (auto& ch : out) {
-        unsigned char c = static_cast<unsigned char>(ch);
-        if (std::isalpha(c)) {
-            ch = static_cast<char>(prev_cased ? std::tolower(c) : std::toupper(c));
+    for (size_t i = 0; i < s.size();) {
+        size_t len;
+        uint32_t cp = u8_decode(s, i, len);
+        if (len == 1 && cp >= 0x80) {  // invalid byte: copy
+            out += s[i];
+            prev_cased = false;
+        } else if (u_cased(cp)) {
+            std::string one = s.substr(i, len);
+            out += u_map(one, !prev_cased);
             prev_cased = true;
         } else {
-            prev_cased = c >= 0x80 && prev_cased;
+            out.append(s, i, len);
+            prev_cased = false;
         }
+        i += len;
     }
     return out;
 }
 
 std::string py_capitalize(const std::string& s) {
-    std::string out = ascii_lower(s);
-    if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
-    return out;
+    if (s.empty()) return s;
+    size_t len;
+    u8_decode(s, 0, len);
+    return u_map(s.substr(0, len), true) + u_map(s.substr(len), false);
 }
 
 std::vector<std::string> py_splitlines(const std::string& s, bool keepends) {
@@ -643,6 +831,10 @@ std::vector<std::string> py_splitlines(const std::string& s, bool keepends) {
         size_t eol = 0;
         if (c == '\r' && i + 1 < n && s[i + 1] == '\n') eol = 2;
         else if (c == '\n' || c == '\r' || c == '\v' || c == '\f' || (c >= 0x1C && c <= 0x1E)) eol = 1;
+        else if (c == 0xC2 && i + 1 < n && static_cast<unsigned char>(s[i + 1]) == 0x85) eol = 2;
+        else if (c == 0xE2 && i + 2 < n && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+                 (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9))
+            eol = 3;
         if (eol) {
             out.push_back(s.substr(start, (keepends ? i + eol : i) - start));
             i += eol;
@@ -1712,14 +1904,20 @@ struct Interp {
             if (name == "title") {
                 std::string out;
                 size_t i = 0;
-                auto sepc = [](char c) { return py_space(static_cast<unsigned char>(c)) || std::strchr("-({[<", c); };
+                // words are split on runs of [-\s({\[<]
+                auto sep_len = [&](size_t k) -> size_t {
+                    char c = s[k];
+                    if (c == '-' || c == '(' || c == '{' || c == '[' || c == '<') return 1;
+                    return ws_at(s, k);
+                };
                 while (i < s.size()) {
-                    if (sepc(s[i])) {
-                        out += s[i++];
+                    if (size_t w = sep_len(i)) {
+                        out.append(s, i, w);
+                        i += w;
                         continue;
                     }
                     size_t j = i;
-                    while (j < s.size() && !sepc(s[j])) ++j;
+                    while (j < s.size() && sep_len(j) == 0) ++j;
                     std::string w = s.substr(i, j - i);
                     out += py_capitalize(w);
                     i = j;
