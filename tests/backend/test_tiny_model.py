@@ -1,0 +1,179 @@
+"""The bundled backend on the committed tiny random-weight model (tests/fixtures/tiny/ir): golden
+outputs, oracle parity (GenAI SDPA), pipeline properties, configuration plumbing and bad input."""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+
+import pytest
+
+from helpers import Config, chat_history, generate, generate_with_history, make_streamer
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+EXPECTED = REPO / "tests" / "fixtures" / "tiny" / "expected.json"
+
+
+@pytest.fixture(scope="module")
+def tiny_pipe(api, tiny_dir, create_pipe):
+    st, pipe = create_pipe(tiny_dir)
+    assert st == 0, api.last_error()
+    yield pipe
+    api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
+@pytest.fixture(scope="module")
+def tiny_oracle(tiny_dir):
+    og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
+    return og.LLMPipeline(str(tiny_dir), "CPU", ATTENTION_BACKEND="SDPA")
+
+
+def test_golden_chat_template_case(api, tiny_pipe):
+    cases = [c for c in json.loads(EXPECTED.read_text())["cases"] if c["chat_template"]]
+    assert cases
+    for c in cases:
+        r = generate(api, tiny_pipe, c["prompt"], Config(api, max_new_tokens=c["max_new_tokens"]), want_perf=True)
+        assert r.status == 0, api.last_error()
+        assert r.text == c["text"]
+        assert r.perf["num_input"] == len(c["input_ids"])
+        assert r.perf["num_generated"] == len(c["output_ids"])
+
+
+@pytest.mark.parametrize("prompt", ["Hello", "中文 é 🙂", "a\nb\tc", "What is 2+2?"])
+def test_greedy_matches_oracle(api, tiny_pipe, tiny_oracle, prompt):
+    r = generate(api, tiny_pipe, prompt, Config(api, max_new_tokens=40, ignore_eos=True), want_perf=True)
+    o = tiny_oracle.generate([prompt], max_new_tokens=40, ignore_eos=True)
+    assert r.text == o.texts[0]
+    assert r.perf["num_input"] == o.perf_metrics.get_num_input_tokens()
+
+
+def test_stop_strings_match_oracle(api, tiny_pipe, tiny_oracle):
+    base = generate(api, tiny_pipe, "Hello", Config(api, max_new_tokens=30)).text
+    words = [w for w in base.split()[2:] if w.isascii() and w.isalpha() and len(w) >= 3]
+    assert words, base
+    for stop, must_stop in (("e", True), (words[0], False)):
+        for inc in (False, True):
+            r = generate(api, tiny_pipe, "Hello", Config(api, max_new_tokens=30, stop_strings=[stop], include_stop_str_in_output=inc))
+            o = tiny_oracle.generate(["Hello"], max_new_tokens=30, stop_strings={stop}, include_stop_str_in_output=inc)
+            assert r.text == o.texts[0]
+            if must_stop:
+                assert len(r.text) < len(base)
+
+
+def test_chat_and_history_match_oracle(api, tiny_pipe, tiny_oracle):
+    lib = api.lib
+    assert lib.ov_genai_llm_pipeline_start_chat(tiny_pipe) == 0
+    tiny_oracle.start_chat()
+    try:
+        for q in ("Hi", "More", "Again?"):
+            r = generate(api, tiny_pipe, q, Config(api, max_new_tokens=12), want_perf=True)
+            o = tiny_oracle.generate([q], max_new_tokens=12)
+            assert r.text == o.texts[0]
+            assert r.perf["num_input"] == o.perf_metrics.get_num_input_tokens()
+    finally:
+        lib.ov_genai_llm_pipeline_finish_chat(tiny_pipe)
+        tiny_oracle.finish_chat()
+    import openvino_genai as og
+
+    msgs = [{"role": "user", "content": "One"}, {"role": "assistant", "content": "Two"}, {"role": "user", "content": "Three"}]
+    h = chat_history(api, json.dumps(msgs))
+    try:
+        r = generate_with_history(api, tiny_pipe, h, Config(api, max_new_tokens=12))
+        o = tiny_oracle.generate(og.ChatHistory(msgs), max_new_tokens=12)
+        assert r.text == o.texts[0]
+    finally:
+        lib.ov_genai_chat_history_free(h)
+        lib.ov_genai_llm_pipeline_finish_chat(tiny_pipe)
+        tiny_oracle.finish_chat()
+
+
+def test_streaming_never_splits_utf8(api, tiny_pipe):
+    chunks = []
+    sc, keep = make_streamer(api, lambda s: (chunks.append(s), 0)[1])  # strict UTF-8 decode in the callback
+    r = generate(api, tiny_pipe, "中文 é 🙂", Config(api, max_new_tokens=64), streamer=sc)
+    assert r.status == 0
+    assert "".join(chunks) == r.text
+
+
+def test_properties(api, tiny_dir, create_pipe):
+    st, pipe = create_pipe(tiny_dir, "ATTENTION_BACKEND", "PA")
+    assert st == -2 and "PA" in api.last_error()
+    st, pipe = create_pipe(tiny_dir, "ATTENTION_BACKEND", "FOO")
+    assert st == -17
+    st, pipe = create_pipe(tiny_dir, "NO_SUCH_PROPERTY_XYZ", "1")
+    assert st == -17 and "NO_SUCH_PROPERTY_XYZ" in api.last_error()
+    st, pipe = create_pipe(tiny_dir, "INFERENCE_NUM_THREADS", "1", "ATTENTION_BACKEND", "SDPA")
+    assert st == 0, api.last_error()
+    assert generate(api, pipe, "Hi", Config(api, max_new_tokens=3)).status == 0
+    api.lib.ov_genai_llm_pipeline_free(pipe)
+    p = api.ffi.new("ov_genai_llm_pipeline**")
+    assert api.lib.ov_genai_llm_pipeline_create(str(tiny_dir).encode(), b"NO_SUCH_DEVICE", 0, p) == -17
+
+
+def test_missing_tokenizers_extension(api, tiny_dir, create_pipe, monkeypatch):
+    monkeypatch.setenv("OPENVINO_TOKENIZERS_PATH_GENAI", "/nonexistent/libopenvino_tokenizers.so")
+    st, _ = create_pipe(tiny_dir)
+    assert st == -17
+    assert "OPENVINO_TOKENIZERS_PATH_GENAI" in api.last_error()
+
+
+def test_unsupported_modes_and_bad_input(api, tiny_pipe):
+    r = generate(api, tiny_pipe, "Hi", Config(api, max_new_tokens=4, num_beams=2))
+    assert r.status == -2 and "beam" in api.last_error()
+    assert generate(api, tiny_pipe, "Hi", Config(api, max_new_tokens=4, echo=True)).status == -17
+    assert generate(api, tiny_pipe, b"bad \xff\xfe utf8", Config(api, max_new_tokens=4)).status == -17
+    assert "UTF-8" in api.last_error()
+    assert generate(api, tiny_pipe, "Hi", Config(api, max_new_tokens=0)).status == -17
+    sc, keep = make_streamer(api, lambda s: 0)
+    r = generate(api, tiny_pipe, "Hi", Config(api, max_new_tokens=4, do_sample=True, num_return_sequences=2), streamer=sc)
+    assert r.status == -17
+    # the pipeline still works afterwards
+    assert generate(api, tiny_pipe, "Hi", Config(api, max_new_tokens=4)).status == 0
+
+
+def test_pipeline_generation_config_roundtrip(api, tiny_pipe):
+    ffi, lib = api.ffi, api.lib
+    out = ffi.new("ov_genai_generation_config**")
+    assert lib.ov_genai_llm_pipeline_get_generation_config(tiny_pipe, out) == 0
+    n = ffi.new("size_t*")
+    assert lib.ov_genai_generation_config_get_max_new_tokens(out[0], n) == 0
+    assert lib.ov_genai_generation_config_validate(out[0]) == 0  # eos 2 filled from the tokenizer
+    lib.ov_genai_generation_config_free(out[0])
+    bad = Config(api, max_new_tokens=0)
+    assert lib.ov_genai_llm_pipeline_set_generation_config(tiny_pipe, bad.ptr) == -17
+    good = Config(api, max_new_tokens=5, ignore_eos=True)
+    assert lib.ov_genai_llm_pipeline_set_generation_config(tiny_pipe, good.ptr) == 0
+    r = generate(api, tiny_pipe, "Hello", None, want_perf=True)  # NULL config: the pipeline's
+    assert r.status == 0 and r.perf["num_generated"] == 5
+    assert lib.ov_genai_llm_pipeline_get_generation_config(tiny_pipe, out) == 0
+    assert lib.ov_genai_generation_config_get_max_new_tokens(out[0], n) == 0 and n[0] == 5
+    lib.ov_genai_generation_config_free(out[0])
+    assert generate(api, tiny_pipe, b"Hello", None, streamer=None).status == 0
+    assert lib.ov_genai_llm_pipeline_generate(tiny_pipe, b"x", ffi.NULL, ffi.NULL, ffi.NULL) == -14
+
+
+def test_prompt_longer_than_context(api, tiny_dir, create_pipe, tmp_path):
+    d = tmp_path / "tiny"
+    shutil.copytree(tiny_dir, d)
+    (d / "config.json").write_text(json.dumps({"max_position_embeddings": 200}))
+    st, pipe = create_pipe(d)
+    assert st == 0, api.last_error()
+    try:
+        r = generate(api, pipe, "word " * 300, Config(api, max_new_tokens=4))
+        assert r.status == -17 and "context" in api.last_error()
+        r = generate(api, pipe, "Hi", Config(api, max_new_tokens=100, ignore_eos=True), want_perf=True)
+        assert r.status == 0 and r.perf["num_input"] + r.perf["num_generated"] <= 200
+    finally:
+        api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
+def test_no_handle_leaks(api, tiny_dir, create_pipe):
+    before = api.live()
+    st, pipe = create_pipe(tiny_dir)
+    assert st == 0
+    assert api.live("pipeline") >= 1
+    r = generate(api, pipe, "Hi", Config(api, max_new_tokens=3), want_perf=True)
+    assert r.status == 0
+    api.lib.ov_genai_llm_pipeline_free(pipe)
+    assert api.live() == before
