@@ -25,9 +25,11 @@ public:
     explicit ChatTemplate(const std::string& source);
 
     // context: object with messages, add_generation_prompt, bos_token, eos_token, tools (optional),
-    // plus any extra-context keys (e.g. enable_thinking). Throws ChatTemplateError
-    // (raise_exception(msg) → that message; undefined-attribute misuse, recursion limits, ...).
-    // Thread-safe: render() does not modify the parsed template.
+    // plus any extra-context keys (e.g. enable_thinking). Like transformers, `tools` and `documents` are defined
+    // as none when absent. Throws ChatTemplateError (raise_exception(msg) → exactly msg; undefined-attribute
+    // misuse, unknown filters, recursion/step/output limits, ...).
+    // Thread-safe: render() does not modify the parsed template; concurrent renders are fine.
+    // Limits: macro call depth 100, 5M execution steps, 256 MiB output, range() up to 100000 items.
     std::string render(const JsonValue& context) const;
 
     ChatTemplate(ChatTemplate&&) noexcept;

@@ -576,7 +576,7 @@ bool contains(const Value& container, const Value& item) {
             return false;
         case Value::Dict:
             if (container.d->ns || container.d->loop) break;
-            if ((item.t == Value::List && item.tup) || item.t == Value::Undef) return false;  // hashable, never our keys
+            if ((item.t == Value::List && (item.tup || item.b)) || item.t == Value::Undef) return false;  // hashable
             return container.d->find(key_enc(item)) != nullptr;
         default: break;
     }
