@@ -231,3 +231,26 @@ def test_many_pipelines_created_and_dropped_from_many_threads(dbl, rel_model_dir
     assert dbl.live("pipeline") == 0
     assert threading.active_count() <= baseline, "owner threads outlived their pipelines"
     assert dbl.ctl.ovd_concurrent_violations() == 0
+
+
+def test_300_pipelines_alive_at_once(dbl, rel_model_dir):
+    """Each pipeline owns a thread: hundreds at once must work and every thread must end after close."""
+    baseline = threading.active_count()
+    pipes = [ovgenai_c.LLMPipeline(rel_model_dir, library=dbl.library) for _ in range(300)]
+    assert threading.active_count() >= baseline + 300
+    for i, p in enumerate(pipes):
+        if i % 10 == 0:
+            assert str(p.generate(f"n{i}", max_new_tokens=3)) == f"Echo: n{i}"
+    assert dbl.live("pipeline") >= 300
+    for i, p in enumerate(pipes):
+        if i % 2:
+            p.close()
+    del pipes, p
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while (dbl.live("pipeline") or threading.active_count() > baseline) and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.02)
+    assert dbl.live("pipeline") == 0
+    assert threading.active_count() <= baseline
+    STATS.case("concurrency", 300)
