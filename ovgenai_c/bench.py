@@ -223,7 +223,8 @@ class _OvgenaiEngine(_Engine):
             pm = res.perf_metrics
             out.update(text=res.texts[0] if res.texts else str(res), n_in=pm.get_num_input_tokens(),
                        n_out=pm.get_num_generated_tokens(), ttft_ms=pm.get_ttft().mean, tpot_ms=pm.get_tpot().mean,
-                       throughput=pm.get_throughput().mean, engine_load_ms=pm.get_load_time())
+                       throughput=pm.get_throughput().mean, engine_load_ms=pm.get_load_time(),
+                       generate_ms=pm.get_generate_duration().mean)
         return out
 
     def gen(self, req: Dict[str, Any]) -> Dict[str, Any]:
@@ -323,7 +324,7 @@ class _GenaiEngine(_Engine):
         return {"wall_s": t1 - t0, "first_s": (first[0] - t0) if first else None, "chunks": chunks[0],
                 "text": res.texts[0], "n_in": pm.get_num_input_tokens(), "n_out": pm.get_num_generated_tokens(),
                 "ttft_ms": pm.get_ttft().mean, "tpot_ms": pm.get_tpot().mean, "throughput": pm.get_throughput().mean,
-                "engine_load_ms": pm.get_load_time()}
+                "engine_load_ms": pm.get_load_time(), "generate_ms": pm.get_generate_duration().mean}
 
     def make_prompt(self, req: Dict[str, Any]) -> Dict[str, Any]:
         """A user message whose chat-templated form is ``target`` tokens long (as GenAI counts them)."""
@@ -450,8 +451,27 @@ class _DoubleEngine(_Engine):
                     dt = py_mode(m)
                 if rep > 0:  # rep 0 warms up
                     times[m].append(dt)
+        # the fixed cost of one call (1 token): the C call alone vs ovgenai_c's generate() (argument checks, config
+        # materialisation, owner-thread hand-off, results and perf metrics read back)
+        self.lib.check(lib.ov_genai_generation_config_set_max_new_tokens(cfg, 1), "set_max_new_tokens")
+        calls = int(req.get("calls", 200))
+        per_call: Dict[str, List[float]] = {"c_call": [], "generate": [], "generate_with_streamer": []}
+        for rep in range(4):
+            for m in _rotate(list(per_call), rep):
+                t = time.perf_counter()
+                for _ in range(calls):
+                    if m == "c_call":
+                        out = ffi.new("ov_genai_decoded_results**")
+                        lib.ov_genai_llm_pipeline_generate(handle, prompt, cfg, ffi.NULL, out)
+                        lib.ov_genai_decoded_results_free(out[0])
+                    elif m == "generate":
+                        self.pipe.generate("bench", max_new_tokens=1)
+                    else:
+                        self.pipe.generate("bench", streamer=lambda _t: None, max_new_tokens=1)
+                if rep > 0:
+                    per_call[m].append((time.perf_counter() - t) / calls)
         lib.ov_genai_generation_config_free(cfg)
-        return {"tokens": n, "times_s": times}
+        return {"tokens": n, "times_s": times, "per_call_s": per_call, "calls": calls}
 
     def close(self) -> None:
         self.pipe.close()
@@ -1067,8 +1087,11 @@ class Bench:
         if not ok:
             return {"error": "no successful run"}
         st: Dict[str, Any] = {"runs": len(ok)}
-        for k in ("ttft_ms", "tpot_ms", "throughput", "wall_s", "first_s", "n_in", "n_out"):
+        for k in ("ttft_ms", "tpot_ms", "throughput", "wall_s", "first_s", "n_in", "n_out", "generate_ms"):
             st[k] = _median([r.get(k) for r in ok])
+        # what the call costs outside the engine's own generate timer (binding, marshalling, thread hand-off)
+        outside = [r["wall_s"] * 1000.0 - r["generate_ms"] for r in ok if r.get("generate_ms") and r.get("wall_s")]
+        st["outside_engine_ms"] = _median(outside)
         n_out = st.get("n_out") or 0
         if st.get("wall_s") and n_out:
             st["e2e_tokens_per_s"] = n_out / st["wall_s"]
@@ -1228,6 +1251,7 @@ class Bench:
                             "us_per_token_vs_c_no_streamer": per,
                             "us_per_token_vs_generate_no_streamer": {m: (best[m] - best["generate"]) * 1e6 / n
                                                                      for m in ("callback", "iter", "async")},
+                            "per_call_us": {m: min(v) * 1e6 for m, v in r.get("per_call_s", {}).items() if v},
                             "what": ("c_no_streamer: the C call alone (results only); c_trivial_callback: a cffi "
                                      "callback that returns 0; generate: ovgenai_c generate() without a user "
                                      "streamer (its bridge callback is always installed for cancellation); "
@@ -1244,7 +1268,7 @@ class Bench:
         runs: Dict[Tuple[str, str], List[float]] = {}
         k = 0
         for rep in range(self.s.stream_reps + 1):
-            if self.over_budget("streaming_cost", rep - 1):
+            if self.over_budget("streaming_cost", rep - 2):  # a warm-up and at least two measured repetitions
                 break
             for e in _rotate(engines, rep):
                 for m in _rotate(modes[e], k):
@@ -1327,6 +1351,10 @@ class Bench:
                                                                  b.get("e2e_tokens_per_s")), None)
                 add(f"binding: peak RSS {tag}", _ratio(a.get("peak_rss_kb"), b.get("peak_rss_kb")), None)
                 add(f"binding: load time {tag}", _ratio(a.get("load_s"), b.get("load_s")), None)
+                add(f"binding: per-call time outside the engine's generate timer, ms, {ov} vs {g}",
+                    (a.get("outside_engine_ms") or 0) - (b.get("outside_engine_ms") or 0)
+                    if a.get("outside_engine_ms") is not None and b.get("outside_engine_ms") is not None else None,
+                    None, "ms")
         for row in self.report["backend_parity"].get("cells", []):
             for tag, r in (row.get("ratios") or {}).items():
                 cell = f"prompt {row['prompt_tokens_target']}, out {row['max_new_tokens']}"
@@ -1339,15 +1367,16 @@ class Bench:
             if m in ("callback", "iter", "async", "generate"):
                 add(f"streaming: {m} per token (ABI double, vs C with no streamer)", v,
                     TARGETS["stream_us_per_token"], "us")
-        for e, v in self.report["streaming_cost"].get("engines", {}).items():
-            for m, us in (v.get("us_per_token_vs_no_streamer") or {}).items():
-                add(f"streaming: {m} per token on {e} (vs no streamer)", us, None, "us")
         mods = self.report["import_footprint"].get("modules", {})
         oi, gi = mods.get("ovgenai_c", {}), mods.get("openvino_genai", {})
         add("import: ovgenai_c wall", oi.get("import_s"), TARGETS["import_s"], "s")
         add("import: openvino_genai wall", gi.get("import_s"), None, "s")
         add("import: ovgenai_c / openvino_genai time", _ratio(oi.get("import_s"), gi.get("import_s")), None)
         add("import: ovgenai_c / openvino_genai RSS delta", _ratio(oi.get("rss_delta_kb"), gi.get("rss_delta_kb")), None)
+        pc = dbl.get("per_call_us") or {}
+        if "c_call" in pc and "generate" in pc:
+            add("binding: fixed cost per generate() call over the C call (ABI double)", pc["generate"] - pc["c_call"],
+                None, "us")
         for e, v in (self.report["physical_limit"].get("decode_fraction") or {}).items():
             add(f"physical: {e} decode speed / bandwidth bound", v.get("fraction_of_bound"), None, "fraction")
         c = self.report["concurrency"]
@@ -1396,10 +1425,13 @@ def render(report: Dict[str, Any]) -> str:
         rows = []
         for e, s in bo["engines"].items():
             rows.append([e, s.get("ttft_ms"), s.get("tpot_ms"), s.get("throughput"), s.get("wall_ttft_ms"),
-                         s.get("e2e_tokens_per_s"), (s.get("peak_rss_kb") or 0) / 1024 if s.get("peak_rss_kb") else None,
+                         s.get("e2e_tokens_per_s"), s.get("outside_engine_ms"),
+                         (s.get("peak_rss_kb") or 0) / 1024 if s.get("peak_rss_kb") else None,
                          s.get("load_s"), s.get("n_in")])
-        out.append(_table(["engine", "TTFT ms", "TPOT ms", "tok/s", "wall TTFT ms", "e2e tok/s", "peak RSS MiB",
-                           "load s", "in tok"], rows))
+        out.append(_table(["engine", "TTFT ms", "TPOT ms", "tok/s", "wall TTFT ms", "e2e tok/s", "outside ms",
+                           "peak RSS MiB", "load s", "in tok"], rows))
+        out.append("  (outside ms: wall time of the Python call minus the engine's own generate_duration = binding "
+                   "+ marshalling + thread hand-off per call)")
         out.append("  (" + bo.get("what", "") + ")")
     elif bo.get("error"):
         out.append(f"\nBinding overhead: error: {bo['error']}")
@@ -1447,6 +1479,10 @@ def render(report: Dict[str, Any]) -> str:
         per = d["us_per_token_vs_c_no_streamer"]
         out.append(_table(["mode", "µs/token", "total ms"],
                           [[mo, per.get(mo), d["best_s"][mo] * 1000] for mo in d["best_s"]]))
+        pc = d.get("per_call_us") or {}
+        if pc:
+            out.append("Fixed cost of one call on the ABI double (1 token): " +
+                       ", ".join(f"{k} {v:.0f} µs" for k, v in pc.items()))
     else:
         out.append(f"Streaming cost — ABI double: {d.get('skipped') or d.get('error')}")
     if sc.get("engines"):
@@ -1497,7 +1533,8 @@ def render(report: Dict[str, Any]) -> str:
         out.append("Ratios (targets: TPOT ≤ 1.00, TTFT ≤ 1.05 vs GenAI; streaming ≤ 20 µs/token; import ≤ 0.05 s)")
         for ln in rl:
             v = ln["value"]
-            val = "-" if v is None else (f"{v:.3f}" if ln["unit"] in ("x", "rate", "fraction", "s") else f"{v:.1f} µs")
+            val = "-" if v is None else (f"{v:.3f}" if ln["unit"] in ("x", "rate", "fraction", "s") else
+                                         f"{v:.2f} ms" if ln["unit"] == "ms" else f"{v:.1f} µs")
             tgt = "" if ln["target"] is None else f"   target ≤ {ln['target']}{' µs' if ln['unit'] == 'us' else ''}"
             st = "" if ln["status"] is None else ("   ok" if ln["status"] == "ok" else "   OVER")
             out.append(f"  {ln['what']}: {val}{tgt}{st}")
