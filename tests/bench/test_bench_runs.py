@@ -131,3 +131,42 @@ def test_bad_model_argument_is_a_usage_error(tmp_path):
     proc = subprocess.run([sys.executable, str(SCRIPT), "--model", str(tmp_path / "nope")], capture_output=True,
                           text=True, timeout=60, cwd=str(tmp_path))
     assert proc.returncode == 2 and "not a folder" in proc.stderr
+
+
+def test_oracle_is_fetched_privately_when_missing(tmp_path, monkeypatch):
+    """When openvino_genai is missing, bench pip-installs it (no deps, same version as openvino) into its own
+    cache folder and adds that folder to the comparison workers' path — never into the environment."""
+    from ovgenai_c import bench
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    calls = []
+
+    class Done:
+        def __init__(self, rc: int) -> None:
+            self.returncode, self.stdout, self.stderr = rc, "", "" if rc == 0 else "ModuleNotFoundError"
+
+    def fake_run(cmd, env=None, **kw):
+        calls.append((cmd, env))
+        if cmd[1:3] == ["-m", "pip"]:
+            target = Path(cmd[cmd.index("--target") + 1])
+            (target / "openvino_genai").mkdir(parents=True)
+            return Done(0)
+        # the import probe succeeds only with the private folder on the path
+        ok = env is not None and str(tmp_path / "ovgenai_c" / "bench" / "oracle") in env.get("PYTHONPATH", "")
+        return Done(0 if ok and (tmp_path / "ovgenai_c" / "bench" / "oracle" / "openvino_genai").is_dir() else 1)
+
+    monkeypatch.setattr(bench.subprocess, "run", fake_run)
+    assert bench.ensure_oracle(allow_fetch=False) == (None, "openvino_genai is not importable (and --no-fetch was given)")
+    extra, reason = bench.ensure_oracle(allow_fetch=True)
+    assert reason is None and extra == tmp_path / "ovgenai_c" / "bench" / "oracle"
+    pip = [c for c, _ in calls if c[1:3] == ["-m", "pip"]]
+    assert len(pip) == 1 and "--no-deps" in pip[0] and "--target" in pip[0]
+    from importlib.metadata import version
+
+    want = version("openvino")
+    want = want if want.count(".") >= 3 else want + ".0"
+    assert pip[0][-1] == f"openvino-genai=={want}"
+    # a second run reuses the folder without pip
+    calls.clear()
+    assert bench.ensure_oracle(allow_fetch=True) == (extra, None)
+    assert not [c for c, _ in calls if c[1:3] == ["-m", "pip"]]
