@@ -14,5 +14,7 @@ cmake -S "$here/native" -B "$build" -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >/d
 cmake --build "$build" -j2
 mkdir -p "$here/ovgenai_c/_bundled"
 so="$build/libovgenai_c_bundled.so"
-cp -f "$so" "$here/ovgenai_c/_bundled/libovgenai_c_bundled.so"
+# atomic replace: never rewrite a .so in place while another process has it mapped
+cp -f "$so" "$here/ovgenai_c/_bundled/.libovgenai_c_bundled.so.tmp.$$"
+mv -f "$here/ovgenai_c/_bundled/.libovgenai_c_bundled.so.tmp.$$" "$here/ovgenai_c/_bundled/libovgenai_c_bundled.so"
 echo "built: $here/ovgenai_c/_bundled/libovgenai_c_bundled.so"

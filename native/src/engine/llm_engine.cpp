@@ -343,7 +343,7 @@ DecodedResults LLMEngine::generate(const std::string& prompt, const GenerationCo
         history_.push_back(msg);
         try {
             std::string text = render(history_, nullptr, nullptr, perf);
-            tokens = tokenizer_->encode(text);
+            tokens = tokenizer_->encode(text, false);
         } catch (...) {
             history_.as_array().pop_back();
             throw;
@@ -354,9 +354,9 @@ DecodedResults LLMEngine::generate(const std::string& prompt, const GenerationCo
         msg.set("role", "user");
         msg.set("content", prompt);
         msgs.push_back(msg);
-        tokens = tokenizer_->encode(render(msgs, nullptr, nullptr, perf));
+        tokens = tokenizer_->encode(render(msgs, nullptr, nullptr, perf), false);
     } else {
-        tokens = tokenizer_->encode(prompt);
+        tokens = tokenizer_->encode(prompt, true);
     }
 
     DecodedResults res;
@@ -392,7 +392,7 @@ DecodedResults LLMEngine::generate_with_history(const ChatHistoryData& history, 
     std::string text = render(history.messages, &history.tools, &history.extra_context, perf);
     if (!utf8_valid(text))
         throw std::invalid_argument("the rendered chat history is not valid UTF-8");
-    auto tokens = tokenizer_->encode(text);
+    auto tokens = tokenizer_->encode(text, false);
     return run_chat_tokens(std::move(tokens), cfg, streamer, start, std::move(perf));
 }
 
@@ -537,7 +537,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     // Stop strings: window = longest stop string in tokens (as upstream).
     size_t window = 0;
     for (auto& s : cfg.stop_strings)
-        window = std::max(window, tokenizer_->encode(s).size());
+        window = std::max(window, tokenizer_->encode(s, false).size());
     const size_t stream_hold = (!cfg.stop_strings.empty() && !cfg.include_stop_str_in_output) ? window : 0;
 
     std::unique_ptr<TextStreamer> ts;

@@ -51,6 +51,24 @@ std::shared_ptr<ov::Model> keep_special_tokens(std::shared_ptr<ov::Model> model)
     return nullptr;
 }
 
+// The tokenizer with CombineSegments' special-token inputs zeroed (add_special_tokens=false).
+std::shared_ptr<ov::Model> without_special_tokens(std::shared_ptr<ov::Model> model) {
+    std::shared_ptr<ov::Node> combine;
+    for (auto& op : model->get_ordered_ops())
+        if (std::string(op->get_type_name()) == "CombineSegments")
+            combine = op;
+    if (!combine || combine->get_input_size() < 2 || combine->get_input_element_type(1) != ov::element::i32)
+        return nullptr;
+    auto c = std::dynamic_pointer_cast<ov::op::v0::Constant>(combine->get_input_node_shared_ptr(1));
+    if (!c)
+        return nullptr;
+    auto zeros = ov::op::v0::Constant::create(ov::element::i32, c->get_shape(),
+                                              std::vector<int32_t>(ov::shape_size(c->get_shape()), 0));
+    combine->input(1).replace_source_output(zeros->output(0));
+    model->validate_nodes_and_infer_types();
+    return model;
+}
+
 std::string run_detok(ov::InferRequest& req, const int64_t* ids, size_t n) {
     ov::Tensor in(ov::element::i64, ov::Shape{1, n});
     if (n)
@@ -78,6 +96,10 @@ Tokenizer::Tokenizer(ov::Core& core, const std::string& dir) {
         chat_template_ = rt_str(detok_model, "chat_template");
 
     tok_ = core.compile_model(tok_model, "CPU").create_infer_request();
+    if (auto plain = without_special_tokens(core.read_model(dir + "/openvino_tokenizer.xml"))) {
+        tok_plain_ = core.compile_model(plain, "CPU").create_infer_request();
+        has_plain_ = true;
+    }
     detok_ = core.compile_model(detok_model, "CPU").create_infer_request();
 
     // Special token strings, decoded without skipping special tokens.
@@ -93,15 +115,16 @@ Tokenizer::Tokenizer(ov::Core& core, const std::string& dir) {
     }
 }
 
-std::vector<int64_t> Tokenizer::encode(const std::string& text) {
+std::vector<int64_t> Tokenizer::encode(const std::string& text, bool add_special_tokens) {
+    ov::InferRequest& req = (!add_special_tokens && has_plain_) ? tok_plain_ : tok_;
     ov::Tensor in(ov::element::string, ov::Shape{1});
     in.data<std::string>()[0] = text;
-    tok_.set_input_tensor(in);
-    tok_.infer();
-    ov::Tensor ids = tok_.get_tensor("input_ids");
+    req.set_input_tensor(in);
+    req.infer();
+    ov::Tensor ids = req.get_tensor("input_ids");
     ov::Tensor mask;
     try {
-        mask = tok_.get_tensor("attention_mask");
+        mask = req.get_tensor("attention_mask");
     } catch (...) {
     }
     const size_t n = ids.get_size();

@@ -15,7 +15,9 @@ class Tokenizer {
 public:
     Tokenizer(ov::Core& core, const std::string& dir);
 
-    std::vector<int64_t> encode(const std::string& text);
+    // add_special_tokens=false drops what the tokenizer adds around the text (e.g. BOS), like GenAI's
+    // stateful CombineSegments switch; used for templated prompts and stop strings.
+    std::vector<int64_t> encode(const std::string& text, bool add_special_tokens = true);
     std::string decode(const int64_t* ids, size_t n);  // skips special tokens (GenAI's default)
     std::string decode(const std::vector<int64_t>& ids) { return decode(ids.data(), ids.size()); }
 
@@ -28,6 +30,8 @@ public:
 
 private:
     ov::InferRequest tok_;
+    ov::InferRequest tok_plain_;  // without special tokens (same as tok_ when the model adds none)
+    bool has_plain_ = false;
     ov::InferRequest detok_;
     int64_t bos_id_ = -1, eos_id_ = -1, pad_id_ = -1;
     std::string bos_, eos_, chat_template_;
