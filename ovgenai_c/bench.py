@@ -139,6 +139,13 @@ def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
     return a / b
 
 
+def _loadavg() -> Optional[List[float]]:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (OSError, AttributeError):
+        return None
+
+
 def _fmt(x: Any, nd: int = 2) -> str:
     if x is None:
         return "-"
@@ -960,6 +967,7 @@ class Bench:
         self.report["meta"]["worker_crashes"] = self.crashes
         self.report["meta"]["trimmed_by_budget"] = self.trimmed  # section -> repetitions actually run
         self.report["meta"]["elapsed_s"] = time.perf_counter() - self.t_start
+        self.report["meta"]["load_average_end"] = _loadavg()
         self.ratios()
         return self.report
 
@@ -1003,6 +1011,7 @@ class Bench:
         bin_path = self.model / "openvino_model.bin"
         self.report["meta"].update({
             "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "load_average_start": _loadavg(),
             "model": str(self.model), "model_bin_bytes": bin_path.stat().st_size if bin_path.is_file() else None,
             "device": a_device(self.args), "quick": self.s.quick, "settings": self.s.as_dict(),
             "machine": {"cpu": cpu, "cores": os.cpu_count(), "mem_bytes": mem, "python": platform.python_version(),
@@ -1321,7 +1330,7 @@ class Bench:
             out[mode] = {"aggregate_tokens_per_s": (toks / wall) if wall else None,
                          "p50_latency_s": _pct(lat, 0.5), "p95_latency_s": _pct(lat, 0.95), "requests": len(lat),
                          "errors": [x for r in rs for x in r["errors"]][:3],
-                         "peak_rss_kb": max((r.get("hwm_kb") or 0) for r in rs) if rs else None}
+                         "process_peak_rss_kb": max((r.get("hwm_kb") or 0) for r in rs) if rs else None}
         self.report["concurrency"] = out
 
     def finish_workers(self) -> None:
@@ -1539,7 +1548,10 @@ def render(report: Dict[str, Any]) -> str:
             st = "" if ln["status"] is None else ("   ok" if ln["status"] == "ok" else "   OVER")
             out.append(f"  {ln['what']}: {val}{tgt}{st}")
     out.append("")
-    out.append(f"elapsed {_fmt(m.get('elapsed_s'), 1)} s")
+    out.append(f"elapsed {_fmt(m.get('elapsed_s'), 1)} s; load average (1/5/15 min) at start "
+               f"{m.get('load_average_start')}, at end {m.get('load_average_end')} on {mach.get('cores')} cores"
+               + (f"; repetitions trimmed by the time budget: {m['trimmed_by_budget']}" if m.get("trimmed_by_budget")
+                  else ""))
     return "\n".join(out)
 
 
