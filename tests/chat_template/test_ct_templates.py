@@ -174,3 +174,25 @@ def test_tools_passed_through(ct_harness):
     t = "{{ tools | map(attribute='function') | map(attribute='name') | join(',') }}"
     res = ct_harness.render(t, {"messages": [], "tools": TOOLS})
     assert res.stdout.decode() == "get_weather,add"
+
+
+def test_matches_real_openvino_genai_on_chatml_family(ct_harness):
+    """Cross-check with the real GenAI (pybind, test oracle only) on the ChatML-style templates."""
+    from pathlib import Path
+
+    g = pytest.importorskip("openvino_genai")
+    tok_dir = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "ir"
+    if not (tok_dir / "openvino_tokenizer.xml").exists():
+        pytest.skip("tiny tokenizer fixture not present")
+    tok = g.Tokenizer(str(tok_dir))
+    jobs, expected = [], []
+    for template in (SMOLLM2, CHATML):
+        for cid, ctx in contexts():
+            if ctx["tools"] is not None or not cid.split("-")[0] in ("plain", "system", "multi_turn", "assistant_last"):
+                continue
+            expected.append(tok.apply_chat_template(ctx["messages"], ctx["add_generation_prompt"],
+                                                    chat_template=template))
+            jobs.append({"template": template, "context": ctx})
+    got = ct_harness.batch(jobs)
+    assert len(got) == 16
+    assert [r.get("ok") for r in got] == expected
