@@ -29,6 +29,7 @@ CTX = {
     "nested": {"a": {"b": {"c": "deep"}}},
     "num_str": "42",
     "float_str": "3.75",
+    "tree": [{"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}, {"name": "d"}]}, {"name": "e"}],
 }
 
 CASES = {
@@ -162,6 +163,10 @@ CASES = {
                    "{{ 'hello world'.title() }}|{{ 'hELLO'.capitalize() }}|{{ s.find('o') }}{{ s.find('z') }}{{ s.rfind('o') }}|{{ s.count('l') }}|{{ '-'.join(['a', 'b']) }}|"
                    "{{ '{} and {}'.format('x', 'y') }}|{{ '{0}{1}{0}'.format('a', 'b') }}|{{ '{name}!'.format(name='N') }}|{{ '12'.isdigit() }}{{ 'ab'.isalpha() }}|"
                    "{{ 'a\\nb\\r\\nc'.splitlines() }}|{{ 'pre_x'.removeprefix('pre_') }}|{{ 'a=b=c'.partition('=') }}|{{ 'x'.center(5, '*') }}|{{ '7'.zfill(3) }}",
+    "recursive_loop": "{% for item in tree recursive %}<{{ item.name }}:{{ loop.depth }}{% if item.children %}[{{ loop(item.children) }}]{% endif %}>{% endfor %}",
+    "macro_varargs_kwargs": "{% macro m(a) %}{{ a }}|{{ varargs }}|{{ kwargs }}{% endmacro %}{{ m(1, 2, 3, x=4) }}",
+    "macro_no_varargs_fails": "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, 2) }}",
+    "non_recursive_loop_call_fails": "{% for x in xs %}{{ loop([1]) }}{% endfor %}",
     # --- unicode
     "unicode_case": "{{ 'Ünïcödé Straße ÀÉÎ ÿ αβγ ΑΒΓ ς привет ПРИВЕТ ŁÓDŹ'|upper }}|{{ 'ÀÉÎ ÜBER ΑΒΓ ПРИВЕТ ŁÓDŹ'|lower }}|"
                     "{{ 'élan vital ñandú'|title }}|{{ 'élan vital'.title() }}|{{ 'éLAN'|capitalize }}|{{ 'été'.upper() }}",

@@ -1489,6 +1489,10 @@ struct Interp {
 
     Value call_value(const Value& f, CallArgs& a) {
         if (f.t == Value::Fn) return f.fn->fn(*this, a);
+        if (f.t == Value::Dict && f.d->loop) {
+            if (const Value* c = f.d->find("\x02call")) return c->fn->fn(*this, a);
+            fail("'LoopContext' object is not callable (the loop is not recursive)");
+        }
         if (f.t == Value::Undef) undefined_error(f);
         fail(std::string("'") + type_name(f) + "' object is not callable");
     }
@@ -1502,11 +1506,17 @@ struct Interp {
         sc->parent = def.lock();
         if (!sc->parent) sc->parent = root;
         size_t np = m.params.size();
-        if (a.pos.size() > np)
+        if (a.pos.size() > np && !m.uses_varargs)
             fail("macro '" + m.name + "' takes not more than " + std::to_string(np) + " argument(s)");
+        Value varargs = Value::list();
+        varargs.tup = true;
+        for (size_t k = np; k < a.pos.size(); ++k) varargs.l->push_back(a.pos[k]);
+        Value kwargs = Value::dict();
         for (const auto& kv : a.kw) {
-            if (std::find(m.params.begin(), m.params.end(), kv.first) == m.params.end())
-                fail("macro '" + m.name + "' takes no keyword argument '" + kv.first + "'");
+            if (std::find(m.params.begin(), m.params.end(), kv.first) == m.params.end()) {
+                if (!m.uses_kwargs) fail("macro '" + m.name + "' takes no keyword argument '" + kv.first + "'");
+                kwargs.d->set(kv.first, kv.second);
+            }
         }
         for (size_t k = 0; k < np; ++k) {
             const Value* v = arg_at(a, k, m.params[k].c_str());
@@ -1514,8 +1524,8 @@ struct Interp {
             else if (m.defaults[k]) sc->set(m.params[k], eval(m.defaults[k].get(), sc));
             else sc->set(m.params[k], Value::undef("parameter '" + m.params[k] + "' was not provided"));
         }
-        sc->set("varargs", Value::list());
-        sc->set("kwargs", Value::dict());
+        sc->set("varargs", varargs);
+        sc->set("kwargs", kwargs);
         if (caller) sc->set("caller", *caller);
         std::string out;
         exec_body(m.body, sc, out);
@@ -2423,7 +2433,12 @@ struct Interp {
     const Value* pending_caller = nullptr;
 
     Flow exec_for(const Stmt& s, const ScopeP& sc, std::string& out) {
-        Value it = eval(s.expr.get(), sc);
+        run_loop(s, sc, eval(s.expr.get(), sc), 1, out);
+        return Flow::Normal;
+    }
+
+    void run_loop(const Stmt& s, const ScopeP& sc, const Value& it, int64_t depth, std::string& out) {
+        DepthGuard g(call_depth, kMaxCallDepth, "recursive loop");
         std::vector<Value> items = iterate(it);
         auto ls = std::make_shared<Scope>();
         ls->parent = sc;
@@ -2442,8 +2457,18 @@ struct Interp {
         const char* keys[] = {"index", "index0", "revindex", "revindex0", "first", "last", "length", "previtem", "nextitem", "depth", "depth0"};
         for (const char* k : keys) L.emplace_back(k, Value());
         L[6].second = Value::integer(n);
-        L[9].second = Value::integer(1);
-        L[10].second = Value::integer(0);
+        L[9].second = Value::integer(depth);
+        L[10].second = Value::integer(depth - 1);
+        if (s.recursive) {
+            const Stmt* sp = &s;
+            ScopeP outer = sc;
+            loop.d->set("\x02call", Value::func("loop", [sp, outer, depth](Interp& in, CallArgs& a) {
+                if (a.pos.size() != 1) fail("loop() takes exactly one argument");
+                std::string buf;
+                in.run_loop(*sp, outer, a.pos[0], depth + 1, buf);
+                return Value::str(std::move(buf));
+            }));
+        }
         ls->set("loop", loop);
         ScopeP it_sc;
         for (int64_t k = 0; k < n; ++k) {
@@ -2468,7 +2493,6 @@ struct Interp {
             if (f == Flow::Break) break;
         }
         if (n == 0) exec_body(s.else_body, ls, out);
-        return Flow::Normal;
     }
 };
 

@@ -161,6 +161,9 @@ struct Stmt {
     std::string name;
     std::vector<std::string> params;
     std::vector<NodeP> defaults;
+    bool recursive = false;     // For: `recursive` loop
+    bool uses_varargs = false;  // Macro: body references varargs / kwargs
+    bool uses_kwargs = false;
 };
 
 struct Program {

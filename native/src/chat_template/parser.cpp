@@ -620,7 +620,7 @@ private:
             if (!skip_name("in")) fail("expected 'in', got " + describe(cur()));
             s->expr = parse_tuple(false, false, true);
             if (skip_name("if")) s->cond = parse_expression(true);
-            if (is_name("recursive")) fail("recursive loops are not supported");
+            if (skip_name("recursive")) s->recursive = true;
             expect_block_end();
             s->body = parse_body({"endfor", "else"}, which);
             if (which == "else") {
@@ -657,6 +657,8 @@ private:
             s->body = parse_body({"endmacro"}, which);
             if (cur().t == Tk::Name) next();
             expect_block_end();
+            s->uses_varargs = body_uses(s->body, "varargs");
+            s->uses_kwargs = body_uses(s->body, "kwargs");
             return s;
         }
         if (kw == "call") {
@@ -716,6 +718,31 @@ private:
             return s;
         }
         fail_at(at.off, "encountered unknown tag '" + kw + "'");
+    }
+
+    static bool node_uses(const Node* n, const char* name) {
+        if (!n) return false;
+        if (n->k == NK::Name && n->name == name) return true;
+        for (const auto& k : n->kids)
+            if (node_uses(k.get(), name)) return true;
+        for (const auto& kv : n->kwargs)
+            if (node_uses(kv.second.get(), name)) return true;
+        return false;
+    }
+
+    static bool body_uses(const Body& body, const char* name) {
+        for (const auto& st : body) {
+            if (node_uses(st->expr.get(), name) || node_uses(st->cond.get(), name)) return true;
+            for (const auto& c : st->conds)
+                if (node_uses(c.get(), name)) return true;
+            for (const auto& b : st->bodies)
+                if (body_uses(b, name)) return true;
+            for (const auto& d : st->defaults)
+                if (node_uses(d.get(), name)) return true;
+            if (st->k != SK::Macro && body_uses(st->body, name)) return true;
+            if (body_uses(st->else_body, name)) return true;
+        }
+        return false;
     }
 
     void parse_signature(Stmt& s) {
