@@ -167,6 +167,13 @@ CASES = {
     "macro_varargs_kwargs": "{% macro m(a) %}{{ a }}|{{ varargs }}|{{ kwargs }}{% endmacro %}{{ m(1, 2, 3, x=4) }}",
     "macro_no_varargs_fails": "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, 2) }}",
     "non_recursive_loop_call_fails": "{% for x in xs %}{{ loop([1]) }}{% endfor %}",
+    "scope_set_block_inner": "{% set x %}{% set y = 1 %}a{% endset %}{{ x }}[{{ y }}]",
+    "scope_filter_block_inner": "{% filter upper %}{% set z = 'q' %}{{ z }}{% endfilter %}[{{ z }}]",
+    "scope_loop_reads_outer_then_local": "{% set x = 1 %}{% for i in [1,2] %}{{ x }}{% set x = 2 %}{{ x }}{% endfor %}{{ x }}",
+    "scope_macro_late_binding": "{% set x = 1 %}{% macro m() %}{{ x }}{% endmacro %}{% set x = 5 %}{{ m() }}",
+    "scope_macro_local_set": "{% macro m() %}{% set x = 9 %}{{ x }}{% endmacro %}{% set x = 5 %}{{ m() }}{{ x }}",
+    "scope_nested_loop_shadow": "{% for a in [1,2] %}{% for b in [3] %}{% set a = 9 %}{{ a }}{% endfor %}{{ a }}{% endfor %}",
+    "scope_context_shadowed": "{{ messages|length }}{% set messages = [1,2] %}{{ messages|length }}",
     # --- unicode
     "unicode_case": "{{ 'Ünïcödé Straße ÀÉÎ ÿ αβγ ΑΒΓ ς привет ПРИВЕТ ŁÓDŹ'|upper }}|{{ 'ÀÉÎ ÜBER ΑΒΓ ПРИВЕТ ŁÓDŹ'|lower }}|"
                     "{{ 'élan vital ñandú'|title }}|{{ 'élan vital'.title() }}|{{ 'éLAN'|capitalize }}|{{ 'été'.upper() }}",

@@ -2362,7 +2362,9 @@ struct Interp {
             case SK::Set: assign_targets(s.targets, eval(s.expr.get(), sc), sc); return Flow::Normal;
             case SK::SetBlock: {
                 std::string buf;
-                exec_body(s.body, sc, buf);
+                auto inner = std::make_shared<Scope>();  // assignments inside the block stay inside
+                inner->parent = sc;
+                exec_body(s.body, inner, buf);
                 Value v = Value::str(std::move(buf));
                 if (s.expr) v = eval_filter(s.expr.get(), sc, &v);
                 assign(s.targets[0].get(), std::move(v), sc);
@@ -2403,7 +2405,9 @@ struct Interp {
             }
             case SK::FilterBlock: {
                 std::string buf;
-                exec_body(s.body, sc, buf);
+                auto inner = std::make_shared<Scope>();
+                inner->parent = sc;
+                exec_body(s.body, inner, buf);
                 Value v = Value::str(std::move(buf));
                 emit(out, to_str(eval_filter(s.expr.get(), sc, &v)));
                 return Flow::Normal;
