@@ -388,7 +388,7 @@ class LLMPipeline:
         if isinstance(inputs, (ChatHistory, list)):
             if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):
                 raise errors.NotSupportedError(
-                    "batched prompts (a list of str) are not supported by the GenAI C API; call generate() per prompt")
+                    "a list of prompts can be passed to generate(), not to stream()/astream(): stream one prompt")
             history = _chat.as_chat_history(inputs)
             # snapshot, so later changes by the caller don't race the owner thread
             snap = ChatHistory()
@@ -509,6 +509,8 @@ class LLMPipeline:
         if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
                                     or not timeout > 0):
             raise errors.InvalidParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):
+            return self._generate_batch(inputs, generation_config, on_text, timeout, kwargs)
         job, bridge, effective = self._start_generate(inputs, generation_config, on_text, kwargs)
         job.wait(timeout=timeout, on_timeout=lambda: bridge.cancel("timeout"),
                  on_interrupt=lambda: bridge.cancel("interrupt"))
@@ -521,6 +523,19 @@ class LLMPipeline:
         return self._finish(job, bridge, effective)
 
     __call__ = generate
+
+    def _generate_batch(self, prompts: List[str], generation_config: Optional[GenerationConfig],
+                        on_text: Optional[Callable[[str], Any]], timeout: Optional[float],
+                        kwargs: Dict[str, Any]) -> DecodedResults:
+        """A list of prompts, as openvino_genai accepts: run one after the other (the C API takes one prompt)."""
+        if on_text is not None and len(prompts) > 1:
+            raise errors.NotSupportedError("a streamer can be used with one prompt at a time, not a batch")
+        parts = [self.generate(p, generation_config, on_text, timeout=timeout, **kwargs) for p in prompts]
+        perf = parts[0].perf_metrics
+        for r in parts[1:]:
+            perf = perf + r.perf_metrics
+        return DecodedResults(texts=[t for r in parts for t in r.texts], scores=[x for r in parts for x in r.scores],
+                              perf_metrics=perf, finish_reason=parts[-1].finish_reason)
 
     def stream(self, inputs: Inputs, generation_config: Optional[GenerationConfig] = None, *,
                timeout: Optional[float] = None, **kwargs: Any) -> "TextStream":

@@ -130,19 +130,39 @@ def read_perf_metrics(lib: Any, ffi: Any, handle: Any, check: Callable) -> PerfM
 _SCORED_LINE = re.compile(r"^(-?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|inf|nan)): ", re.M)
 
 
-@dataclass
-class DecodedResults:
-    """Texts (one per returned sequence), their scores and the call's perf metrics."""
+class DecodedResults(str):
+    """Texts (one per returned sequence), their scores and the call's perf metrics.
+
+    It is also the result's string form (a ``str``), because ``openvino_genai`` returns a plain ``str`` for a
+    ``str`` prompt: code written for either works unchanged (``print(r)``, ``r.upper()``, ``r.perf_metrics``).
+    """
 
     texts: List[str]
     scores: List[float]
     perf_metrics: PerfMetrics
-    finish_reason: str = "stop"  # "stop" (natural end / stop rule / streamer STOP) or "cancel"
+    finish_reason: str  # "stop" (natural end / stop rule / streamer STOP), "length" or "cancel"
+
+    def __new__(cls, texts: List[str], scores: List[float], perf_metrics: Optional[PerfMetrics] = None,
+                finish_reason: str = "stop") -> "DecodedResults":
+        if len(texts) == 1:
+            text = texts[0]
+        else:
+            text = "\n".join(f"{s:.6f}: {t}" for s, t in zip(scores, texts))
+        self = super().__new__(cls, text)
+        self.texts = list(texts)
+        self.scores = list(scores)
+        self.perf_metrics = perf_metrics if perf_metrics is not None else PerfMetrics()
+        self.finish_reason = finish_reason
+        return self
 
     def __str__(self) -> str:
-        if len(self.texts) == 1:
-            return self.texts[0]
-        return "\n".join(f"{s:.6f}: {t}" for s, t in zip(self.scores, self.texts))
+        return str.__str__(self)
+
+    def __repr__(self) -> str:
+        return f"DecodedResults(texts={self.texts!r}, finish_reason={self.finish_reason!r})"
+
+    def __reduce__(self) -> Any:
+        return (DecodedResults, (self.texts, self.scores, self.perf_metrics, self.finish_reason))
 
     @property
     def extended_perf_metrics(self) -> PerfMetrics:  # pybind name compatibility

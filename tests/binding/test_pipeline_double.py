@@ -362,3 +362,21 @@ def test_openvino_genai_style_code_runs_unchanged(double, model_dir):
     perf = result.perf_metrics
     assert perf.get_ttft().mean > 0 and perf.get_throughput().mean > 0
     del pipe
+
+
+def test_results_are_a_str_like_pybinds_str_result(make_pipe, double):
+    pipe = make_pipe()
+    r = pipe.generate("hello", max_new_tokens=10)
+    assert isinstance(r, str) and r == "Echo: hello" and r.upper() == "ECHO: HELLO"
+    assert r.perf_metrics.get_num_generated_tokens() == 2
+
+
+def test_a_list_of_prompts_runs_one_after_the_other(make_pipe, double):
+    pipe = make_pipe()
+    r = pipe.generate(["a b", "c"], max_new_tokens=10)
+    assert r.texts == ["Echo: a b", "Echo: c"]
+    assert r.perf_metrics.get_num_generated_tokens() == 5
+    with pytest.raises(ovgenai_c.NotSupportedError, match="one prompt"):
+        pipe.generate(["a", "b"], max_new_tokens=3, streamer=print)
+    with pytest.raises(ovgenai_c.NotSupportedError):
+        pipe.stream(["a", "b"], max_new_tokens=3)
