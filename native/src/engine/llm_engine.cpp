@@ -256,7 +256,6 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     // sequence's own cache; this switch reproduces upstream token for token (for parity tests).
     if (const char* v = std::getenv("OVGENAI_C_BUNDLED_COMPAT_ROW0"); v && *v && std::string(v) != "0")
         compat_row0_ = true;
-    sampler_.ensure_seed(config_.rng_seed);
     load_time_ms_ = PerfMetrics::us_between(t0, Clock::now()) / 1000.0f;
 }
 
@@ -289,6 +288,9 @@ void LLMEngine::check_supported(const GenerationConfig& cfg, bool streaming) con
         throw StatusError(kStatusNotImplemented, "beam search (num_beams > 1) is not implemented by the bundled backend");
     if (cfg.echo)
         throw std::invalid_argument("echo is not supported in the stateful pipeline");
+    if (cfg.num_return_sequences > 1024)
+        throw std::invalid_argument("num_return_sequences " + std::to_string(cfg.num_return_sequences) +
+                                    " is too large for the stateful pipeline (at most 1024 sequences per batch)");
     if (streaming && cfg.num_return_sequences != 1)
         throw std::invalid_argument("streaming is possible only with num_return_sequences == 1");
 }
@@ -528,7 +530,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
                                             const GenerationConfig& cfg, const StreamCallback* streamer,
                                             PerfMetrics& perf) {
     RunResult rr;
-    sampler_.ensure_seed(cfg.rng_seed);
+    sampler_.reseed(cfg.rng_seed);
     const size_t prompt_len = full.size();
     const size_t feed = prompt_len - cached;
     const size_t max_new = cfg.get_max_new_tokens(prompt_len);
@@ -692,7 +694,11 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         }
     }
 
+    // Streaming happens right after sampling, before the next infer request (as upstream: a STOP or
+    // CANCEL from the callback means no further inference).
     StreamStatus status = StreamStatus::Running;
+    if (ts && seqs.size() == 1)
+        status = stream_pending(seqs[0]);
     size_t total_len = prompt_len;  // tokens in the KV cache after the next infer minus one
     std::vector<int32_t> beam_rows;
     while (true) {
@@ -700,7 +706,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         for (size_t i = 0; i < seqs.size(); ++i)
             if (!seqs[i].finished)
                 running.push_back(i);
-        if (running.empty())
+        if (running.empty() || status != StreamStatus::Running)
             break;
         const size_t B = running.size();
         ov::Tensor ids = req_.get_tensor("input_ids");
@@ -723,10 +729,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         std::copy(beam_rows.begin(), beam_rows.end(), beam.data<int32_t>());
 
         Timer t;
-        req_.start_async();
-        if (ts && seqs.size() == 1)
-            status = stream_pending(seqs[0]);
-        req_.wait();
+        req_.infer();
         float us = t.us();
         infer_total_us += us;
         perf.raw.token_infer_us.push_back(us);
@@ -736,8 +739,6 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             kv_tokens_.push_back(seqs[running[0]].gen.back());
         kv_batch_ = B;
         ++total_len;
-        if (status != StreamStatus::Running)
-            break;
 
         for (size_t b = 0; b < B; ++b) {
             Seq& s = seqs[running[b]];
@@ -745,6 +746,8 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             auto toks = sample_for(s, b, 1);
             accept(s, toks[0]);
         }
+        if (ts && seqs.size() == 1)
+            status = stream_pending(seqs[0]);
     }
     if (ts && status == StreamStatus::Running && seqs.size() == 1) {
         seqs[0].finished = true;

@@ -20,14 +20,9 @@ struct SampledToken {
 
 class Sampler {
 public:
-    // Seeded like upstream: the engine persists across generate calls; reseeded only when the seed changes.
-    void ensure_seed(size_t seed) {
-        if (!seeded_ || seed != seed_) {
-            rng_.seed(static_cast<std::mt19937::result_type>(seed));
-            seed_ = seed;
-            seeded_ = true;
-        }
-    }
+    // Reseeded with the config's rng_seed at the start of every generate call (upstream 2026.4 behaves
+    // so: the same seed reproduces the same text on one pipeline).
+    void reseed(size_t seed) { rng_.seed(static_cast<std::mt19937::result_type>(seed)); }
 
     // Apply penalties in place to one row of logits.
     static void process(float* logits, size_t vocab, const GenerationConfig& cfg, const std::set<int64_t>& prompt_ids,
@@ -40,8 +35,6 @@ public:
 
 private:
     std::mt19937 rng_;
-    size_t seed_ = 0;
-    bool seeded_ = false;
     std::vector<std::pair<float, int64_t>> scratch_;
 };
 
