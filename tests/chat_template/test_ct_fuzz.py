@@ -109,3 +109,42 @@ def test_expression_fuzz(ct_harness, hf_env, seed):
     templates = ["{{ %s }}" % _expr(rng) for _ in range(1500)]
     bad = _diff(ct_harness, hf_env, templates, EXPR_CTX)
     assert not bad, f"{len(bad)} mismatches, first: {bad[0]!r}"
+
+
+STMT_VARS = ["a", "b", "c", "n", "s", "xs"]
+
+
+def _stmts(rng: random.Random, d: int = 0) -> str:
+    out = []
+    for _ in range(rng.randint(1, 4)):
+        c = rng.random()
+        if c < 0.25:
+            out.append("{{ %s }}" % rng.choice([_expr(rng, 2), rng.choice(STMT_VARS), "ns.v",
+                                                "loop.index if loop is defined else 'L'"]))
+        elif c < 0.4:
+            out.append("{%% set %s = %s %%}" % (rng.choice(STMT_VARS), _expr(rng, 2)))
+        elif c < 0.48:
+            out.append("{%% set ns.v = %s %%}" % _expr(rng, 3))
+        elif c < 0.6 and d < 3:
+            out.append("{%% if %s %%}%s{%% elif %s %%}%s{%% else %%}%s{%% endif %%}" % (
+                _expr(rng, 2), _stmts(rng, d + 1), _expr(rng, 3), _stmts(rng, d + 1), _stmts(rng, d + 1)))
+        elif c < 0.72 and d < 3:
+            it = rng.choice(["xs", "[1, 2]", "s", "d", "msgs", "range(3)", "[]", "missing", "xs|reverse", "d|dictsort"])
+            body = _stmts(rng, d + 1)
+            if rng.random() < 0.3:
+                body += rng.choice(["{% if loop.index > 1 %}{% break %}{% endif %}", "{% continue %}"])
+            out.append("{%% for %s in %s %%}%s{%% else %%}E{%% endfor %%}" % (rng.choice(["a", "b", "k"]), it, body))
+        elif c < 0.8 and d < 3:
+            out.append("{%% macro mm(p, q=%s) %%}%s{%% endmacro %%}{{ mm(%s) }}" % (
+                _expr(rng, 3), _stmts(rng, d + 1), _expr(rng, 3)))
+        else:
+            out.append(rng.choice(["\n", " ", "x", "{#c#}"]))
+    return "".join(out)
+
+
+@pytest.mark.parametrize("seed", [21])
+def test_statement_fuzz(ct_harness, hf_env, seed):
+    rng = random.Random(seed)
+    templates = ["{% set ns = namespace(v=0) %}" + _stmts(rng) + "|{{ ns.v }}" for _ in range(1500)]
+    bad = _diff(ct_harness, hf_env, templates, EXPR_CTX)
+    assert not bad, f"{len(bad)} mismatches, first: {bad[0]!r}"

@@ -174,6 +174,15 @@ CASES = {
     "scope_macro_local_set": "{% macro m() %}{% set x = 9 %}{{ x }}{% endmacro %}{% set x = 5 %}{{ m() }}{{ x }}",
     "scope_nested_loop_shadow": "{% for a in [1,2] %}{% for b in [3] %}{% set a = 9 %}{{ a }}{% endfor %}{{ a }}{% endfor %}",
     "scope_context_shadowed": "{{ messages|length }}{% set messages = [1,2] %}{{ messages|length }}",
+    # jinja2 frame analysis: a name stored unconditionally later in an outer frame reads as undefined in inner
+    # frames until the store runs (even if the context has it); stores inside if-branches do not do that
+    "scope_late_store_hides_context": "{% for i in [1] %}[{{ n }}]{% endfor %}{% set n = 5 %}[{{ n }}]",
+    "scope_late_store_in_branch": "{% for i in [1] %}[{{ n }}]{% endfor %}{% if flag %}{% set n = 1 %}{% elif n %}{% set n = 2 %}{% else %}{% set n = 3 %}{% endif %}",
+    "scope_load_before_store_resolves": "{{ n }}{% for i in [1] %}[{{ n }}]{% endfor %}{% set n = 3 %}",
+    "scope_macro_called_before_store": "{% macro m() %}[{{ n }}]{% endmacro %}{{ m() }}{% set n = 5 %}{{ m() }}",
+    "scope_nested_frames": "{% for i in [1] %}{% for j in [1] %}[{{ s }}]{% endfor %}{% set s = 2 %}{% endfor %}[{{ s }}]",
+    "scope_macro_param_alias": "{% macro m(x) %}{% for i in [1] %}[{{ x }}]{% endfor %}{% set x = 2 %}{{ x }}{% endmacro %}{{ m(7) }}",
+    "scope_store_after_if_frame": "{% if true %}{% for i in [1] %}[{{ n }}]{% endfor %}{% endif %}{% set n = 3 %}",
     # --- unicode
     "unicode_case": "{{ 'Ünïcödé Straße ÀÉÎ ÿ αβγ ΑΒΓ ς привет ПРИВЕТ ŁÓDŹ'|upper }}|{{ 'ÀÉÎ ÜBER ΑΒΓ ПРИВЕТ ŁÓDŹ'|lower }}|"
                     "{{ 'élan vital ñandú'|title }}|{{ 'élan vital'.title() }}|{{ 'éLAN'|capitalize }}|{{ 'été'.upper() }}",

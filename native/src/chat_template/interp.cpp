@@ -1005,6 +1005,7 @@ std::string brace_format(const std::string& fmt, const CallArgs& a) {
 struct Scope {
     std::vector<std::pair<std::string, Value>> vars;
     std::shared_ptr<Scope> parent;
+    const std::vector<std::string>* undef = nullptr;  // names that read as undefined until assigned here
     Value* find_local(std::string_view k) {
         for (auto& kv : vars)
             if (kv.first == k) return &kv.second;
@@ -1061,8 +1062,11 @@ struct Interp {
     // ---- name resolution
 
     Value lookup(const std::string& name, const ScopeP& sc) {
-        for (Scope* s = sc.get(); s; s = s->parent.get())
+        for (Scope* s = sc.get(); s; s = s->parent.get()) {
             if (Value* v = s->find_local(name)) return *v;
+            if (s->undef && std::find(s->undef->begin(), s->undef->end(), name) != s->undef->end())
+                return Value::undef("'" + name + "' is undefined");
+        }
         if (const Value* v = ctx.d->find(name)) return *v;
         Value g = global(name);
         if (!g.is_undef()) return g;
@@ -1505,6 +1509,7 @@ struct Interp {
         auto sc = std::make_shared<Scope>();
         sc->parent = def.lock();
         if (!sc->parent) sc->parent = root;
+        sc->undef = &m.undef_names;
         size_t np = m.params.size();
         if (a.pos.size() > np && !m.uses_varargs)
             fail("macro '" + m.name + "' takes not more than " + std::to_string(np) + " argument(s)");
@@ -2208,6 +2213,8 @@ struct Interp {
             std::vector<Value> out, seen;
             for (const auto& e : iterate(v)) {
                 Value key = sort_key(attr && attr->t != Value::None ? attr_path(e, to_str(*attr)) : e, cs);
+                if (key.t == Value::Dict || (key.t == Value::List && !key.tup))
+                    fail(std::string("unhashable type: '") + type_name(key) + "'");
                 bool dup = false;
                 for (const auto& s : seen)
                     if (equals(s, key)) {
@@ -2229,8 +2236,10 @@ struct Interp {
             std::vector<std::pair<Value, Value>> keyed;
             for (auto& e : items)
                 keyed.emplace_back(sort_key(attr && attr->t != Value::None ? attr_path(e, to_str(*attr)) : e, cs), e);
+            // jinja2 sorts by [key] lists: equal keys (even undefined ones) are never ordered with '<'
+            auto less = [&](const Value& p, const Value& q) { return !equals(p, q) && compare(p, q) < 0; };
             std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
-                return rev ? compare(y.first, x.first) < 0 : compare(x.first, y.first) < 0;
+                return rev ? less(y.first, x.first) : less(x.first, y.first);
             });
             std::vector<Value> out;
             for (auto& kv : keyed) out.push_back(std::move(kv.second));
@@ -2364,6 +2373,7 @@ struct Interp {
                 std::string buf;
                 auto inner = std::make_shared<Scope>();  // assignments inside the block stay inside
                 inner->parent = sc;
+                inner->undef = &s.undef_names;
                 exec_body(s.body, inner, buf);
                 Value v = Value::str(std::move(buf));
                 if (s.expr) v = eval_filter(s.expr.get(), sc, &v);
@@ -2377,6 +2387,7 @@ struct Interp {
                 Value caller = Value::func("caller", [sp, site](Interp& in, CallArgs& a) {
                     auto csc = std::make_shared<Scope>();
                     csc->parent = site;
+                    csc->undef = &sp->undef_names;
                     for (size_t k = 0; k < sp->params.size(); ++k) {
                         const Value* v = arg_at(a, k, sp->params[k].c_str());
                         if (v) csc->set(sp->params[k], *v);
@@ -2407,6 +2418,7 @@ struct Interp {
                 std::string buf;
                 auto inner = std::make_shared<Scope>();
                 inner->parent = sc;
+                inner->undef = &s.undef_names;
                 exec_body(s.body, inner, buf);
                 Value v = Value::str(std::move(buf));
                 emit(out, to_str(eval_filter(s.expr.get(), sc, &v)));
@@ -2417,6 +2429,7 @@ struct Interp {
             case SK::With: {
                 auto ws = std::make_shared<Scope>();
                 ws->parent = sc;
+                ws->undef = &s.undef_names;
                 for (size_t k = 0; k < s.targets.size(); ++k) ws->set(s.targets[k]->name, eval(s.conds[k].get(), sc));
                 return exec_body(s.body, ws, out);
             }
@@ -2475,6 +2488,7 @@ struct Interp {
         }
         ls->set("loop", loop);
         ScopeP it_sc;
+        bool completed = false;
         for (int64_t k = 0; k < n; ++k) {
             step();
             L[0].second = Value::integer(k + 1);
@@ -2489,14 +2503,17 @@ struct Interp {
             if (!it_sc || it_sc.use_count() > 1) {
                 it_sc = std::make_shared<Scope>();
                 it_sc->parent = ls;
+                it_sc->undef = &s.undef_names;
             } else {
                 it_sc->vars.clear();
             }
             assign_targets(s.targets, items[static_cast<size_t>(k)], it_sc);
             Flow f = exec_body(s.body, it_sc, out);
+            if (f == Flow::Normal) completed = true;
             if (f == Flow::Break) break;
         }
-        if (n == 0) exec_body(s.else_body, ls, out);
+        // jinja2 quirk: `else` runs unless some iteration reached the end of the body (break/continue skip it)
+        if (!completed) exec_body(s.else_body, ls, out);
     }
 };
 
@@ -2507,6 +2524,7 @@ std::string render_program(const Program& prog, const JsonValue& context) {
     if (!in.ctx.d->find("tools")) in.ctx.d->set("tools", Value::none());
     if (!in.ctx.d->find("documents")) in.ctx.d->set("documents", Value::none());
     in.root = std::make_shared<Scope>();
+    in.root->undef = &prog.undef_names;
     std::string out;
     out.reserve(4096);
     in.exec_body(prog.body, in.root, out);

@@ -164,10 +164,15 @@ struct Stmt {
     bool recursive = false;     // For: `recursive` loop
     bool uses_varargs = false;  // Macro: body references varargs / kwargs
     bool uses_kwargs = false;
+    // Names of the frame opened by this statement's body (for/macro/call/with/set-block/filter-block) that jinja2
+    // initialises as undefined: first met as an unconditional store, unknown to every enclosing frame. Until the
+    // store runs, reading them yields undefined (not the context value).
+    std::vector<std::string> undef_names;
 };
 
 struct Program {
     Body body;
+    std::vector<std::string> undef_names;  // same, for the top-level frame
 };
 
 // parser.cpp

@@ -436,7 +436,8 @@ private:
     std::vector<Token> t_;
     size_t i_ = 0;
     int depth_ = 0;
-    int chain_ = 0;  // operands in currently open left-associative chains (a + b + c, x.a.b, x|f|g)
+    int chain_ = 0;
+    int loop_depth_ = 0;  // enclosing for-loops in the current function body (macros/call blocks reset it)  // operands in currently open left-associative chains (a + b + c, x.a.b, x|f|g)
 
     struct ChainGuard {
         Parser& p;
@@ -622,7 +623,9 @@ private:
             if (skip_name("if")) s->cond = parse_expression(true);
             if (skip_name("recursive")) s->recursive = true;
             expect_block_end();
+            ++loop_depth_;
             s->body = parse_body({"endfor", "else"}, which);
+            --loop_depth_;
             if (which == "else") {
                 expect_block_end();
                 s->else_body = parse_body({"endfor"}, which);
@@ -654,7 +657,10 @@ private:
             s->name = expect_name();
             parse_signature(*s);
             expect_block_end();
+            int saved = loop_depth_;
+            loop_depth_ = 0;
             s->body = parse_body({"endmacro"}, which);
+            loop_depth_ = saved;
             if (cur().t == Tk::Name) next();
             expect_block_end();
             s->uses_varargs = body_uses(s->body, "varargs");
@@ -667,7 +673,10 @@ private:
             s->expr = parse_expression(true);
             if (s->expr->k != NK::Call) fail("expected call");
             expect_block_end();
+            int saved = loop_depth_;
+            loop_depth_ = 0;
             s->body = parse_body({"endcall"}, which);
+            loop_depth_ = saved;
             expect_block_end();
             return s;
         }
@@ -680,6 +689,7 @@ private:
             return s;
         }
         if (kw == "break" || kw == "continue") {
+            if (loop_depth_ == 0) fail_at(at.off, "'" + kw + "' outside of a loop");
             auto s = mks(kw == "break" ? SK::Break : SK::Continue, at);
             expect_block_end();
             return s;
@@ -1217,6 +1227,176 @@ private:
     }
 };
 
+// ---------------------------------------------------------------- symbol analysis (jinja2 idtracking subset)
+
+class SymbolAnalysis {
+public:
+    void run(Program& prog) {
+        std::vector<const Kinds*> ancestors;
+        analyze_frame(prog.body, {}, nullptr, ancestors, prog.undef_names);
+    }
+
+private:
+    // first occurrence of a name in a frame: 'L' load (resolved from outside), 'S' store, 'P' parameter
+    using Kinds = std::vector<std::pair<std::string, char>>;
+    struct Frame {
+        Kinds kinds;
+        std::vector<std::string> stores;
+        std::vector<Stmt*> children;  // statements opening child frames
+    };
+
+    static char* find(Kinds& k, const std::string& n) {
+        for (auto& e : k)
+            if (e.first == n) return &e.second;
+        return nullptr;
+    }
+    static bool has(const Kinds& k, const std::string& n) {
+        for (const auto& e : k)
+            if (e.first == n) return true;
+        return false;
+    }
+    static bool has_store(const Frame& f, const std::string& n) {
+        return std::find(f.stores.begin(), f.stores.end(), n) != f.stores.end();
+    }
+
+    void load(Frame& f, const std::string& n) {
+        if (!find(f.kinds, n)) f.kinds.emplace_back(n, 'L');
+    }
+    void store(Frame& f, const std::string& n) {
+        if (!has_store(f, n)) f.stores.push_back(n);
+        if (!find(f.kinds, n)) f.kinds.emplace_back(n, 'S');
+    }
+
+    void visit_expr(const Node* n, Frame& f) {
+        if (!n) return;
+        if (n->k == NK::Name) load(f, n->name);
+        for (const auto& k : n->kids) visit_expr(k.get(), f);
+        for (const auto& kv : n->kwargs) visit_expr(kv.second.get(), f);
+    }
+
+    void visit_body(Body& body, Frame& f) {
+        for (auto& sp : body) {
+            Stmt& st = *sp;
+            switch (st.k) {
+                case SK::Text:
+                case SK::Break:
+                case SK::Continue: break;
+                case SK::Out: visit_expr(st.expr.get(), f); break;
+                case SK::If: {
+                    visit_expr(st.conds[0].get(), f);
+                    Frame g1 = f, g2 = f, g3 = f;
+                    g1.children.clear();
+                    g2.children.clear();
+                    g3.children.clear();
+                    visit_body(st.bodies[0], g1);
+                    for (size_t k = 1; k < st.conds.size(); ++k) {
+                        visit_expr(st.conds[k].get(), g2);
+                        visit_body(st.bodies[k], g2);
+                    }
+                    visit_body(st.else_body, g3);
+                    Frame* groups[3] = {&g1, &g2, &g3};
+                    for (Frame* g : groups) {
+                        for (auto& e : g->kinds) {
+                            // jinja2 (branch_update): a name first met inside a branch is resolved from the
+                            // outside at frame start, even when every branch stores it
+                            if (has(f.kinds, e.first)) continue;
+                            f.kinds.emplace_back(e.first, 'L');
+                        }
+                        for (const auto& n : g->stores)
+                            if (!has_store(f, n)) f.stores.push_back(n);
+                        f.children.insert(f.children.end(), g->children.begin(), g->children.end());
+                    }
+                    break;
+                }
+                case SK::For:
+                    visit_expr(st.expr.get(), f);
+                    f.children.push_back(&st);
+                    break;
+                case SK::Set:
+                    visit_expr(st.expr.get(), f);
+                    for (const auto& t : st.targets) {
+                        if (t->k == NK::Name) store(f, t->name);
+                        else visit_expr(t->kids[0].get(), f);
+                    }
+                    break;
+                case SK::SetBlock:
+                    store(f, st.targets[0]->name);
+                    f.children.push_back(&st);
+                    break;
+                case SK::Macro:
+                    store(f, st.name);
+                    f.children.push_back(&st);
+                    break;
+                case SK::CallBlock:
+                    visit_expr(st.expr.get(), f);
+                    f.children.push_back(&st);
+                    break;
+                case SK::FilterBlock:
+                    visit_expr(st.expr.get(), f);
+                    f.children.push_back(&st);
+                    break;
+                case SK::With:
+                    for (const auto& c : st.conds) visit_expr(c.get(), f);
+                    f.children.push_back(&st);
+                    break;
+                case SK::Block: visit_body(st.body, f); break;
+            }
+        }
+    }
+
+    void analyze_frame(Body& body, const std::vector<std::string>& params, const Node* pre_expr,
+                       std::vector<const Kinds*>& ancestors, std::vector<std::string>& undef_out) {
+        Frame f;
+        for (const auto& p : params) f.kinds.emplace_back(p, 'P');
+        visit_expr(pre_expr, f);
+        visit_body(body, f);
+        undef_out.clear();
+        for (const auto& e : f.kinds) {
+            if (e.second != 'S') continue;
+            bool known = false;
+            for (const Kinds* a : ancestors)
+                if (has(*a, e.first)) known = true;
+            if (!known) undef_out.push_back(e.first);
+        }
+        ancestors.push_back(&f.kinds);
+        for (Stmt* c : f.children) {
+            std::vector<std::string> ps;
+            const Node* pre = nullptr;
+            switch (c->k) {
+                case SK::For:
+                    for (const auto& t : c->targets) ps.push_back(t->name);
+                    ps.push_back("loop");
+                    pre = c->cond.get();
+                    break;
+                case SK::Macro:
+                    ps = c->params;
+                    ps.push_back("varargs");
+                    ps.push_back("kwargs");
+                    ps.push_back("caller");
+                    break;
+                case SK::CallBlock: ps = c->params; break;
+                case SK::With:
+                    for (const auto& t : c->targets) ps.push_back(t->name);
+                    break;
+                default: break;
+            }
+            if (c->k == SK::Macro) {
+                // defaults are evaluated in the macro's frame
+                Frame tmp;
+                for (const auto& d : c->defaults) visit_expr(d.get(), tmp);
+            }
+            analyze_frame(c->body, ps, pre, ancestors, c->undef_names);
+            if (c->k == SK::For && !c->else_body.empty()) {
+                std::vector<std::string> dummy;
+                std::vector<std::string> else_undef;
+                analyze_frame(c->else_body, {"loop"}, nullptr, ancestors, else_undef);
+                (void)dummy;
+            }
+        }
+        ancestors.pop_back();
+    }
+};
+
 }  // namespace
 
 std::unique_ptr<Program> parse_template(const std::string& source) {
@@ -1243,7 +1423,9 @@ std::unique_ptr<Program> parse_template(const std::string& source) {
     Lexer lx(src);
     lx.run();
     Parser p(src, std::move(lx.toks));
-    return p.parse();
+    auto prog = p.parse();
+    SymbolAnalysis().run(*prog);
+    return prog;
 }
 
 }  // namespace jinja
