@@ -5,16 +5,19 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="$here/native/build"
+dest="$here/ovgenai_c/_bundled/libovgenai_c_bundled.so"
 extra=()
 if [[ "${1:-}" == "--sanitize" ]]; then
     build="$here/native/build-asan"
     extra=(-DOVGENAI_C_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+    # never replace the normal in-tree library with the sanitizer build (it needs libasan preloaded)
+    dest="$here/ovgenai_c/_bundled/libovgenai_c_bundled.asan.so"
 fi
 cmake -S "$here/native" -B "$build" -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >/dev/null
 cmake --build "$build" -j2
 mkdir -p "$here/ovgenai_c/_bundled"
 so="$build/libovgenai_c_bundled.so"
 # atomic replace: never rewrite a .so in place while another process has it mapped
-cp -f "$so" "$here/ovgenai_c/_bundled/.libovgenai_c_bundled.so.tmp.$$"
-mv -f "$here/ovgenai_c/_bundled/.libovgenai_c_bundled.so.tmp.$$" "$here/ovgenai_c/_bundled/libovgenai_c_bundled.so"
-echo "built: $here/ovgenai_c/_bundled/libovgenai_c_bundled.so"
+cp -f "$so" "$dest.tmp.$$"
+mv -f "$dest.tmp.$$" "$dest"
+echo "built: $dest"
