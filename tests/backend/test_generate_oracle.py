@@ -68,18 +68,20 @@ def test_stop_token_ids_and_ignore_eos(api, smol_pipe, oracle_smol):
     assert r.perf["num_generated"] == 20
 
 
-def test_penalties_and_min_new_tokens_match_oracle(api, smol_pipe, oracle_smol):
+def test_penalties_min_new_tokens_ngram_max_length_match_oracle(api, smol_pipe, oracle_smol):
     p = "Write a sentence about dogs."
-    for kw in (dict(repetition_penalty=1.3), dict(min_new_tokens=30), dict(presence_penalty=1.5, frequency_penalty=1.0)):
-        r = generate(api, smol_pipe, p, Config(api, max_new_tokens=30, **kw))
-        o = _oracle(oracle_smol, p, max_new_tokens=30, **kw)
+    for kw in (dict(repetition_penalty=1.3), dict(min_new_tokens=30), dict(presence_penalty=1.5, frequency_penalty=1.0),
+               dict(no_repeat_ngram_size=2), dict(max_length=60)):
+        kw = {"max_new_tokens": 30, **kw} if "max_length" not in kw else kw
+        r = generate(api, smol_pipe, p, Config(api, **kw))
+        o = _oracle(oracle_smol, p, **kw)
         assert r.text == o.texts[0], kw
 
 
 def test_multinomial_matches_oracle_on_fresh_pipelines(api, create_pipe, smol_dir):
     """Same sampling procedure and RNG use as upstream; the RNG is reseeded with rng_seed on every call
     (so the repeated first config must give the same text again)."""
-    kws = [dict(rng_seed=42, temperature=0.8), dict(rng_seed=7, top_k=20),
+    kws = [dict(rng_seed=42, temperature=0.8), dict(rng_seed=7, top_k=20), dict(rng_seed=4, min_p=0.05, top_p=0.8),
            dict(rng_seed=3, top_p=0.9), dict(rng_seed=3, top_p=0.9, top_k=50, temperature=0.7),
            dict(rng_seed=42, temperature=0.8)]
     st, pipe = create_pipe(smol_dir, "ATTENTION_BACKEND", "SDPA")

@@ -657,15 +657,12 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     auto sample_for = [&](Seq& s, size_t row, size_t n) -> std::vector<SampledToken> {
         size_t vocab = 0;
         float* lg = logits_row(row, vocab);
-        std::vector<int64_t> ctx;
-        if (cfg.no_repeat_ngram_size > 0 && cfg.no_repeat_ngram_size != kUnlimited) {
-            ctx = full;
-            ctx.insert(ctx.end(), s.gen.begin(), s.gen.end());
-        }
+        // no_repeat_ngram_size is a beam-search option upstream; greedy and multinomial ignore it.
+        static const std::vector<int64_t> no_ctx;
         const bool need_process = cfg.min_new_tokens > 0 || cfg.repetition_penalty != 1.0f ||
-                                  cfg.presence_penalty != 0.0f || cfg.frequency_penalty != 0.0f || !ctx.empty();
+                                  cfg.presence_penalty != 0.0f || cfg.frequency_penalty != 0.0f;
         if (need_process)
-            Sampler::process(lg, vocab, cfg, prompt_ids, ctx, s.counts, s.gen.size());
+            Sampler::process(lg, vocab, cfg, prompt_ids, no_ctx, s.counts, s.gen.size());
         if (cfg.is_multinomial())
             return sampler_.multinomial(lg, vocab, cfg, n);
         return {Sampler::greedy(lg, vocab)};

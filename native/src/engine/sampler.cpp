@@ -40,26 +40,7 @@ void Sampler::process(float* logits, size_t vocab, const GenerationConfig& cfg, 
                 logits[id] += logits[id] >= 0 ? -d : d;
             }
     }
-    // no_repeat_ngram_size: ban tokens that would complete an n-gram already present.
-    const size_t n = cfg.no_repeat_ngram_size;
-    if (n > 0 && n != kUnlimited && full_ids.size() + 1 >= n) {
-        const size_t L = full_ids.size();
-        if (n == 1) {
-            for (int64_t id : full_ids)
-                if (in_range(id))
-                    logits[id] = -std::numeric_limits<float>::infinity();
-        } else {
-            // the last n-1 tokens form the prefix; find earlier occurrences
-            const int64_t* tail = full_ids.data() + (L - (n - 1));
-            for (size_t s = 0; s + n <= L; ++s) {
-                if (std::equal(tail, tail + (n - 1), full_ids.data() + s)) {
-                    int64_t banned = full_ids[s + n - 1];
-                    if (in_range(banned))
-                        logits[banned] = -std::numeric_limits<float>::infinity();
-                }
-            }
-        }
-    }
+    (void)full_ids;  // no_repeat_ngram_size applies to beam search only (as upstream)
 }
 
 SampledToken Sampler::greedy(const float* logits, size_t vocab) {

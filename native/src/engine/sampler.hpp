@@ -1,5 +1,5 @@
 // Per-sequence logit processing (min_new_tokens EOS suppression, repetition / presence / frequency
-// penalties, no_repeat_ngram) and token selection (greedy argmax; multinomial with top_k ->
+// penalties; no_repeat_ngram_size is a beam-search option upstream and is ignored here) and token selection (greedy argmax; multinomial with top_k ->
 // temperature -> min_p -> top_p, drawn with std::mt19937).
 #pragma once
 
