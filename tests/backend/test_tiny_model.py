@@ -177,3 +177,65 @@ def test_no_handle_leaks(api, tiny_dir, create_pipe):
     assert r.status == 0
     api.lib.ov_genai_llm_pipeline_free(pipe)
     assert api.live() == before
+
+
+TOOLS_TEMPLATE = ("{% for t in tools %}T:{{ t.name }};{% endfor %}X:{{ enable_thinking }};"
+                  "{% for m in messages %}{{ m.role }}={{ m.content }};{% endfor %}"
+                  "{% if add_generation_prompt %}A:{% endif %}")
+
+
+def _with_template(src: pathlib.Path, dst: pathlib.Path, template: str) -> pathlib.Path:
+    import re
+    from xml.sax.saxutils import quoteattr
+
+    shutil.copytree(src, dst)
+    for name in ("openvino_tokenizer.xml", "openvino_detokenizer.xml"):
+        p = dst / name
+        text = p.read_text()
+        text, n = re.subn(r'<chat_template value="[^"]*"', lambda m: "<chat_template value=" + quoteattr(template), text)
+        if name == "openvino_tokenizer.xml":
+            assert n == 1
+        p.write_text(text)
+    return dst
+
+
+def test_tools_and_extra_context_reach_the_template(api, tiny_dir, create_pipe, tmp_path):
+    og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
+    d = _with_template(tiny_dir, tmp_path / "tiny_tools", TOOLS_TEMPLATE)
+    st, pipe = create_pipe(d)
+    assert st == 0, api.last_error()
+    h = chat_history(api, '[{"role":"user","content":"One"}]', tools_json='[{"name":"f"},{"name":"g"}]',
+                     extra_json='{"enable_thinking": false}')
+    try:
+        r = generate_with_history(api, pipe, h, Config(api, max_new_tokens=3), want_perf=True)
+        assert r.status == 0, api.last_error()
+        expected = "T:f;T:g;X:False;user=One;A:"
+        ids = og.Tokenizer(str(d)).encode(expected, add_special_tokens=False).input_ids.data
+        assert r.perf["num_input"] == ids.shape[1]
+        # a plain prompt sees no tools and an undefined enable_thinking (after leaving history mode)
+        assert api.lib.ov_genai_llm_pipeline_finish_chat(pipe) == 0
+        r2 = generate(api, pipe, "One", Config(api, max_new_tokens=3), want_perf=True)
+        ids2 = og.Tokenizer(str(d)).encode("X:;user=One;A:", add_special_tokens=False).input_ids.data
+        assert r2.status == 0 and r2.perf["num_input"] == ids2.shape[1]
+    finally:
+        api.lib.ov_genai_chat_history_free(h)
+        api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
+def test_broken_template_fails_cleanly(api, tiny_dir, create_pipe, tmp_path):
+    d = _with_template(tiny_dir, tmp_path / "tiny_broken", "{% for m in messages %}{{ m.content ")
+    st, pipe = create_pipe(d)
+    assert st == 0, api.last_error()  # the template is only needed at generate time
+    try:
+        r = generate(api, pipe, "Hi", Config(api, max_new_tokens=3))
+        assert r.status == -17 and "template" in api.last_error()
+    finally:
+        api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
+def test_streaming_with_stop_string_matches_result(api, tiny_pipe):
+    chunks = []
+    sc, keep = make_streamer(api, lambda s: (chunks.append(s), 0)[1])
+    r = generate(api, tiny_pipe, "Hello", Config(api, max_new_tokens=30, stop_strings=["e"]), streamer=sc)
+    assert r.status == 0
+    assert "".join(chunks) == r.text
