@@ -1233,7 +1233,7 @@ class SymbolAnalysis {
 public:
     void run(Program& prog) {
         std::vector<const Kinds*> ancestors;
-        analyze_frame(prog.body, {}, nullptr, ancestors, prog.undef_names);
+        analyze_frame(prog.body, {}, {}, ancestors, prog.undef_names);
     }
 
 private:
@@ -1344,11 +1344,11 @@ private:
         }
     }
 
-    void analyze_frame(Body& body, const std::vector<std::string>& params, const Node* pre_expr,
+    void analyze_frame(Body& body, const std::vector<std::string>& params, const std::vector<const Node*>& pre,
                        std::vector<const Kinds*>& ancestors, std::vector<std::string>& undef_out) {
         Frame f;
         for (const auto& p : params) f.kinds.emplace_back(p, 'P');
-        visit_expr(pre_expr, f);
+        for (const Node* e : pre) visit_expr(e, f);  // loop filter / macro defaults: evaluated in this frame first
         visit_body(body, f);
         undef_out.clear();
         for (const auto& e : f.kinds) {
@@ -1361,12 +1361,12 @@ private:
         ancestors.push_back(&f.kinds);
         for (Stmt* c : f.children) {
             std::vector<std::string> ps;
-            const Node* pre = nullptr;
+            std::vector<const Node*> pre;
             switch (c->k) {
                 case SK::For:
                     for (const auto& t : c->targets) ps.push_back(t->name);
                     ps.push_back("loop");
-                    pre = c->cond.get();
+                    pre.push_back(c->cond.get());
                     break;
                 case SK::Macro:
                     ps = c->params;
@@ -1380,16 +1380,13 @@ private:
                     break;
                 default: break;
             }
-            if (c->k == SK::Macro) {
-                // defaults are evaluated in the macro's frame
-                Frame tmp;
-                for (const auto& d : c->defaults) visit_expr(d.get(), tmp);
-            }
+            if (c->k == SK::Macro || c->k == SK::CallBlock)
+                for (const auto& d : c->defaults) pre.push_back(d.get());
             analyze_frame(c->body, ps, pre, ancestors, c->undef_names);
             if (c->k == SK::For && !c->else_body.empty()) {
                 std::vector<std::string> dummy;
                 std::vector<std::string> else_undef;
-                analyze_frame(c->else_body, {"loop"}, nullptr, ancestors, else_undef);
+                analyze_frame(c->else_body, {"loop"}, {}, ancestors, else_undef);
                 (void)dummy;
             }
         }
