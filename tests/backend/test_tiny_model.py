@@ -179,7 +179,7 @@ def test_no_handle_leaks(api, tiny_dir, create_pipe):
     assert api.live() == before
 
 
-TOOLS_TEMPLATE = ("{% for t in tools %}T:{{ t.name }};{% endfor %}X:{{ enable_thinking }};"
+TOOLS_TEMPLATE = ("{% if tools %}{% for t in tools %}T:{{ t.name }};{% endfor %}{% endif %}X:{{ enable_thinking }};"
                   "{% for m in messages %}{{ m.role }}={{ m.content }};{% endfor %}"
                   "{% if add_generation_prompt %}A:{% endif %}")
 
