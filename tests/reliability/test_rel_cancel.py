@@ -166,10 +166,33 @@ def test_generate_timeout_at_random_point(seed, cpipe, dbl):
     except errors.GenerationTimeoutError as exc:
         assert isinstance(exc, TimeoutError)
         assert exc.partial_text == "".join(seen)
-        assert dbl.ctl.ovd_last_callback_status() == 2
+        if exc.partial_text != "Echo: " + PROMPT:  # (the deadline may also pass just as the reply completes)
+            assert dbl.ctl.ovd_last_callback_status() == 2
     else:
         assert str(res) == "Echo: " + PROMPT
     _bounded(t0, f"generate(timeout={limit:.3f})")
+    _settle(dbl, cpipe)
+
+
+@pytest.mark.parametrize("seed", _seeds("stream-timeout"))
+def test_stream_timeout_at_random_point(seed, cpipe, dbl):
+    STATS.case("cancellation")
+    rng = random.Random(5500 + seed)
+    limit = rng.uniform(0.001, 0.12)
+    got = []
+    t0 = time.monotonic()
+    try:
+        with cpipe.stream(PROMPT, max_new_tokens=1000, timeout=limit) as it:
+            for piece in it:
+                got.append(piece)
+    except errors.GenerationTimeoutError as exc:
+        assert isinstance(exc, TimeoutError)
+        assert exc.partial_text.startswith("".join(got))
+        if exc.partial_text != "Echo: " + PROMPT:  # (the deadline may also pass just as the reply completes)
+            assert dbl.ctl.ovd_last_callback_status() == 2
+    else:
+        assert "".join(got) == "Echo: " + PROMPT
+    _bounded(t0, f"stream(timeout={limit:.3f})")
     _settle(dbl, cpipe)
 
 
