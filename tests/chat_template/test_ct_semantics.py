@@ -87,6 +87,8 @@ CASES = {
     "macro_too_many_args": "{% macro m(a) %}{% endmacro %}{{ m(1, 2) }}",
     "filter_block": "{% filter upper %}hello {{ s }}{% endfilter %}",
     "generation_block": "{% generation %}gen {{ s }}{% endgeneration %}",
+    "generation_scope": "{% set g = 1 %}{% generation %}{% set g = 2 %}{{ g }}{% endgeneration %}{{ g }}",
+    "generation_break_fails": "{% for x in xs %}{% generation %}{% break %}{% endgeneration %}{% endfor %}",
     "block_tag": "a{% block body %}[{{ s }}]{% endblock %}b{% block two %}2{% endblock two %}",
     "loop_changed": "{% for p in people|sort(attribute='age') %}{% if loop.changed(p.age) %}<{{ p.age }}>{% endif %}{{ p.name }}{% endfor %}",
     "loop_depth": "{% for x in [1] %}{{ loop.depth }}{{ loop.depth0 }}{% endfor %}",

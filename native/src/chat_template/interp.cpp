@@ -2433,7 +2433,14 @@ struct Interp {
                 for (size_t k = 0; k < s.targets.size(); ++k) ws->set(s.targets[k]->name, eval(s.conds[k].get(), sc));
                 return exec_body(s.body, ws, out);
             }
-            case SK::Block: return exec_body(s.body, sc, out);
+            case SK::Block: {
+                if (s.name != "generation") return exec_body(s.body, sc, out);
+                auto inner = std::make_shared<Scope>();  // rendered through caller(): its own frame
+                inner->parent = sc;
+                inner->undef = &s.undef_names;
+                exec_body(s.body, inner, out);
+                return Flow::Normal;
+            }
         }
         return Flow::Normal;
     }

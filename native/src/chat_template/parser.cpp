@@ -436,8 +436,8 @@ private:
     std::vector<Token> t_;
     size_t i_ = 0;
     int depth_ = 0;
-    int chain_ = 0;
-    int loop_depth_ = 0;  // enclosing for-loops in the current function body (macros/call blocks reset it)  // operands in currently open left-associative chains (a + b + c, x.a.b, x|f|g)
+    int chain_ = 0;       // operands in currently open left-associative chains (a + b + c, x.a.b, x|f|g)
+    int loop_depth_ = 0;  // enclosing for-loops in the current function body (macros/call blocks reset it)
 
     struct ChainGuard {
         Parser& p;
@@ -704,10 +704,14 @@ private:
             expect_block_end();
             return s;
         }
-        if (kw == "generation") {
+        if (kw == "generation") {  // transformers' AssistantTracker: a call block rendering its body
             auto s = mks(SK::Block, at);
+            s->name = "generation";
             expect_block_end();
+            int saved = loop_depth_;
+            loop_depth_ = 0;
             s->body = parse_body({"endgeneration"}, which);
+            loop_depth_ = saved;
             expect_block_end();
             return s;
         }
@@ -1339,7 +1343,10 @@ private:
                     for (const auto& c : st.conds) visit_expr(c.get(), f);
                     f.children.push_back(&st);
                     break;
-                case SK::Block: visit_body(st.body, f); break;
+                case SK::Block:
+                    if (st.name == "generation") f.children.push_back(&st);  // a caller() frame
+                    else visit_body(st.body, f);
+                    break;
             }
         }
     }
