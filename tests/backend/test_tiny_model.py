@@ -239,3 +239,41 @@ def test_streaming_with_stop_string_matches_result(api, tiny_pipe):
     r = generate(api, tiny_pipe, "Hello", Config(api, max_new_tokens=30, stop_strings=["e"]), streamer=sc)
     assert r.status == 0
     assert "".join(chunks) == r.text
+
+
+def test_concurrent_calls_are_serialised(api, tiny_pipe):
+    import threading
+
+    cfg = Config(api, max_new_tokens=24, ignore_eos=True)
+    want = generate(api, tiny_pipe, "Hello", cfg).text
+    out, errors = [], []
+
+    def work():
+        try:
+            for _ in range(3):
+                out.append(generate(api, tiny_pipe, "Hello", cfg).text)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert out == [want] * 9
+
+
+def test_reentrant_call_from_streamer_fails_cleanly(api, tiny_pipe):
+    inner = []
+
+    def handler(s):
+        if not inner:
+            inner.append(generate(api, tiny_pipe, "x", Config(api, max_new_tokens=2)).status)
+            inner.append(api.last_error())
+        return 0
+
+    sc, keep = make_streamer(api, handler)
+    r = generate(api, tiny_pipe, "Hello", Config(api, max_new_tokens=12), streamer=sc)
+    assert r.status == 0
+    assert inner[0] == -17 and "re-entrant" in inner[1]

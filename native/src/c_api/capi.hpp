@@ -9,6 +9,9 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <atomic>
+#include <mutex>
+#include <thread>
 
 #pragma GCC visibility push(default)
 extern "C" {
@@ -112,5 +115,8 @@ struct ov_genai_decoded_results_opaque {
 };
 struct ov_genai_llm_pipeline_opaque {
     std::unique_ptr<ovgc::LLMEngine> engine;
+    // Calls from several threads are serialised; a re-entrant call from a streamer callback fails.
+    std::mutex mu;
+    std::atomic<std::thread::id> owner{};
     ovgc::Counted<ovgc::HandleKind::Pipeline> counted_;
 };

@@ -32,6 +32,24 @@ ov_status_e deliver(ovgc::DecodedResults&& r, ov_genai_decoded_results** results
     return OK;
 }
 
+// Exclusive use of a pipeline for one call: other threads wait; the same thread (a streamer callback
+// calling back into its pipeline) gets an error instead of a deadlock or corrupted state.
+class PipeLock {
+public:
+    explicit PipeLock(ov_genai_llm_pipeline_opaque* p) : p_(p) {
+        if (p_->owner.load() == std::this_thread::get_id())
+            throw std::runtime_error("re-entrant call: this pipeline is busy in a generate call on this thread "
+                                     "(called from its streamer callback?)");
+        lock_ = std::unique_lock<std::mutex>(p_->mu);
+        p_->owner.store(std::this_thread::get_id());
+    }
+    ~PipeLock() { p_->owner.store(std::thread::id{}); }
+
+private:
+    ov_genai_llm_pipeline_opaque* p_;
+    std::unique_lock<std::mutex> lock_;
+};
+
 }  // namespace
 
 extern "C" {
@@ -138,6 +156,7 @@ ov_status_e ov_genai_llm_pipeline_generate(ov_genai_llm_pipeline* pipe, const ch
         ovgc::StreamCallback cb;
         if (streamer)
             cb = make_callback(streamer);
+        PipeLock lock(pipe);
         auto r = pipe->engine->generate(inputs, config ? &config->cfg : nullptr, streamer ? &cb : nullptr);
         return deliver(std::move(r), results);
     });
@@ -160,6 +179,7 @@ ov_status_e ov_genai_llm_pipeline_generate_with_history(ov_genai_llm_pipeline* p
         ovgc::StreamCallback cb;
         if (streamer)
             cb = make_callback(streamer);
+        PipeLock lock(pipe);
         auto r = pipe->engine->generate_with_history(history->h, config ? &config->cfg : nullptr,
                                                      streamer ? &cb : nullptr);
         return deliver(std::move(r), results);
@@ -170,6 +190,7 @@ ov_status_e ov_genai_llm_pipeline_start_chat(ov_genai_llm_pipeline* pipe) {
     if (!pipe || !pipe->engine)
         return null_arg(__func__, "pipe", INVALID_C_PARAM);
     return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        PipeLock lock(pipe);
         pipe->engine->start_chat();
         return OK;
     });
@@ -179,6 +200,7 @@ ov_status_e ov_genai_llm_pipeline_finish_chat(ov_genai_llm_pipeline* pipe) {
     if (!pipe || !pipe->engine)
         return null_arg(__func__, "pipe", INVALID_C_PARAM);
     return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        PipeLock lock(pipe);
         pipe->engine->finish_chat();
         return OK;
     });
@@ -191,6 +213,7 @@ ov_status_e ov_genai_llm_pipeline_get_generation_config(const ov_genai_llm_pipel
     if (!config)
         return null_arg(__func__, "config", INVALID_C_PARAM);
     return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        PipeLock lock(const_cast<ov_genai_llm_pipeline*>(pipe));
         auto p = std::make_unique<ov_genai_generation_config_opaque>();
         p->cfg = pipe->engine->generation_config();
         *config = p.release();
@@ -205,6 +228,7 @@ ov_status_e ov_genai_llm_pipeline_set_generation_config(ov_genai_llm_pipeline* p
     if (!config)
         return null_arg(__func__, "config", INVALID_C_PARAM);
     return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        PipeLock lock(pipe);
         pipe->engine->set_generation_config(config->cfg);
         return OK;
     });
