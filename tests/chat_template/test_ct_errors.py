@@ -130,3 +130,19 @@ def test_huge_range_is_an_error(ct_harness):
 
 def test_context_must_be_an_object(ct_harness):
     _assert_error(ct_harness.render("x", [1, 2]), "must be a JSON object")
+
+
+def test_deeply_nested_runtime_values_do_not_crash(ct_harness):
+    build = "{% set ns = namespace(x=[]) %}{% for j in range(10) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}" \
+            "{% endfor %}{% endfor %}"
+    res = ct_harness.render(build + "{{ ns.x|length }}", CTX)  # freeing a 1M-deep list must not overflow the stack
+    assert res.returncode == 0 and res.stdout == b"1"
+    _assert_error(ct_harness.render(build + "{{ ns.x }}", CTX), "nested too deeply")
+    _assert_error(ct_harness.render(build + "{{ ns.x|tojson }}", CTX), "nested too deeply")
+
+
+def test_cyclic_namespace_does_not_crash(ct_harness):
+    t = "{% set ns = namespace() %}{% set ns.me = ns %}"
+    _assert_error(ct_harness.render(t + "{{ ns }}", CTX), "nested too deeply")
+    res = ct_harness.render(t + "{{ ns.me.me.me is defined }}", CTX)
+    assert res.returncode == 0 and res.stdout == b"True"

@@ -156,6 +156,7 @@ CASES = {
     "undefined_attr_of_undefined_fails": "{{ missing.attr }}",
     "undefined_attr_call_fails": "{{ missing() }}",
     "int_key_dict": "{% set m = {1: 'one', 2: 'two'} %}{{ m[1] }}{{ m[2] }}|{{ m }}|{{ m|tojson }}|{% for k, v in m|dictsort %}{{ k + 1 }}{% endfor %}",
+    "float_none_keys": "{% set m = {1.5: 'f', none: 'n', 2: 'two', 2.0: 'TWO'} %}{{ m[1.5] }}{{ m[none] }}{{ m[2] }}|{{ m }}|{{ m|tojson }}|{{ m|length }}",
     "list_methods": "{{ xs.index(2) }}|{{ xs.count(1) }}",
     "list_append_unsafe": "{% set l = [] %}{{ l.append(1) }}",
     "list_append_printed": "[{{ xs.append }}]",

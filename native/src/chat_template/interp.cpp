@@ -10,6 +10,44 @@
 namespace ovgc {
 namespace jinja {
 
+// ---------------------------------------------------------------- bounded-depth destruction
+
+namespace {
+thread_local int t_release_depth = 0;
+thread_local std::vector<std::shared_ptr<void>>* t_deferred = nullptr;
+}  // namespace
+
+void Value::release() noexcept {
+    if (t_release_depth >= 64) {
+        // too deep: hand the containers to the outermost release, which frees them iteratively
+        try {
+            if (!t_deferred) t_deferred = new std::vector<std::shared_ptr<void>>();
+            if (l) t_deferred->push_back(std::move(l));
+            if (d) t_deferred->push_back(std::move(d));
+            if (fn) t_deferred->push_back(std::move(fn));
+            return;
+        } catch (...) {
+            // out of memory: fall through and release recursively
+        }
+    }
+    ++t_release_depth;
+    l.reset();
+    d.reset();
+    fn.reset();
+    --t_release_depth;
+    if (t_release_depth == 0 && t_deferred) {
+        ++t_release_depth;
+        while (!t_deferred->empty()) {
+            std::shared_ptr<void> p = std::move(t_deferred->back());
+            t_deferred->pop_back();
+            p.reset();  // may defer more; the loop picks them up
+        }
+        --t_release_depth;
+        delete t_deferred;
+        t_deferred = nullptr;
+    }
+}
+
 namespace {
 
 constexpr int kMaxCallDepth = 100;
@@ -217,6 +255,21 @@ std::string obj_type_repr(const Value& v) {
 
 [[noreturn]] void undefined_error(const Value& u) { fail(u.s.empty() ? "value is undefined" : u.s); }
 
+// Guards recursive walks over values (repr, equality, ordering), which may be deeply nested or cyclic
+// (a namespace can contain itself).
+thread_local int t_walk_depth = 0;
+struct WalkGuard {
+    WalkGuard() {
+        if (++t_walk_depth > 500) {
+            --t_walk_depth;
+            fail("value nested too deeply");
+        }
+    }
+    ~WalkGuard() { --t_walk_depth; }
+    WalkGuard(const WalkGuard&) = delete;
+    WalkGuard& operator=(const WalkGuard&) = delete;
+};
+
 bool truthy(const Value& v) {
     switch (v.t) {
         case Value::Undef: return false;
@@ -249,7 +302,7 @@ std::string key_enc(const Value& k) {
         case Value::Float:
             if (std::isfinite(k.f) && k.f == std::floor(k.f) && std::fabs(k.f) < 9e18)
                 return "\x01i" + std::to_string(static_cast<int64_t>(k.f));
-            return "\x01f" + json_format_double(k.f);
+            return "\x01" "f" + json_format_double(k.f);
         case Value::None: return "\x01n";
         case Value::Undef: undefined_error(k);
         default: break;
@@ -377,6 +430,7 @@ std::string repr(const Value& v) {
 }
 
 std::string to_str(const Value& v) {
+    WalkGuard guard;
     switch (v.t) {
         case Value::Undef: return "";
         case Value::None: return "None";
@@ -410,6 +464,7 @@ std::string to_str(const Value& v) {
 }
 
 bool equals(const Value& a, const Value& b) {
+    WalkGuard guard;
     if (is_num(a) && is_num(b)) {
         if (is_intlike(a) && is_intlike(b)) return as_i(a) == as_i(b);
         return as_f(a) == as_f(b);
@@ -444,6 +499,7 @@ bool equals(const Value& a, const Value& b) {
 
 // Python's `<`; returns -1/0/1, throws on incompatible types.
 int compare(const Value& a, const Value& b, const char* op = "<") {
+    WalkGuard guard;
     if (a.t == Value::Undef) undefined_error(a);
     if (b.t == Value::Undef) undefined_error(b);
     if (is_num(a) && is_num(b)) {
@@ -470,6 +526,7 @@ int compare(const Value& a, const Value& b, const char* op = "<") {
 }
 
 Value from_json(const JsonValue& j) {
+    WalkGuard guard;
     switch (j.kind()) {
         case JsonValue::Kind::Null: return Value::none();
         case JsonValue::Kind::Bool: return Value::boolean(j.as_bool());
@@ -1242,9 +1299,9 @@ struct Interp {
                 // True on the first call and whenever the arguments differ from the previous call's
                 Value args = Value::list(a.pos);
                 DictData& md = *obj.d;
-                Value* last = md.find("\x02changed");
+                Value* last = md.find("\x02" "changed");
                 if (last && equals(*last, args)) return Value::boolean(false);
-                md.set("\x02changed", args);
+                md.set("\x02" "changed", args);
                 return Value::boolean(true);
             }
             if (name == "items") {
@@ -1494,7 +1551,7 @@ struct Interp {
     Value call_value(const Value& f, CallArgs& a) {
         if (f.t == Value::Fn) return f.fn->fn(*this, a);
         if (f.t == Value::Dict && f.d->loop) {
-            if (const Value* c = f.d->find("\x02call")) return c->fn->fn(*this, a);
+            if (const Value* c = f.d->find("\x02" "call")) return c->fn->fn(*this, a);
             fail("'LoopContext' object is not callable (the loop is not recursive)");
         }
         if (f.t == Value::Undef) undefined_error(f);
@@ -2486,7 +2543,7 @@ struct Interp {
         if (s.recursive) {
             const Stmt* sp = &s;
             ScopeP outer = sc;
-            loop.d->set("\x02call", Value::func("loop", [sp, outer, depth](Interp& in, CallArgs& a) {
+            loop.d->set("\x02" "call", Value::func("loop", [sp, outer, depth](Interp& in, CallArgs& a) {
                 if (a.pos.size() != 1) fail("loop() takes exactly one argument");
                 std::string buf;
                 in.run_loop(*sp, outer, a.pos[0], depth + 1, buf);

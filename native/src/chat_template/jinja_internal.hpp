@@ -48,6 +48,18 @@ struct Value {
     std::shared_ptr<DictData> d;
     std::shared_ptr<Func> fn;
 
+    Value() = default;
+    Value(const Value&) = default;
+    Value(Value&&) noexcept = default;
+    Value& operator=(const Value&) = default;
+    Value& operator=(Value&&) noexcept = default;
+    // Releasing a deeply nested value (e.g. a list built as [[[...]]] in a loop) must not recurse without bound:
+    // below a fixed depth, container releases are deferred and drained iteratively (interp.cpp).
+    ~Value() {
+        if (l || d || fn) release();
+    }
+    void release() noexcept;
+
     static Value undef(std::string hint) {
         Value v;
         v.s = std::move(hint);
