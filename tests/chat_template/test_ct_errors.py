@@ -146,3 +146,21 @@ def test_cyclic_namespace_does_not_crash(ct_harness):
     _assert_error(ct_harness.render(t + "{{ ns }}", CTX), "nested too deeply")
     res = ct_harness.render(t + "{{ ns.me.me.me is defined }}", CTX)
     assert res.returncode == 0 and res.stdout == b"True"
+
+
+def test_string_blowups_are_errors(ct_harness):
+    big = "{% set s = 'x' * 1000000 %}"
+    _assert_error(ct_harness.render(big + "{{ s|replace('x', s) }}", CTX), "too large")
+    _assert_error(ct_harness.render(big + "{{ s.replace('', s) }}", CTX), "too large")
+    _assert_error(ct_harness.render(big + "{% set ns = namespace(v=s) %}{% for i in range(20) %}{% set ns.v = ns.v + ns.v %}{% endfor %}", CTX), "too large")
+    _assert_error(ct_harness.render(big + "{% set ns = namespace(v=s) %}{% for i in range(20) %}{% set ns.v = ns.v ~ ns.v %}{% endfor %}", CTX), "too large")
+    _assert_error(ct_harness.render("{% set ns = namespace(v=[1]) %}{% for i in range(40) %}{% set ns.v = ns.v + ns.v %}{% endfor %}", CTX), "too large")
+    _assert_error(ct_harness.render("{{ 'x'|center(999999999999) }}", CTX), "too large")
+    _assert_error(ct_harness.render("{{ '%9999999999d' % 1 }}", CTX), "too large")
+
+
+def test_integer_overflow_is_defined(ct_harness, hf_env):
+    t = "{{ 9223372036854775807 + 1 > 0 }}|{{ (-9223372036854775807 - 1) // -1 > 0 }}|{{ 2 ** 70 > 2 ** 69 }}|{{ 3e30|int > 0 }}"
+    res = ct_harness.render(t, CTX)
+    assert res.returncode == 0
+    assert res.stdout.decode() == hf_render(hf_env, t, CTX)[1] == "True|True|True|True"

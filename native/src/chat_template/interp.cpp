@@ -820,6 +820,18 @@ std::vector<std::string> py_rsplit(const std::string& s, const Value* sep, int64
 
 std::string py_replace(const std::string& s, const std::string& a, const std::string& b, int64_t count) {
     if (count == 0) return s;
+    {  // size of the result, checked before building it
+        int64_t hits = 0;
+        if (a.empty()) {
+            hits = cp_count(s) + 1;
+        } else {
+            for (size_t p = s.find(a); p != std::string::npos && (count < 0 || hits < count); p = s.find(a, p + a.size()))
+                ++hits;
+        }
+        if (count >= 0) hits = std::min(hits, count);
+        double size = static_cast<double>(s.size()) + static_cast<double>(hits) * (static_cast<double>(b.size()) - static_cast<double>(a.size()));
+        if (size > static_cast<double>(kMaxOutput)) fail("result too large");
+    }
     std::string out;
     if (a.empty()) {
         // Python inserts b between every character (and at both ends).
@@ -958,7 +970,13 @@ std::string percent_format(const std::string& fmt, const Value& args) {
             case 'r': case 'a': piece = repr(*arg); break;
             case 'd': case 'i': case 'u':
                 if (!is_num(*arg)) fail("%d format: a real number is required, not " + std::string(type_name(*arg)));
-                piece = std::to_string(arg->t == Value::Float ? static_cast<int64_t>(arg->f) : as_i(*arg));
+                if (arg->t == Value::Float && !(std::fabs(arg->f) < 9.2e18)) {
+                    char buf[400];
+                    std::snprintf(buf, sizeof buf, "%.0f", std::trunc(arg->f));
+                    piece = buf;
+                } else {
+                    piece = std::to_string(arg->t == Value::Float ? static_cast<int64_t>(arg->f) : as_i(*arg));
+                }
                 break;
             case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': {
                 if (!is_num(*arg)) fail("must be real number, not " + std::string(type_name(*arg)));
@@ -979,6 +997,7 @@ std::string percent_format(const std::string& fmt, const Value& args) {
             default: fail(std::string("unsupported format character '") + conv + "'");
         }
         if (!width.empty()) {
+            if (width.size() > 9) fail("format width too large");
             size_t w = std::stoul(width);
             size_t len = static_cast<size_t>(cp_count(piece));
             if (len < w) {
@@ -1143,8 +1162,12 @@ struct Interp {
                 else fail("range expected at most 3 arguments");
                 if (st == 0) fail("range() arg 3 must not be zero");
                 int64_t n = 0;
-                if (st > 0 && start < stop) n = (stop - start + st - 1) / st;
-                if (st < 0 && start > stop) n = (start - stop - st - 1) / (-st);
+                __int128 len = 0;
+                if (st > 0 && start < stop) len = ((__int128)stop - start + st - 1) / st;
+                if (st < 0 && start > stop) len = ((__int128)start - stop - st - 1) / (-(__int128)st);
+                if (len > kMaxRange)
+                    fail("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
+                n = static_cast<int64_t>(len);
                 if (n > kMaxRange)
                     fail("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
                 std::vector<Value> out;
@@ -1474,6 +1497,7 @@ struct Interp {
                 if (!first) out += s;
                 first = false;
                 out += e.s;
+                if (out.size() > kMaxOutput) fail("result too large");
             }
             return Value::str(out);
         }
@@ -1528,6 +1552,7 @@ struct Interp {
             int64_t w = opt_int(0, "width", 0);
             int64_t len = cp_count(s);
             if (w <= len) return Value::str(s);
+            if (w - len > static_cast<int64_t>(kMaxOutput)) fail("result too large");
             size_t pad = static_cast<size_t>(w - len);
             if (name == "zfill") {
                 if (!s.empty() && (s[0] == '-' || s[0] == '+')) return Value::str(s.substr(0, 1) + std::string(pad, '0') + s.substr(1));
@@ -1674,7 +1699,10 @@ struct Interp {
                 Value v = eval(n->kids[0].get(), sc);
                 if (v.t == Value::Undef) undefined_error(v);
                 if (v.t == Value::Float) return Value::flt(n->k == NK::Neg ? -v.f : v.f);
-                if (is_intlike(v)) return Value::integer(n->k == NK::Neg ? -as_i(v) : as_i(v));
+                if (is_intlike(v)) {
+                    if (n->k == NK::Neg && as_i(v) == INT64_MIN) return Value::flt(-static_cast<double>(as_i(v)));
+                    return Value::integer(n->k == NK::Neg ? -as_i(v) : as_i(v));
+                }
                 fail(std::string("bad operand type for unary ") + (n->k == NK::Neg ? "-" : "+") + ": '" + type_name(v) + "'");
             }
             case NK::Compare: {
@@ -1716,7 +1744,10 @@ struct Interp {
             }
             case NK::Concat: {
                 std::string out;
-                for (const auto& k : n->kids) out += to_str(eval(k.get(), sc));
+                for (const auto& k : n->kids) {
+                    out += to_str(eval(k.get(), sc));
+                    if (out.size() > kMaxOutput) fail("result too large");
+                }
                 return Value::str(std::move(out));
             }
         }
@@ -1729,9 +1760,22 @@ struct Interp {
         if (is_num(a) && is_num(b)) {
             bool ints = is_intlike(a) && is_intlike(b);
             switch (op) {
-                case '+': if (ints) return Value::integer(as_i(a) + as_i(b)); return Value::flt(as_f(a) + as_f(b));
-                case '-': if (ints) return Value::integer(as_i(a) - as_i(b)); return Value::flt(as_f(a) - as_f(b));
-                case '*': if (ints) return Value::integer(as_i(a) * as_i(b)); return Value::flt(as_f(a) * as_f(b));
+                // int64 overflow (Python would switch to a big int) falls back to float instead of wrapping
+                case '+': {
+                    int64_t r;
+                    if (ints && !__builtin_add_overflow(as_i(a), as_i(b), &r)) return Value::integer(r);
+                    return Value::flt(as_f(a) + as_f(b));
+                }
+                case '-': {
+                    int64_t r;
+                    if (ints && !__builtin_sub_overflow(as_i(a), as_i(b), &r)) return Value::integer(r);
+                    return Value::flt(as_f(a) - as_f(b));
+                }
+                case '*': {
+                    int64_t r;
+                    if (ints && !__builtin_mul_overflow(as_i(a), as_i(b), &r)) return Value::integer(r);
+                    return Value::flt(as_f(a) * as_f(b));
+                }
                 case '/':
                     if (as_f(b) == 0.0) fail(ints ? "division by zero" : "float division by zero");
                     return Value::flt(as_f(a) / as_f(b));
@@ -1739,6 +1783,7 @@ struct Interp {
                     if (ints) {
                         int64_t x = as_i(a), y = as_i(b);
                         if (y == 0) fail("integer division or modulo by zero");
+                        if (y == -1 && x == INT64_MIN) return Value::flt(-static_cast<double>(x));
                         int64_t q = x / y;
                         if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
                         return Value::integer(q);
@@ -1749,6 +1794,7 @@ struct Interp {
                     if (ints) {
                         int64_t x = as_i(a), y = as_i(b);
                         if (y == 0) fail("integer division or modulo by zero");
+                        if (y == -1) return Value::integer(0);
                         int64_t r = x % y;
                         if (r != 0 && ((r < 0) != (y < 0))) r += y;
                         return Value::integer(r);
@@ -1762,22 +1808,25 @@ struct Interp {
                 case 'P':
                     if (ints && as_i(b) >= 0) {
                         int64_t base = as_i(a), e = as_i(b), r = 1;
-                        while (e > 0) {
-                            if (e & 1) r *= base;
-                            base *= base;
+                        bool overflow = false;
+                        while (e > 0 && !overflow) {
+                            if (e & 1) overflow |= __builtin_mul_overflow(r, base, &r);
                             e >>= 1;
+                            if (e > 0) overflow |= __builtin_mul_overflow(base, base, &base);
                         }
-                        return Value::integer(r);
+                        if (!overflow) return Value::integer(r);
                     }
                     return Value::flt(std::pow(as_f(a), as_f(b)));
             }
         }
         if (op == '+') {
             if (a.t == Value::Str && b.t == Value::Str) {
+                if (a.s.size() + b.s.size() > kMaxOutput) fail("result too large");
                 if (a.b || b.b) return markup((a.b ? a.s : html_escape(a.s)) + (b.b ? b.s : html_escape(b.s)));
                 return Value::str(a.s + b.s);
             }
             if (a.t == Value::List && b.t == Value::List && !a.b && !b.b && a.tup == b.tup) {
+                if (a.l->size() + b.l->size() > 10'000'000) fail("result too large");
                 std::vector<Value> out = *a.l;
                 out.insert(out.end(), b.l->begin(), b.l->end());
                 Value r = Value::list(std::move(out));
@@ -2045,6 +2094,7 @@ struct Interp {
                 if (!first) out += sep;
                 first = false;
                 out += to_str(attr && attr->t != Value::None ? attr_path(e, to_str(*attr)) : e);
+                if (out.size() > kMaxOutput) fail("result too large");
             }
             return Value::str(out);
         }
@@ -2090,7 +2140,11 @@ struct Interp {
             if (v.t == Value::Undef) undefined_error(v);
             if (v.t == Value::Int) return v;
             if (v.t == Value::Bool) return Value::integer(v.b ? 1 : 0);
-            if (v.t == Value::Float) return std::isfinite(v.f) ? Value::integer(static_cast<int64_t>(v.f)) : d;
+            if (v.t == Value::Float) {
+                if (!std::isfinite(v.f)) return d;
+                if (std::fabs(v.f) >= 9.2e18) return Value::flt(std::trunc(v.f));  // beyond int64
+                return Value::integer(static_cast<int64_t>(v.f));
+            }
             if (v.t == Value::Str) {
                 std::string s = py_strip(v.s, nullptr, true, true);
                 std::string t;
@@ -2105,7 +2159,8 @@ struct Interp {
                 try {
                     size_t pos = 0;
                     double f = std::stod(t, &pos);
-                    if (pos == t.size() && std::isfinite(f)) return Value::integer(static_cast<int64_t>(f));
+                    if (pos == t.size() && std::isfinite(f))
+                        return std::fabs(f) >= 9.2e18 ? Value::flt(std::trunc(f)) : Value::integer(static_cast<int64_t>(f));
                 } catch (...) {
                 }
             }
@@ -2130,7 +2185,10 @@ struct Interp {
         }
         if (name == "abs") {
             if (v.t == Value::Float) return Value::flt(std::fabs(v.f));
-            if (is_intlike(v)) return Value::integer(std::llabs(as_i(v)));
+            if (is_intlike(v)) {
+                if (as_i(v) == INT64_MIN) return Value::flt(-static_cast<double>(as_i(v)));
+                return Value::integer(std::llabs(as_i(v)));
+            }
             if (v.t == Value::Undef) undefined_error(v);
             fail(std::string("bad operand type for abs(): '") + type_name(v) + "'");
         }
@@ -2163,12 +2221,23 @@ struct Interp {
         }
         if (name == "indent") {
             std::string ind = "    ";
-            if (const Value* w = arg_at(a, 0, "width")) ind = w->t == Value::Str ? w->s : std::string(static_cast<size_t>(std::max<int64_t>(0, as_i(*w))), ' ');
+            if (const Value* w = arg_at(a, 0, "width")) {
+                if (w->t == Value::Str) {
+                    ind = w->s;
+                } else {
+                    if (!is_intlike(*w)) fail("indent width must be an integer or a string");
+                    if (as_i(*w) > 4096) fail("indent width too large");
+                    ind = std::string(static_cast<size_t>(std::max<int64_t>(0, as_i(*w))), ' ');
+                }
+            }
             bool first = arg_bool(a, 1, "first", false);
             bool blank = arg_bool(a, 2, "blank", false);
             if (v.t != Value::Str) fail(std::string("unsupported operand type(s) for +=: '") + type_name(v) + "' and 'str'");
             std::string s = v.s + "\n";
             auto lines = py_splitlines(s, false);
+            if (static_cast<double>(lines.size()) * static_cast<double>(ind.size()) + static_cast<double>(s.size()) >
+                static_cast<double>(kMaxOutput))
+                fail("result too large");
             std::string rv;
             if (blank) {
                 for (size_t k = 0; k < lines.size(); ++k) {
@@ -2184,6 +2253,7 @@ struct Interp {
                 }
             }
             if (first) rv = ind + rv;
+            if (rv.size() > kMaxOutput) fail("result too large");
             return Value::str(rv);
         }
         if (name == "center") {
