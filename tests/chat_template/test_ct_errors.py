@@ -164,3 +164,24 @@ def test_integer_overflow_is_defined(ct_harness, hf_env):
     res = ct_harness.render(t, CTX)
     assert res.returncode == 0
     assert res.stdout.decode() == hf_render(hf_env, t, CTX)[1] == "True|True|True|True"
+
+
+def test_quadratic_work_hits_the_step_limit(ct_harness):
+    t0 = time.monotonic()
+    big = "{% set big = range(100000)|list %}"
+    _assert_error(ct_harness.render(big + "{% for i in range(100000) %}{{ i in big }}{% endfor %}", CTX), "step limit")
+    _assert_error(ct_harness.render("{% set s = 'x' * 10000000 %}{% for i in range(100000) %}{{ 'y' in s }}{% endfor %}", CTX),
+                  "step limit")
+    _assert_error(ct_harness.render(big + "{% for i in range(100000) %}{{ big|length }}{{ big[1:]|length }}{% endfor %}", CTX),
+                  "step limit")
+    _assert_error(ct_harness.render("{{ [1]|batch(10000000000, 'x')|list }}", CTX), "too large")
+    assert time.monotonic() - t0 < 30
+    res = ct_harness.render(big + "{{ big|unique|list|length }}|{{ (big + big)|unique|list|length }}", CTX)
+    assert res.returncode == 0 and res.stdout == b"100000|100000"
+
+
+def test_extreme_slice_steps(ct_harness, hf_env):
+    t = "{{ [1, 2, 3][1::9223372036854775807] }}|{{ [1, 2, 3][::-9223372036854775807] }}|{{ 'abc'[::9223372036854775807] }}"
+    res = ct_harness.render(t, CTX)
+    assert res.returncode == 0
+    assert res.stdout.decode() == hf_render(hf_env, t, CTX)[1]

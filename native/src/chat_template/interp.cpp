@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <set>
 
 #include "chat_template/jinja_internal.hpp"
 
@@ -57,6 +58,13 @@ constexpr size_t kMaxOutput = 256u << 20;
 constexpr int64_t kMaxRange = 100000;
 
 [[noreturn]] void fail(const std::string& msg) { throw ChatTemplateError(msg); }
+
+// Work accounting shared by the interpreter and the value helpers: statements, loop iterations and
+// proportional charges for bulk work (scans, copies, comparisons), so no template can run for minutes.
+thread_local uint64_t* t_steps = nullptr;
+void charge(uint64_t n) {
+    if (t_steps && (*t_steps += n) > kMaxSteps) fail("template exceeded the execution step limit");
+}
 
 // ---------------------------------------------------------------- UTF-8 helpers
 
@@ -431,6 +439,8 @@ std::string repr(const Value& v) {
 
 std::string to_str(const Value& v) {
     WalkGuard guard;
+    if (v.t == Value::List) charge(v.l->size() / 16);
+    if (v.t == Value::Dict) charge(v.d->items.size() / 16);
     switch (v.t) {
         case Value::Undef: return "";
         case Value::None: return "None";
@@ -465,6 +475,8 @@ std::string to_str(const Value& v) {
 
 bool equals(const Value& a, const Value& b) {
     WalkGuard guard;
+    if (a.t == Value::Str && b.t == Value::Str) charge(std::min(a.s.size(), b.s.size()) / 1024);
+    if (a.t == Value::List && b.t == Value::List) charge(std::min(a.l->size(), b.l->size()) / 16);
     if (is_num(a) && is_num(b)) {
         if (is_intlike(a) && is_intlike(b)) return as_i(a) == as_i(b);
         return as_f(a) == as_f(b);
@@ -581,6 +593,9 @@ JsonValue to_json(const Value& v, int depth = 0) {
 
 // Items produced by iterating a value (Python iteration).
 std::vector<Value> iterate(const Value& v) {
+    if (v.t == Value::List) charge(v.l->size() / 16);
+    if (v.t == Value::Str) charge(v.s.size() / 16);
+    if (v.t == Value::Dict) charge(v.d->items.size() / 16);
     switch (v.t) {
         case Value::Undef: return {};
         case Value::List:
@@ -621,6 +636,8 @@ int64_t length(const Value& v) {
 }
 
 bool contains(const Value& container, const Value& item) {
+    if (container.t == Value::Str) charge(container.s.size() / 256);
+    if (container.t == Value::List) charge(container.l->size() / 16);
     switch (container.t) {
         case Value::Undef: return false;
         case Value::Str:
@@ -669,10 +686,11 @@ Value do_slice(const Value& obj, const Value* start, const Value* stop, const Va
         int64_t b, e, st;
         slice_indices(static_cast<int64_t>(obj.l->size()), start, stop, step, b, e, st);
         std::vector<Value> out;
+        charge(obj.l->size() / 16);
         if (st > 0)
-            for (int64_t k = b; k < e; k += st) out.push_back((*obj.l)[static_cast<size_t>(k)]);
+            for (int64_t k = b; k < e; k = (st > e - k) ? e : k + st) out.push_back((*obj.l)[static_cast<size_t>(k)]);
         else
-            for (int64_t k = b; k > e; k += st) out.push_back((*obj.l)[static_cast<size_t>(k)]);
+            for (int64_t k = b; k > e; k = (st < e - k) ? e : k + st) out.push_back((*obj.l)[static_cast<size_t>(k)]);
         Value r = Value::list(std::move(out));
         r.tup = obj.tup;
         return r;
@@ -695,10 +713,11 @@ Value do_slice(const Value& obj, const Value* start, const Value* stop, const Va
             else out.append(obj.s, off[static_cast<size_t>(k)], off[static_cast<size_t>(k) + 1] - off[static_cast<size_t>(k)]);
         };
         if (st == 1 && ascii) return Value::str(b < e ? obj.s.substr(static_cast<size_t>(b), static_cast<size_t>(e - b)) : "");
+        charge(obj.s.size() / 64);
         if (st > 0)
-            for (int64_t k = b; k < e; k += st) put(k);
+            for (int64_t k = b; k < e; k = (st > e - k) ? e : k + st) put(k);
         else
-            for (int64_t k = b; k > e; k += st) put(k);
+            for (int64_t k = b; k > e; k = (st < e - k) ? e : k + st) put(k);
         return Value::str(std::move(out));
     }
     fail(std::string("'") + type_name(obj) + "' object is not subscriptable");
@@ -997,7 +1016,7 @@ std::string percent_format(const std::string& fmt, const Value& args) {
             default: fail(std::string("unsupported format character '") + conv + "'");
         }
         if (!width.empty()) {
-            if (width.size() > 9) fail("format width too large");
+            if (width.size() > 9 || std::stoul(width) > kMaxOutput) fail("result too large");
             size_t w = std::stoul(width);
             size_t len = static_cast<size_t>(cp_count(piece));
             if (len < w) {
@@ -1390,6 +1409,7 @@ struct Interp {
     }
 
     Value str_method(const std::string& s, const std::string& name, CallArgs& a) {
+        charge(s.size() / 256);
         auto need_str = [&](size_t idx, const char* nm) -> const std::string& {
             const Value* v = arg_at(a, idx, nm);
             if (!v) fail(name + "() missing required argument");
@@ -2338,16 +2358,23 @@ struct Interp {
             bool cs = arg_bool(a, 0, "case_sensitive", false);
             const Value* attr = arg_at(a, 1, "attribute");
             std::vector<Value> out, seen;
+            std::set<std::string> seen_keys;  // encoded scalar keys: O(log n) lookups
             for (const auto& e : iterate(v)) {
                 Value key = sort_key(attr && attr->t != Value::None ? attr_path(e, to_str(*attr)) : e, cs);
                 if (key.t == Value::Dict || (key.t == Value::List && !key.tup))
                     fail(std::string("unhashable type: '") + type_name(key) + "'");
                 bool dup = false;
-                for (const auto& s : seen)
-                    if (equals(s, key)) {
-                        dup = true;
-                        break;
-                    }
+                if (key.t == Value::Str || is_num(key) || key.t == Value::None) {
+                    dup = !seen_keys.insert(key_enc(key)).second;
+                    charge(1);
+                } else {
+                    charge(seen.size() / 16 + 1);
+                    for (const auto& s : seen)
+                        if (equals(s, key)) {
+                            dup = true;
+                            break;
+                        }
+                }
                 if (!dup) {
                     seen.push_back(key);
                     out.push_back(e);
@@ -2412,6 +2439,7 @@ struct Interp {
             const Value* cntv = arg_at(a, 0, name == "batch" ? "linecount" : "slices");
             if (!cntv || !is_intlike(*cntv) || as_i(*cntv) <= 0) fail(name + " needs a positive count");
             int64_t cnt = as_i(*cntv);
+            if (cnt > 1'000'000) fail(name + ": count too large");
             const Value* fill = arg_at(a, 1, "fill_with");
             auto items = iterate(v);
             std::vector<Value> out;
@@ -2657,6 +2685,11 @@ std::string render_program(const Program& prog, const JsonValue& context) {
     in.ctx = from_json(context);
     if (!in.ctx.d->find("tools")) in.ctx.d->set("tools", Value::none());
     if (!in.ctx.d->find("documents")) in.ctx.d->set("documents", Value::none());
+    struct StepsBinding {
+        explicit StepsBinding(uint64_t* p) : saved(t_steps) { t_steps = p; }
+        ~StepsBinding() { t_steps = saved; }
+        uint64_t* saved;
+    } binding(&in.steps);
     in.root = std::make_shared<Scope>();
     in.root->undef = &prog.undef_names;
     std::string out;
