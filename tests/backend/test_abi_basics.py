@@ -116,7 +116,8 @@ def test_config_setters_replace_sets(api):
     assert c.validate() == OK
     # NULL entries in the string array are skipped
     ffi = api.ffi
-    arr = ffi.new("const char*[]", [ffi.NULL, ffi.new("char[]", b"stop")])
+    stop = ffi.new("char[]", b"stop")  # kept alive across the call
+    arr = ffi.new("const char*[]", [ffi.NULL, stop])
     assert api.lib.ov_genai_generation_config_set_stop_strings(c.ptr, arr, 2) == OK
 
 
