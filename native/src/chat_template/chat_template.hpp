@@ -1,6 +1,17 @@
 // A Jinja2 chat-template renderer with Hugging Face transformers' semantics
-// (ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True), tojson, raise_exception,
-// strftime_now). Plain C++17, no dependencies beyond json/json.hpp.
+// (ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True), loopcontrols, the {% generation %} tag,
+// tojson = json.dumps(ensure_ascii=False, ...), raise_exception, strftime_now). Plain C++17, no dependencies beyond
+// json/json.hpp. Files: parser.cpp (lexer, parser, jinja2-style frame analysis), interp.cpp (values, filters,
+// tests, statements), jinja_internal.hpp (shared internals).
+//
+// Supported: {{ }} / {% %} / {# #} with -/+ whitespace control, raw, if/elif/else, for (else, filter, unpacking,
+// recursive, break/continue, loop.* incl. cycle/changed/previtem/nextitem), set (incl. tuples, block set with
+// filter, namespace attributes), macro (defaults, keyword args, varargs/kwargs, caller/call blocks), filter
+// blocks, with, block (rendered in place); Python-like values (int/float arithmetic, str/list/tuple/dict, Markup
+// from |safe/|escape, lazy filter results behave like generators), Python str methods, dict/list methods, jinja2
+// builtin filters and tests, undefined semantics of jinja2.Undefined, globals range/dict/namespace.
+// Not supported: include/import/extends, cycler/joiner/lipsum, Python big integers (overflow falls back to float),
+// full Unicode case mapping (Latin-1/Latin Extended-A/Greek/Cyrillic only).
 #pragma once
 
 #include <memory>
