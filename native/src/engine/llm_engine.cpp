@@ -726,7 +726,8 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         std::copy(beam_rows.begin(), beam_rows.end(), beam.data<int32_t>());
 
         Timer t;
-        req_.infer();
+        req_.start_async();  // runs on the plugin's (pinned) stream thread, like upstream's decode steps
+        req_.wait();
         float us = t.us();
         infer_total_us += us;
         perf.raw.token_infer_us.push_back(us);
