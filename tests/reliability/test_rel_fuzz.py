@@ -15,7 +15,7 @@ from ovgenai_c.config import FIELDS
 
 from relsupport import STATS, TINY_IR
 
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 clean_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=80)
@@ -99,7 +99,7 @@ def test_arbitrary_config_values_are_refused_with_a_reason_or_work(shared_pipe, 
     assert str(shared_pipe.generate("fine", max_new_tokens=5)) == "Echo: fine"
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(text=clean_text, as_history=st.booleans())
 def test_any_text_through_the_bundled_tokenizer(bundled_pipe, bundled_lib, text, as_history):
