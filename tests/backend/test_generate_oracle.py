@@ -248,3 +248,19 @@ def test_perf_add_in_place(api, smol_pipe):
     assert lib.ov_genai_perf_metrics_get_generate_duration(pms[0], mean, std) == 0 and mean[0] > 0
     for pm in pms:
         lib.ov_genai_decoded_results_perf_metrics_free(pm)
+
+
+def test_num_return_sequences_compat_row0_matches_oracle(api, create_pipe, smol_dir, oracle_smol, monkeypatch):
+    """Upstream 2026.4's stateful pipeline gives every sampled sequence beam_idx 0 (they all read sequence
+    0's KV cache). Our default keeps per-sequence caches; OVGENAI_C_BUNDLED_COMPAT_ROW0=1 reproduces upstream."""
+    kw = dict(max_new_tokens=12, do_sample=True, rng_seed=5, num_return_sequences=3)
+    o = oracle_smol.generate(["Write a sentence about dogs."], **kw)
+    want = "\n".join(f"{s:f}: {t}" for s, t in zip(o.scores, o.texts))
+    monkeypatch.setenv("OVGENAI_C_BUNDLED_COMPAT_ROW0", "1")
+    st, pipe = create_pipe(smol_dir)
+    assert st == 0, api.last_error()
+    try:
+        r = generate(api, pipe, "Write a sentence about dogs.", Config(api, **kw))
+        assert r.text == want
+    finally:
+        api.lib.ov_genai_llm_pipeline_free(pipe)
