@@ -96,6 +96,20 @@ def test_streaming_never_splits_utf8(api, tiny_pipe):
     assert "".join(chunks) == r.text
 
 
+def test_properties_reach_compile_model(api, tiny_dir, create_pipe, tmp_path):
+    cache = tmp_path / "cache"
+    st, pipe = create_pipe(tiny_dir, "CACHE_DIR", str(cache), "PERFORMANCE_HINT", "THROUGHPUT")
+    assert st == 0, api.last_error()
+    try:
+        assert generate(api, pipe, "Hi", Config(api, max_new_tokens=3)).status == 0
+    finally:
+        api.lib.ov_genai_llm_pipeline_free(pipe)
+    assert cache.is_dir() and any(cache.iterdir())  # OpenVINO wrote its model cache there
+    st, pipe = create_pipe(tiny_dir, "PERFORMANCE_HINT", "NOT_A_HINT")
+    err = api.last_error()
+    assert st == -17 and ("PERFORMANCE_HINT" in err or "NOT_A_HINT" in err)
+
+
 def test_properties(api, tiny_dir, create_pipe):
     st, pipe = create_pipe(tiny_dir, "ATTENTION_BACKEND", "PA")
     assert st == -2 and "PA" in api.last_error()
