@@ -17,6 +17,11 @@ ov_genai_chat_history_status_e out_json(ov_genai_json_container** out, const Jso
     });
 }
 
+ov_genai_chat_history_status_e fail(const char* fn, ov_genai_chat_history_status_e st, const std::string& why) {
+    ovgc::set_last_error(std::string(fn) + ": " + why);
+    return st;
+}
+
 ov_genai_chat_history_status_e invalid_json(const char* fn, const std::string& why) {
     ovgc::set_last_error(std::string(fn) + ": " + why);
     return OV_GENAI_CHAT_HISTORY_INVALID_JSON;
@@ -71,7 +76,7 @@ ov_genai_chat_history_status_e ov_genai_chat_history_pop_back(ov_genai_chat_hist
         return null_arg(__func__, "history", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
     auto& arr = history->h.messages.as_array();
     if (arr.empty())
-        return OV_GENAI_CHAT_HISTORY_EMPTY;
+        return fail(__func__, OV_GENAI_CHAT_HISTORY_EMPTY, "the chat history is empty");
     arr.pop_back();
     return OV_GENAI_CHAT_HISTORY_OK;
 }
@@ -93,7 +98,8 @@ ov_genai_chat_history_status_e ov_genai_chat_history_get_message(const ov_genai_
         return null_arg(__func__, "message", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
     const auto& arr = history->h.messages.as_array();
     if (index >= arr.size())
-        return OV_GENAI_CHAT_HISTORY_OUT_OF_BOUNDS;
+        return fail(__func__, OV_GENAI_CHAT_HISTORY_OUT_OF_BOUNDS,
+                    "index " + std::to_string(index) + " is out of bounds (size " + std::to_string(arr.size()) + ")");
     return out_json(message, arr[index], __func__);
 }
 
@@ -105,7 +111,7 @@ ov_genai_chat_history_status_e ov_genai_chat_history_get_first(const ov_genai_ch
         return null_arg(__func__, "message", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
     const auto& arr = history->h.messages.as_array();
     if (arr.empty())
-        return OV_GENAI_CHAT_HISTORY_EMPTY;
+        return fail(__func__, OV_GENAI_CHAT_HISTORY_EMPTY, "the chat history is empty");
     return out_json(message, arr.front(), __func__);
 }
 
@@ -117,7 +123,7 @@ ov_genai_chat_history_status_e ov_genai_chat_history_get_last(const ov_genai_cha
         return null_arg(__func__, "message", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
     const auto& arr = history->h.messages.as_array();
     if (arr.empty())
-        return OV_GENAI_CHAT_HISTORY_EMPTY;
+        return fail(__func__, OV_GENAI_CHAT_HISTORY_EMPTY, "the chat history is empty");
     return out_json(message, arr.back(), __func__);
 }
 
