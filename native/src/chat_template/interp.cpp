@@ -661,9 +661,9 @@ bool contains(const Value& container, const Value& item) {
 void slice_indices(int64_t len, const Value* start, const Value* stop, const Value* step, int64_t& b, int64_t& e,
                    int64_t& st) {
     auto getint = [](const Value* v, bool& has) -> int64_t {
-        has = v && v->t != Value::None && v->t != Value::Undef;
+        has = v && v->t != Value::None;
         if (!has) return 0;
-        if (!is_intlike(*v)) fail("slice indices must be integers or None");
+        if (!is_intlike(*v)) fail("slice indices must be integers or None or have an __index__ method");
         return as_i(*v);
     };
     bool hs, he, hp;
