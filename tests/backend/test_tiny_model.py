@@ -291,3 +291,26 @@ def test_reentrant_call_from_streamer_fails_cleanly(api, tiny_pipe):
     r = generate(api, tiny_pipe, "Hello", Config(api, max_new_tokens=12), streamer=sc)
     assert r.status == 0
     assert inner[0] == -17 and "re-entrant" in inner[1]
+
+
+def test_chat_template_from_tokenizer_config(api, tiny_dir, create_pipe, tmp_path):
+    import re
+
+    og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
+    d = tmp_path / "tiny_hf"
+    shutil.copytree(tiny_dir, d)
+    for name in ("openvino_tokenizer.xml", "openvino_detokenizer.xml"):
+        p = d / name
+        p.write_text(re.sub(r'\s*<chat_template value="[^"]*"\s*/>', "", p.read_text()))
+    assert "chat_template" not in (d / "openvino_tokenizer.xml").read_text()
+    (d / "tokenizer_config.json").write_text(json.dumps(
+        {"chat_template": [{"name": "tool_use", "template": "T"}, {"name": "default", "template": "D:{{ messages[0].content }}|"}]}))
+    st, pipe = create_pipe(d)
+    assert st == 0, api.last_error()
+    try:
+        r = generate(api, pipe, "abc", Config(api, max_new_tokens=2), want_perf=True)
+        assert r.status == 0, api.last_error()
+        ids = og.Tokenizer(str(tiny_dir)).encode("D:abc|", add_special_tokens=False).input_ids.data
+        assert r.perf["num_input"] == ids.shape[1]
+    finally:
+        api.lib.ov_genai_llm_pipeline_free(pipe)

@@ -1,6 +1,10 @@
 #include "engine/tokenizer.hpp"
 
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
+
+#include "json/json.hpp"
 
 #include <openvino/op/constant.hpp>
 
@@ -69,6 +73,47 @@ std::shared_ptr<ov::Model> without_special_tokens(std::shared_ptr<ov::Model> mod
     return model;
 }
 
+std::string slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f)
+        return {};
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+// Hugging Face files beside the IR, used when the tokenizer rt_info lacks the chat template.
+std::string template_from_hf_files(const std::string& dir) {
+    std::string jinja = slurp(dir + "/chat_template.jinja");
+    if (!jinja.empty())
+        return jinja;
+    std::string cfg = slurp(dir + "/tokenizer_config.json");
+    if (cfg.empty())
+        return {};
+    try {
+        JsonValue j = json_parse(cfg);
+        const JsonValue* t = j.find("chat_template");
+        if (t && t->is_string())
+            return t->as_string();
+        if (t && t->is_array()) {  // [{"name": ..., "template": ...}]: the "default" one, else the first
+            std::string first;
+            for (auto& e : t->as_array()) {
+                const JsonValue* name = e.find("name");
+                const JsonValue* tmpl = e.find("template");
+                if (!tmpl || !tmpl->is_string())
+                    continue;
+                if (first.empty())
+                    first = tmpl->as_string();
+                if (name && name->is_string() && name->as_string() == "default")
+                    return tmpl->as_string();
+            }
+            return first;
+        }
+    } catch (...) {
+    }
+    return {};
+}
+
 std::string run_detok(ov::InferRequest& req, const int64_t* ids, size_t n) {
     ov::Tensor in(ov::element::i64, ov::Shape{1, n});
     if (n)
@@ -94,6 +139,8 @@ Tokenizer::Tokenizer(ov::Core& core, const std::string& dir) {
     chat_template_ = rt_str(tok_model, "chat_template");
     if (chat_template_.empty())
         chat_template_ = rt_str(detok_model, "chat_template");
+    if (chat_template_.empty())
+        chat_template_ = template_from_hf_files(dir);
 
     tok_ = core.compile_model(tok_model, "CPU").create_infer_request();
     if (auto plain = without_special_tokens(core.read_model(dir + "/openvino_tokenizer.xml"))) {
