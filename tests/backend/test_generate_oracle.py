@@ -264,3 +264,23 @@ def test_num_return_sequences_compat_row0_matches_oracle(api, create_pipe, smol_
         assert r.text == want
     finally:
         api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
+def test_chat_kv_trim_after_stop_string_matches_oracle(api, smol_pipe, oracle_smol):
+    """A stop string removes tokens that are already in the KV cache: the next turn must trim the cache
+    to the common prefix exactly as upstream does (same fed-token count, same text)."""
+    lib = api.lib
+    assert lib.ov_genai_llm_pipeline_start_chat(smol_pipe) == 0
+    oracle_smol.start_chat()
+    try:
+        turns = [("What is the capital of France?", dict(max_new_tokens=30, stop_strings=["Paris"])),
+                 ("And of Germany?", dict(max_new_tokens=20)), ("Thanks!", dict(max_new_tokens=12))]
+        for q, kw in turns:
+            r = generate(api, smol_pipe, q, Config(api, **kw), want_perf=True)
+            okw = {k: (set(v) if k == "stop_strings" else v) for k, v in kw.items()}
+            o = oracle_smol.generate([q], **okw)
+            assert r.text == o.texts[0]
+            assert r.perf["num_input"] == o.perf_metrics.get_num_input_tokens()
+    finally:
+        lib.ov_genai_llm_pipeline_finish_chat(smol_pipe)
+        oracle_smol.finish_chat()
