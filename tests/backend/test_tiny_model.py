@@ -314,3 +314,17 @@ def test_chat_template_from_tokenizer_config(api, tiny_dir, create_pipe, tmp_pat
         assert r.perf["num_input"] == ids.shape[1]
     finally:
         api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
+@pytest.mark.parametrize("prompt,stops", [("中文 é 🙂", None), ("Hello", None), ("Hello", ["e"])])
+def test_stream_chunks_identical_to_oracle(api, tiny_pipe, tiny_oracle, prompt, stops):
+    import openvino_genai as og
+
+    kw = dict(max_new_tokens=40)
+    ours, theirs = [], []
+    sc, keep = make_streamer(api, lambda s: (ours.append(s), 0)[1])
+    cfg = Config(api, stop_strings=stops, **kw) if stops else Config(api, **kw)
+    assert generate(api, tiny_pipe, prompt, cfg, streamer=sc).status == 0
+    okw = dict(kw, stop_strings=set(stops)) if stops else kw
+    tiny_oracle.generate([prompt], streamer=lambda s: (theirs.append(s), og.StreamingStatus.RUNNING)[1], **okw)
+    assert ours == theirs
