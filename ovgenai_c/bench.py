@@ -825,7 +825,7 @@ class Settings:
             self.prompt_lens, self.out_lens, self.parity_reps = [16, 256, 1024], [32, 128], 3
             self.agree_prompts, self.agree_tokens = 8, 64
             self.double_tokens, self.double_reps = 20000, 5
-            self.stream_out, self.stream_reps = 128, 3
+            self.stream_out, self.stream_reps = 64, 2
             self.import_reps, self.load_reps = 5, 2
             self.conc_threads, self.conc_requests, self.conc_out, self.conc_reps = 2, 3, 64, 2
             self.bw_mb, self.bw_reps = 512, 8
@@ -1276,15 +1276,15 @@ class Bench:
                  for e in engines}
         runs: Dict[Tuple[str, str], List[float]] = {}
         k = 0
-        for rep in range(self.s.stream_reps + 1):
-            if self.over_budget("streaming_cost", rep - 2):  # a warm-up and at least two measured repetitions
+        for rep in range(self.s.stream_reps):  # the engines are warm by now
+            if self.over_budget("streaming_cost", rep - 1):  # at least two repetitions, for the noise figure
                 break
             for e in _rotate(engines, rep):
                 for m in _rotate(modes[e], k):
                     k += 1
                     r = self.call(e, "gen", prompt=STANDARD_PROMPT, max_new_tokens=n_out, ignore_eos=True, stream=m,
                                   fresh=True)
-                    if r and rep > 0:
+                    if r:
                         runs.setdefault((e, m), []).append(r["wall_s"])
         real: Dict[str, Any] = {}
         for e in engines:
@@ -1577,7 +1577,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-fetch", action="store_true", help="never pip-fetch openvino_genai when it is missing")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds a single request may take")
     p.add_argument("--budget", type=float, help="time budget in seconds: sections run fewer repetitions (at least "
-                                                "one) once their share is used up (default 540, --quick 50; 0 = none)")
+                                                "one) once their share is used up (default 480, --quick 50; 0 = none)")
     p.add_argument("--no-snapshot", action="store_true", help="load the bundled backend in place instead of from a "
                                                                  "private copy made at start")
     p.add_argument("model_pos", nargs="?", metavar="MODEL", help="same as --model")
@@ -1590,7 +1590,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _worker_main(argv[1])
     args = build_parser().parse_args(argv)
     if args.budget is None:
-        args.budget = 50.0 if args.quick else 540.0
+        args.budget = 50.0 if args.quick else 480.0
     if args.model_pos and not args.model:
         args.model = args.model_pos
     if args.model and not Path(args.model).is_dir():
