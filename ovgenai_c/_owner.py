@@ -124,8 +124,8 @@ class OwnerThread:
         return threading.get_ident() == self.ident
 
     def submit(self, fn: Callable[[], Any]) -> Job:
-        if self._stopping:
-            raise RuntimeError("owner thread is stopping")
+        if self._stopping or not self._thread.is_alive():
+            raise RuntimeError("owner thread is stopping or gone")
         job = Job(fn)
         self._queue.put(job)
         return job

@@ -41,6 +41,7 @@ SECTIONS = ("meta", "binding_overhead", "backend_parity", "greedy_agreement", "s
             "physical_limit", "concurrency", "ratios")
 TARGETS = {"tpot_ratio": 1.00, "ttft_ratio": 1.05, "stream_us_per_token": 20.0, "import_s": 0.05}
 
+ENGINE_SECTIONS = ("binding_overhead", "backend_parity", "greedy_agreement", "streaming_cost", "concurrency")
 GENAI_PA = "genai[PA]"
 GENAI_SDPA = "genai[SDPA]"
 
@@ -955,7 +956,10 @@ class Bench:
 
         self.section("physical_limit", self.physical_limit_start)
         self.section("import_footprint", self.import_footprint)
-        self.load_engines()
+        if not self.args.only or set(self.args.only) & set(ENGINE_SECTIONS):
+            self.load_engines()
+        else:
+            self.load_samples, self.specs = {}, {}
         self.section("binding_overhead", self.binding_overhead)
         self.section("backend_parity", self.backend_parity)
         self.section("greedy_agreement", self.greedy_agreement)
@@ -972,6 +976,9 @@ class Bench:
         return self.report
 
     def section(self, name: str, fn: Any) -> None:
+        if self.args.only and name not in self.args.only:
+            self.report[name] = {"skipped": "not selected (--only)"}
+            return
         _say(f"{name} ({time.perf_counter() - self.t_start:.0f} s elapsed)")
         try:
             fn()
@@ -1580,6 +1587,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                 "one) once their share is used up (default 480, --quick 50; 0 = none)")
     p.add_argument("--no-snapshot", action="store_true", help="load the bundled backend in place instead of from a "
                                                                  "private copy made at start")
+    p.add_argument("--only", help="comma-separated sections to run (others are reported as skipped): "
+                                  + ", ".join(s for s in SECTIONS if s not in ("meta", "ratios")))
     p.add_argument("model_pos", nargs="?", metavar="MODEL", help="same as --model")
     return p
 
@@ -1593,6 +1602,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args.budget = 50.0 if args.quick else 480.0
     if args.model_pos and not args.model:
         args.model = args.model_pos
+    if args.only:
+        args.only = [x.strip() for x in args.only.split(",") if x.strip()]
+        bad = [x for x in args.only if x not in SECTIONS or x in ("meta", "ratios")]
+        if bad:
+            print(f"bench: unknown section(s) for --only: {', '.join(bad)}", file=sys.stderr)
+            return 2
     if args.model and not Path(args.model).is_dir():
         print(f"bench: --model {args.model} is not a folder", file=sys.stderr)
         return 2

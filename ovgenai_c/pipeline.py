@@ -106,6 +106,7 @@ class _State:
         self.lock = threading.Lock()
         self.active: Optional[StreamBridge] = None  # bridge of the generate running now
         self.in_chat = False
+        self.forked = False  # True in a child process forked after the pipeline was made
 
     def free_on_owner(self) -> Optional[Job]:
         """Queue the free job and the owner's end; never blocks, never runs C on this thread."""
@@ -140,6 +141,21 @@ def _run_if_open(st: _State, fn: Callable[[_State], Any]) -> Any:
 
 def _finalize(state: _State) -> None:
     state.free_on_owner()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has the parent's pipelines but not their owner threads: they are unusable there.
+    Mark them closed (without freeing: the native objects belong to the parent) so calls fail fast."""
+    for st in list(_live_states):
+        st.lock = threading.Lock()
+        st.closed = True
+        st.forked = True
+        st.handle = None
+    _live_states.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @atexit.register
@@ -257,7 +273,7 @@ class LLMPipeline:
     def close(self) -> None:
         """Free the native pipeline (on its owner thread, after any running call). Safe to call twice."""
         st = self._state
-        if st is None:
+        if st is None or st.forked:
             return
         if st.owner.is_current():
             raise RuntimeError("LLMPipeline.close() cannot be called from inside its own streamer")
@@ -291,6 +307,9 @@ class LLMPipeline:
     # --- running jobs --------------------------------------------------------------------------------
     def _live_state(self) -> _State:
         st = self._state
+        if st is not None and st.forked:
+            raise errors.PipelineClosedError(
+                "this pipeline was created in the parent process before fork(); create a new one in the child")
         if st is None or st.closed:
             raise errors.PipelineClosedError("the pipeline is closed")
         return st
@@ -302,7 +321,10 @@ class LLMPipeline:
         with st.lock:
             if st.closed:
                 raise errors.PipelineClosedError("the pipeline is closed")
-            job = st.owner.submit(lambda: _run_if_open(st, fn))
+            try:
+                job = st.owner.submit(lambda: _run_if_open(st, fn))
+            except RuntimeError:
+                raise errors.PipelineClosedError("the pipeline's owner thread is gone") from None
         return st, job
 
     def _call(self, fn: Callable[[_State], Any]) -> Any:
@@ -390,6 +412,8 @@ class LLMPipeline:
                 raise errors.NotSupportedError(
                     "a list of prompts can be passed to generate(), not to stream()/astream(): stream one prompt")
             history = _chat.as_chat_history(inputs)
+            if not history._messages:
+                raise errors.InvalidParameterError("the chat history is empty: give at least one message")
             # snapshot, so later changes by the caller don't race the owner thread
             snap = ChatHistory()
             snap._messages = [dict(m) for m in history._messages]
@@ -530,6 +554,9 @@ class LLMPipeline:
         """A list of prompts, as openvino_genai accepts: run one after the other (the C API takes one prompt)."""
         if on_text is not None and len(prompts) > 1:
             raise errors.NotSupportedError("a streamer can be used with one prompt at a time, not a batch")
+        for i, p in enumerate(prompts):  # refuse a bad prompt before generating for the good ones
+            _check_text(p, f"prompt {i}")
+        self._resolve_config(generation_config, dict(kwargs))
         parts = [self.generate(p, generation_config, on_text, timeout=timeout, **kwargs) for p in prompts]
         perf = parts[0].perf_metrics
         for r in parts[1:]:
@@ -549,9 +576,13 @@ class LLMPipeline:
         job.add_done_callback(lambda _j: q.put(_END))
         return TextStream(self, job, bridge, effective, q, timeout)
 
-    async def astream(self, inputs: Inputs, generation_config: Optional[GenerationConfig] = None,
-                      **kwargs: Any) -> AsyncIterator[str]:
-        """Async iterator of text pieces; cancelling the consuming task cancels generation natively."""
+    async def astream(self, inputs: Inputs, generation_config: Optional[GenerationConfig] = None, *,
+                      timeout: Optional[float] = None, **kwargs: Any) -> AsyncIterator[str]:
+        """Async iterator of text pieces; cancelling the consuming task cancels generation natively.
+        ``timeout`` (seconds, whole call) cancels natively and raises GenerationTimeoutError."""
+        if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
+                                    or not timeout > 0):
+            raise errors.InvalidParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
         loop = asyncio.get_running_loop()
         aq: "asyncio.Queue[Any]" = asyncio.Queue()
 
@@ -573,9 +604,20 @@ class LLMPipeline:
                 pass
 
         job.add_done_callback(_done)
+        deadline = None if timeout is None else loop.time() + timeout
         try:
             while True:
-                item = await aq.get()
+                if deadline is None:
+                    item = await aq.get()
+                else:
+                    try:
+                        item = await asyncio.wait_for(aq.get(), max(deadline - loop.time(), 0.0))
+                    except asyncio.TimeoutError:
+                        bridge.cancel("timeout")
+                        await asyncio.shield(done)
+                        err = errors.GenerationTimeoutError(f"astream exceeded its timeout of {timeout} s")
+                        err.partial_text = bridge.text  # type: ignore[attr-defined]
+                        raise err from None
                 if item is _END:
                     break
                 yield item

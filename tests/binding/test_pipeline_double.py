@@ -380,3 +380,26 @@ def test_a_list_of_prompts_runs_one_after_the_other(make_pipe, double):
         pipe.generate(["a", "b"], max_new_tokens=3, streamer=print)
     with pytest.raises(ovgenai_c.NotSupportedError):
         pipe.stream(["a", "b"], max_new_tokens=3)
+
+
+def test_empty_history_is_refused_before_c(make_pipe, double):
+    pipe = make_pipe()
+    with pytest.raises(errors.InvalidParameterError, match="empty"):
+        pipe.generate(ovgenai_c.ChatHistory(), max_new_tokens=3)
+    with pytest.raises(errors.InvalidParameterError, match="empty"):
+        pipe.generate([], max_new_tokens=3)
+
+
+def test_astream_timeout(make_pipe, double):
+    double.ctl.ovd_set_token_delay_us(50000)
+    pipe = make_pipe()
+
+    async def main():
+        async for _ in pipe.astream(" ".join(["w"] * 100), max_new_tokens=500, timeout=0.2):
+            pass
+
+    with pytest.raises(errors.GenerationTimeoutError):
+        asyncio.run(main())
+    assert double.ctl.ovd_last_callback_status() == 2
+    double.ctl.ovd_set_token_delay_us(0)
+    assert pipe.generate("ok", max_new_tokens=3) == "Echo: ok"

@@ -469,10 +469,7 @@ def test_bad_input_case_count():
     assert len(ids) == len(set(ids)), "duplicate case ids"
 
 
-@pytest.mark.xfail(strict=True, reason="defect: pipeline.py _prepare_inputs passes an empty ChatHistory / [] to C; "
-                                       "upstream rejects it ('Chat history must not be empty'), which the official C "
-                                       "library reports as a bare -17, and the double answers it. Check "
-                                       "`if not history._messages` in _prepare_inputs and raise InvalidParameterError")
+# Regression: an empty history is refused in Python (upstream reports it only as a bare -17).
 @pytest.mark.parametrize("empty", [ovgenai_c.ChatHistory, list], ids=["ChatHistory()", "[]"])
 def test_empty_history_is_refused_before_c(empty, shared_pipe, dbl):
     STATS.case("bad-input")
