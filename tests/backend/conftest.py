@@ -70,9 +70,6 @@ def api() -> Api:
     path = _lib_path()
     if not path.exists():
         pytest.skip(f"bundled backend not built ({path}); run scripts/build_backend.sh")
-    ext = _tokenizers_ext()
-    if ext and not os.environ.get("OPENVINO_TOKENIZERS_PATH_GENAI"):
-        os.environ["OPENVINO_TOKENIZERS_PATH_GENAI"] = ext
     ffi = cffi.FFI()
     for h in sorted(CDEFS.glob("0*.h")):
         ffi.cdef(h.read_text())
@@ -106,10 +103,22 @@ def tiny_dir() -> pathlib.Path:
 
 
 def _create(api: Api, path, *props):
+    """Creates a pipeline; OPENVINO_TOKENIZERS_PATH_GENAI is pointed at the pip extension only for the
+    duration of the call (and only when unset), so other test suites in the session see the environment
+    they set up themselves."""
     ffi, lib = api.ffi, api.lib
     pipe = ffi.new("ov_genai_llm_pipeline**")
     args = [ffi.new("char[]", p.encode()) for p in props]
-    st = lib.ov_genai_llm_pipeline_create(str(path).encode(), b"CPU", len(args), pipe, *args)
+    key = "OPENVINO_TOKENIZERS_PATH_GENAI"
+    ext = _tokenizers_ext()
+    set_here = ext is not None and key not in os.environ
+    if set_here:
+        os.environ[key] = ext
+    try:
+        st = lib.ov_genai_llm_pipeline_create(str(path).encode(), b"CPU", len(args), pipe, *args)
+    finally:
+        if set_here:
+            del os.environ[key]
     return st, pipe[0]
 
 

@@ -83,6 +83,10 @@ void load_tokenizers_extension() {
         loaded.insert(c);
         return;
     }
+    // Nothing found this time, but an extension loaded earlier (e.g. through the environment variable)
+    // stays registered in the shared Core: reuse it unless the variable now names a missing file.
+    if (!loaded.empty() && !(std::getenv("OPENVINO_TOKENIZERS_PATH_GENAI") && *std::getenv("OPENVINO_TOKENIZERS_PATH_GENAI")))
+        return;
     throw std::runtime_error(
         "the openvino_tokenizers extension (libopenvino_tokenizers.so) was not found (tried: " + tried +
         "); set OPENVINO_TOKENIZERS_PATH_GENAI to its path (pip package openvino-tokenizers: "
