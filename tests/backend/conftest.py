@@ -78,8 +78,21 @@ def api() -> Api:
     return Api(ffi, lib)
 
 
+def _default_model_cache_ir() -> str | None:
+    """The default-model cache of ovgenai_c.models (read only; never downloads or converts here)."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("_ovgc_models", REPO / "ovgenai_c" / "models.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return str(mod.default_model_dir() / "ir")
+    except Exception:
+        return None
+
+
 def _smol_dir() -> pathlib.Path | None:
-    cands = [os.environ.get("OVGENAI_C_SMOLLM2_IR"), "/tmp/smol"]
+    cands = [os.environ.get("OVGENAI_C_SMOLLM2_IR"), "/tmp/smol", _default_model_cache_ir()]
     for c in cands:
         if c and (pathlib.Path(c) / "openvino_model.xml").exists():
             return pathlib.Path(c)
