@@ -1137,6 +1137,9 @@ struct Interp {
     ScopeP root;
     int eval_depth = 0;
     int call_depth = 0;
+    // namespaces are the only mutable containers, hence the only way to build reference cycles;
+    // they are emptied when the render ends so cycles cannot leak
+    std::vector<std::weak_ptr<DictData>> namespaces;
     uint64_t steps = 0;
 
     struct DepthGuard {
@@ -1195,9 +1198,10 @@ struct Interp {
                 return Value::list(std::move(out));
             });
         if (name == "namespace" || name == "dict")
-            return Value::func(name, [ns = name == "namespace"](Interp&, CallArgs& a) {
+            return Value::func(name, [ns = name == "namespace"](Interp& in, CallArgs& a) {
                 Value d = Value::dict();
                 d.d->ns = ns;
+                if (ns) in.namespaces.push_back(d.d);
                 for (const auto& p : a.pos) {
                     if (p.t == Value::Dict) {
                         for (const auto& kv : p.d->items) d.d->set(kv.first, kv.second);
@@ -2685,6 +2689,17 @@ std::string render_program(const Program& prog, const JsonValue& context) {
     in.ctx = from_json(context);
     if (!in.ctx.d->find("tools")) in.ctx.d->set("tools", Value::none());
     if (!in.ctx.d->find("documents")) in.ctx.d->set("documents", Value::none());
+    struct NamespaceCleanup {
+        Interp& in;
+        ~NamespaceCleanup() {
+            for (auto& w : in.namespaces) {
+                if (auto p = w.lock()) {
+                    auto items = std::move(p->items);
+                    p->items.clear();
+                }
+            }
+        }
+    } cleanup{in};
     struct StepsBinding {
         explicit StepsBinding(uint64_t* p) : saved(t_steps) { t_steps = p; }
         ~StepsBinding() { t_steps = saved; }
