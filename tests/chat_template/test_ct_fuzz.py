@@ -98,7 +98,7 @@ def _diff(ct_harness, hf_env, templates, ctx):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_whitespace_control_fuzz(ct_harness, hf_env, seed):
     rng = random.Random(seed)
-    templates = [_ws_template(rng) for _ in range(1500)]
+    templates = [_ws_template(rng) for _ in range(1000)]
     bad = _diff(ct_harness, hf_env, templates, {"messages": []})
     assert not bad, f"{len(bad)} mismatches, first: {bad[0]!r}"
 
@@ -106,7 +106,7 @@ def test_whitespace_control_fuzz(ct_harness, hf_env, seed):
 @pytest.mark.parametrize("seed", [11, 12])
 def test_expression_fuzz(ct_harness, hf_env, seed):
     rng = random.Random(seed)
-    templates = ["{{ %s }}" % _expr(rng) for _ in range(1500)]
+    templates = ["{{ %s }}" % _expr(rng) for _ in range(1000)]
     bad = _diff(ct_harness, hf_env, templates, EXPR_CTX)
     assert not bad, f"{len(bad)} mismatches, first: {bad[0]!r}"
 
