@@ -148,3 +148,68 @@ def test_statement_fuzz(ct_harness, hf_env, seed):
     templates = ["{% set ns = namespace(v=0) %}" + _stmts(rng) + "|{{ ns.v }}" for _ in range(600)]
     bad = _diff(ct_harness, hf_env, templates, EXPR_CTX)
     assert not bad, f"{len(bad)} mismatches, first: {bad[0]!r}"
+
+
+CONV_TEXTS = ["Hi", "", "  padded  ", "multi\nline\n", "quote ' \" \\ <tag> & {{ not jinja }}", "Ünï 日本 🙂",
+              "<think>x</think>answer", "a" * 50]
+
+
+def _random_conversation(rng: random.Random) -> dict:
+    from conversations import TOOLS
+
+    def content():
+        c = rng.random()
+        if c < 0.7:
+            return rng.choice(CONV_TEXTS)
+        if c < 0.85:
+            return [{"type": "text", "text": rng.choice(CONV_TEXTS)}]
+        if c < 0.95:
+            return None
+        return [{"type": "text", "text": "a"}, {"type": "image"}]
+
+    def msg(role):
+        m = {"role": role, "content": content()}
+        if role == "assistant" and rng.random() < 0.3:
+            args = {"location": "Paris"} if rng.random() < 0.5 else '{"location": "Paris"}'
+            m["tool_calls"] = [{"id": "a1b2c3d4e", "type": "function",
+                                "function": {"name": "get_weather", "arguments": args}}]
+        if role == "assistant" and rng.random() < 0.2:
+            m["reasoning_content"] = rng.choice(CONV_TEXTS)
+        if role == "tool":
+            m["tool_call_id"] = "a1b2c3d4e"
+            m["name"] = "get_weather"
+        return m
+
+    msgs = [msg("system")] if rng.random() < 0.4 else []
+    for _ in range(rng.randint(1, 5)):
+        msgs.append(msg("user"))
+        if rng.random() < 0.8:
+            msgs.append(msg("assistant"))
+        if rng.random() < 0.2:
+            msgs.append(msg("tool"))
+    ctx = {"messages": msgs, "add_generation_prompt": rng.random() < 0.5, "bos_token": "<s>", "eos_token": "</s>",
+           "tools": TOOLS if rng.random() < 0.3 else None}
+    if rng.random() < 0.3:
+        ctx["enable_thinking"] = rng.random() < 0.5
+    return ctx
+
+
+def test_real_templates_random_conversations(ct_harness, hf_env, real_templates):
+    """Random conversation shapes (content parts, None content, tool calls with dict or string arguments,
+    reasoning_content, tools, enable_thinking) over all real templates."""
+    rng = random.Random(7)
+    names = sorted(real_templates)
+    compiled = {n: hf_env.from_string(real_templates[n]) for n in names}
+    jobs = [(rng.choice(names), _random_conversation(rng)) for _ in range(500)]
+    results = ct_harness.batch([{"template": real_templates[n], "context": c} for n, c in jobs])
+    bad, rendered = [], 0
+    for (name, ctx), r in zip(jobs, results):
+        try:
+            ok, exp = True, compiled[name].render(**copy.deepcopy(ctx))
+        except Exception as e:  # noqa: BLE001
+            ok, exp = False, f"{type(e).__name__}: {e}"
+        rendered += ok
+        if (ok and r.get("ok") != exp) or (not ok and "error" not in r):
+            bad.append((name, ctx, exp, r))
+    assert not bad, f"{len(bad)} mismatches, first: {bad[0]!r}"
+    assert rendered > 200  # most cases really render (not a suite of matching errors)
