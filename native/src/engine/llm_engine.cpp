@@ -600,7 +600,6 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             return base;
         }
         // other precisions: convert the row
-        ov::Tensor row_t(ov::element::f32, ov::Shape{vocab});
         row_buf.resize(vocab);
         ov::Tensor src(lg.get_element_type(), ov::Shape{1, 1, vocab},
                        static_cast<uint8_t*>(lg.data()) + (row * S + (S - 1)) * vocab * lg.get_element_type().size());
