@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configure + build the bundled backend (native/) and copy the .so into ovgenai_c/_bundled/ for in-tree use.
 #   scripts/build_backend.sh             -> native/build/
-#   scripts/build_backend.sh --sanitize  -> native/build-asan/ (address,undefined)
+#   scripts/build_backend.sh --sanitize  -> native/build-asan/libovgenai_c_bundled.so (address,undefined; not copied)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="$here/native/build"
@@ -10,13 +10,18 @@ extra=()
 if [[ "${1:-}" == "--sanitize" ]]; then
     build="$here/native/build-asan"
     extra=(-DOVGENAI_C_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo)
-    # never replace the normal in-tree library with the sanitizer build (it needs libasan preloaded)
-    dest="$here/ovgenai_c/_bundled/libovgenai_c_bundled.asan.so"
+    # the sanitizer build stays in native/build-asan/ (it needs libasan preloaded, and nothing under
+    # ovgenai_c/ may pick it up or package it)
+    dest=""
 fi
 cmake -S "$here/native" -B "$build" -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >/dev/null
 cmake --build "$build" -j2
-mkdir -p "$here/ovgenai_c/_bundled"
 so="$build/libovgenai_c_bundled.so"
+if [[ -z "$dest" ]]; then
+    echo "built: $so"
+    exit 0
+fi
+mkdir -p "$here/ovgenai_c/_bundled"
 # atomic replace: never rewrite a .so in place while another process has it mapped
 cp -f "$so" "$dest.tmp.$$"
 mv -f "$dest.tmp.$$" "$dest"
