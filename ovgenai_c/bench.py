@@ -1489,7 +1489,9 @@ def render(report: Dict[str, Any]) -> str:
     sc = report.get("streaming_cost", {})
     d = sc.get("abi_double", {})
     out.append("")
-    if d.get("us_per_token_vs_c_no_streamer"):
+    if sc.get("skipped") or sc.get("error"):
+        out.append(f"Streaming cost: {sc.get('skipped') or sc.get('error')}")
+    elif d.get("us_per_token_vs_c_no_streamer"):
         out.append(f"Streaming cost — ABI double, {d['tokens']} tokens, best of {d['reps']} (µs per token over the C "
                    "call with no streamer)")
         per = d["us_per_token_vs_c_no_streamer"]
