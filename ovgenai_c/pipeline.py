@@ -107,6 +107,7 @@ class _State:
         self.active: Optional[StreamBridge] = None  # bridge of the generate running now
         self.in_chat = False
         self.forked = False  # True in a child process forked after the pipeline was made
+        self.history_mode = False  # the last generate outside start_chat() took a ChatHistory
 
     def free_on_owner(self) -> Optional[Job]:
         """Queue the free job and the owner's end; never blocks, never runs C on this thread."""
@@ -340,6 +341,10 @@ class LLMPipeline:
                 "with a system message to generate() instead")
 
         def _start(st: _State) -> None:
+            if st.history_mode:
+                st.lib.check(st.lib.lib.ov_genai_llm_pipeline_finish_chat(st.handle),
+                             "ov_genai_llm_pipeline_finish_chat")
+                st.history_mode = False
             st.lib.check(st.lib.lib.ov_genai_llm_pipeline_start_chat(st.handle), "ov_genai_llm_pipeline_start_chat")
             st.in_chat = True
 
@@ -351,6 +356,7 @@ class LLMPipeline:
         def _finish(st: _State) -> None:
             st.lib.check(st.lib.lib.ov_genai_llm_pipeline_finish_chat(st.handle), "ov_genai_llm_pipeline_finish_chat")
             st.in_chat = False
+            st.history_mode = False
 
         self._call(_finish)
 
@@ -438,7 +444,15 @@ class LLMPipeline:
         try:
             if send is not None:
                 native_cfg = _config.materialise(lib, ffi, send, st.lib.check)
+            if history is None and st.history_mode and not st.in_chat:
+                # The stateful (SDPA) path of upstream keeps a history call's chat state and then refuses a
+                # plain prompt; its default path does not. Outside start_chat() both kinds of input are
+                # independent calls, so end that state first (what finish_chat() is for).
+                st.lib.check(lib.ov_genai_llm_pipeline_finish_chat(st.handle), "ov_genai_llm_pipeline_finish_chat")
+                st.history_mode = False
             if history is not None:
+                if not st.in_chat:
+                    st.history_mode = True
                 native_hist = _chat.materialise(lib, ffi, history, st.lib.check)
                 status = lib.ov_genai_llm_pipeline_generate_with_history(st.handle, native_hist, native_cfg, streamer,
                                                                          results_pp)
