@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The test command (README, .ci/run): install the package with its test extras (this builds the bundled
+# backend), build the ASan/UBSan variant of the backend for the sanitizer part of the reliability battery,
+# then run the whole suite. Set OVGENAI_C_NO_ASAN=1 to skip the sanitizer build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m pip install --quiet --disable-pip-version-check '.[test]'
+if [[ "${OVGENAI_C_NO_ASAN:-0}" != "1" ]]; then
+    if bash scripts/build_backend.sh --sanitize >/tmp/ovgenai_c_asan_build.log 2>&1; then
+        export OVGENAI_C_ASAN_LIB="$PWD/native/build-asan/libovgenai_c_bundled.so"
+    else
+        echo "warning: ASan build of the backend failed (see /tmp/ovgenai_c_asan_build.log); sanitizer tests skip" >&2
+    fi
+fi
+exec python3 -m pytest -q -p no:cacheprovider tests "$@"
