@@ -1,7 +1,8 @@
 """Fixtures for the native JSON + chat-template tests.
 
 * ``ct_harness``: tests/chat_template/render_main.cpp compiled with g++ -std=c++17 -O1 from native/src/json and
-  native/src/chat_template (cached by a hash of the sources under ~/.cache/ovgenai_c/ct_build).
+  native/src/chat_template (cached by a hash of the sources under ~/.cache/ovgenai_c/ct_build), or the binary
+  named by $OVGENAI_C_CT_HARNESS (e.g. an -fsanitize=address,undefined build).
 * ``real_templates``: the real chat templates shipped in the llama-cpp-python==0.3.36 sdist
   (vendor/llama.cpp/models/templates/*.jinja), fetched once with pip and cached under
   ~/.cache/ovgenai_c/templates; skips when PyPI is unreachable.
@@ -98,6 +99,9 @@ class Harness:
 
 @pytest.fixture(scope="session")
 def ct_harness(tmp_path_factory) -> Harness:
+    override = os.environ.get("OVGENAI_C_CT_HARNESS")  # e.g. a sanitizer build of render_main.cpp
+    if override:
+        return Harness(Path(override), tmp_path_factory.mktemp("ct_io"))
     if shutil.which("g++") is None:
         pytest.skip("g++ not available")
     exe = build_harness(CACHE / "ct_build")
