@@ -26,6 +26,35 @@ ov_genai_chat_history_status_e invalid_json(const char* fn, const std::string& w
     ovgc::set_last_error(std::string(fn) + ": " + why);
     return OV_GENAI_CHAT_HISTORY_INVALID_JSON;
 }
+using ovgc::ChatHistoryData;
+
+// set_tools / set_extra_context: check the arguments and the JSON kind, then copy into `member`.
+ov_genai_chat_history_status_e set_json_member(const char* fn, ov_genai_chat_history* history,
+                                               const ov_genai_json_container* value, const char* name,
+                                               bool (JsonValue::*kind_ok)() const, const char* kind_error,
+                                               JsonValue ChatHistoryData::*member) {
+    if (!history)
+        return null_arg(fn, "history", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
+    if (!value)
+        return null_arg(fn, name, OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
+    if (!(value->v.*kind_ok)())
+        return invalid_json(fn, kind_error);
+    return guard(fn, kErr, [&] {
+        history->h.*member = value->v;
+        return OV_GENAI_CHAT_HISTORY_OK;
+    });
+}
+
+// get_tools / get_extra_context: a new container holding a copy of `member`.
+ov_genai_chat_history_status_e get_json_member(const char* fn, const ov_genai_chat_history* history,
+                                               ov_genai_json_container** out, const char* name,
+                                               JsonValue ChatHistoryData::*member) {
+    if (!history)
+        return null_arg(fn, "history", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
+    if (!out)
+        return null_arg(fn, name, OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
+    return out_json(out, history->h.*member, fn);
+}
 }  // namespace
 
 extern "C" {
@@ -154,48 +183,24 @@ ov_genai_chat_history_status_e ov_genai_chat_history_empty(const ov_genai_chat_h
 
 ov_genai_chat_history_status_e ov_genai_chat_history_set_tools(ov_genai_chat_history* history,
                                                                const ov_genai_json_container* tools) {
-    if (!history)
-        return null_arg(__func__, "history", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
-    if (!tools)
-        return null_arg(__func__, "tools", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
-    if (!tools->v.is_array())
-        return invalid_json(__func__, "tools must be a JSON array");
-    return guard(__func__, kErr, [&] {
-        history->h.tools = tools->v;
-        return OV_GENAI_CHAT_HISTORY_OK;
-    });
+    return set_json_member(__func__, history, tools, "tools", &ovgc::JsonValue::is_array,
+                           "tools must be a JSON array", &ChatHistoryData::tools);
 }
 
 ov_genai_chat_history_status_e ov_genai_chat_history_get_tools(const ov_genai_chat_history* history,
                                                                ov_genai_json_container** tools) {
-    if (!history)
-        return null_arg(__func__, "history", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
-    if (!tools)
-        return null_arg(__func__, "tools", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
-    return out_json(tools, history->h.tools, __func__);
+    return get_json_member(__func__, history, tools, "tools", &ChatHistoryData::tools);
 }
 
 ov_genai_chat_history_status_e ov_genai_chat_history_set_extra_context(ov_genai_chat_history* history,
                                                                        const ov_genai_json_container* extra_context) {
-    if (!history)
-        return null_arg(__func__, "history", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
-    if (!extra_context)
-        return null_arg(__func__, "extra_context", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
-    if (!extra_context->v.is_object())
-        return invalid_json(__func__, "extra context must be a JSON object");
-    return guard(__func__, kErr, [&] {
-        history->h.extra_context = extra_context->v;
-        return OV_GENAI_CHAT_HISTORY_OK;
-    });
+    return set_json_member(__func__, history, extra_context, "extra_context", &ovgc::JsonValue::is_object,
+                           "extra context must be a JSON object", &ChatHistoryData::extra_context);
 }
 
 ov_genai_chat_history_status_e ov_genai_chat_history_get_extra_context(const ov_genai_chat_history* history,
                                                                        ov_genai_json_container** extra_context) {
-    if (!history)
-        return null_arg(__func__, "history", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
-    if (!extra_context)
-        return null_arg(__func__, "extra_context", OV_GENAI_CHAT_HISTORY_INVALID_PARAM);
-    return out_json(extra_context, history->h.extra_context, __func__);
+    return get_json_member(__func__, history, extra_context, "extra_context", &ChatHistoryData::extra_context);
 }
 
 }  // extern "C"

@@ -313,23 +313,6 @@ public:
         return p;
     }
 
-    static void put_utf8(std::string& out, uint32_t cp) {
-        if (cp < 0x80) {
-            out += static_cast<char>(cp);
-        } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else {
-            out += static_cast<char>(0xF0 | (cp >> 18));
-            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        }
-    }
 
     size_t lex_string(size_t p) {
         char q = src[p];
@@ -375,14 +358,14 @@ public:
                 case 'x': case 'u': case 'U': {
                     long v = hexn(e == 'x' ? 2 : e == 'u' ? 4 : 8);
                     if (v < 0 || v > 0x10FFFF) fail(s, "invalid escape in string literal");
-                    put_utf8(out, static_cast<uint32_t>(v));
+                    utf8_append(out, static_cast<uint32_t>(v));
                     break;
                 }
                 default:
                     if (e >= '0' && e <= '7') {
                         uint32_t v = static_cast<uint32_t>(e - '0');
                         for (int k = 0; k < 2 && p < n && src[p] >= '0' && src[p] <= '7'; ++k) v = v * 8 + (src[p++] - '0');
-                        put_utf8(out, v);
+                        utf8_append(out, v);
                     } else {
                         out += '\\';
                         out += e;

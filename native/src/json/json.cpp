@@ -345,23 +345,6 @@ struct Parser {
         return JsonValue(d);
     }
 
-    static void put_utf8(std::string& out, uint32_t cp) {
-        if (cp < 0x80) {
-            out += static_cast<char>(cp);
-        } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else {
-            out += static_cast<char>(0xF0 | (cp >> 18));
-            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        }
-    }
 
     uint32_t hex4() {
         if (i + 4 > s.size()) fail("truncated \\u escape");
@@ -444,7 +427,7 @@ struct Parser {
                             if (lo < 0xDC00 || lo > 0xDFFF) fail_at(at, "lone high surrogate escape");
                             cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                         }
-                        put_utf8(out, cp);
+                        utf8_append(out, cp);
                         break;
                     }
                     default: --i; fail("invalid escape");
@@ -539,6 +522,24 @@ static void put_u(std::string& out, uint32_t u) {
     out += kHex[(u >> 8) & 0xF];
     out += kHex[(u >> 4) & 0xF];
     out += kHex[u & 0xF];
+}
+
+void utf8_append(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
 }
 
 void json_escape_string(std::string& out, std::string_view s, bool ensure_ascii) {
