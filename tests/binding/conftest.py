@@ -1,58 +1,12 @@
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
 
-from ovgenai_c import _loader
-from ovgenai_c.pipeline import IR_FILES
 
-CONTROLS_H = Path(__file__).resolve().parents[1] / "abi_double" / "controls.h"
-
-
-class Double:
-    """The ABI double's library plus its test controls."""
-
-    def __init__(self, path: Path) -> None:
-        import cffi
-
-        self.path = path
-        self.library = _loader.open_library(str(path))
-        self.cffi = cffi.FFI()
-        self.cffi.cdef(CONTROLS_H.read_text())
-        self.ctl = self.cffi.dlopen(str(path))
-
-    def reset(self) -> None:
-        self.ctl.ovd_reset()
-        self.ctl.ovd_clear_thread_log()
-
-    def live(self, kind: str = None) -> int:
-        return int(self.ctl.ovd_live(self.cffi.NULL if kind is None else kind.encode()))
-
-    def thread_log(self) -> List[tuple]:
-        n = self.ctl.ovd_thread_log(self.cffi.NULL, 0)
-        buf = self.cffi.new("char[]", n)
-        self.ctl.ovd_thread_log(buf, n)
-        rows = []
-        for line in self.cffi.string(buf).decode().splitlines():
-            op, serial, tid = line.split()
-            rows.append((op, int(serial), int(tid)))
-        return rows
-
-    def properties(self) -> Dict[str, str]:
-        n = self.ctl.ovd_last_properties(self.cffi.NULL, 0)
-        buf = self.cffi.new("char[]", n)
-        self.ctl.ovd_last_properties(buf, n)
-        text = self.cffi.string(buf).decode()
-        return dict(line.split("=", 1) for line in text.splitlines() if line)
-
-    def fail(self, name: str, status: int, after: int = 0) -> None:
-        self.ctl.ovd_fail(name.encode(), status, after)
-
-    def reply(self, text: str) -> None:
-        self.ctl.ovd_set_reply(text.encode("utf-8"))
+from abi_double.controls import Double, make_model_dir
 
 
 @pytest.fixture(scope="session")
@@ -70,11 +24,7 @@ def double(double_session) -> Double:
 @pytest.fixture
 def model_dir(tmp_path) -> Path:
     """A folder that passes the binding's model checks (the double does not read the files)."""
-    d = tmp_path / "model"
-    d.mkdir()
-    for name in IR_FILES:
-        (d / name).write_text("")
-    return d
+    return make_model_dir(tmp_path / "model")
 
 
 @pytest.fixture

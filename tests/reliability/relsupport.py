@@ -50,48 +50,7 @@ class Stats:
 STATS = Stats()
 
 
-class Double:
-    """The ABI double's test controls (live handle counters, faults, token delay, thread log...)."""
-
-    def __init__(self, path: Path) -> None:
-        import cffi
-
-        from ovgenai_c import _loader
-
-        self.path = Path(path)
-        self.library = _loader.open_library(str(path))
-        self.cffi = cffi.FFI()
-        self.cffi.cdef(CONTROLS_H.read_text())
-        self.ctl = self.cffi.dlopen(str(path))
-
-    def reset(self) -> None:
-        self.ctl.ovd_reset()
-        self.ctl.ovd_clear_thread_log()
-
-    def live(self, kind: Optional[str] = None) -> int:
-        return int(self.ctl.ovd_live(self.cffi.NULL if kind is None else kind.encode()))
-
-    def fail(self, name: str, status: int, after: int = 0) -> None:
-        self.ctl.ovd_fail(name.encode(), status, after)
-
-    def reply(self, text: str) -> None:
-        self.ctl.ovd_set_reply(text.encode("utf-8"))
-
-    def delay(self, us: int) -> None:
-        self.ctl.ovd_set_token_delay_us(us)
-
-    def chat_size(self, pipe: Any) -> int:
-        return int(self.ctl.ovd_chat_size(pipe._state.handle))
-
-    def thread_log(self) -> List[tuple]:
-        n = self.ctl.ovd_thread_log(self.cffi.NULL, 0)
-        buf = self.cffi.new("char[]", n)
-        self.ctl.ovd_thread_log(buf, n)
-        rows = []
-        for line in self.cffi.string(buf).decode().splitlines():
-            op, serial, tid = line.split()
-            rows.append((op, int(serial), int(tid)))
-        return rows
+from abi_double.controls import Double, make_model_dir  # noqa: E402,F401  (shared with tests/binding)
 
 
 def bundled_library_path() -> Optional[Path]:
@@ -102,16 +61,6 @@ def bundled_library_path() -> Optional[Path]:
         if cand.is_file():
             return cand
     return None
-
-
-def make_model_dir(path: Path) -> Path:
-    """A folder that passes the binding's model checks (the double does not read the files)."""
-    from ovgenai_c.pipeline import IR_FILES
-
-    path.mkdir(parents=True, exist_ok=True)
-    for name in IR_FILES:
-        (path / name).write_text("")
-    return path
 
 
 PRELUDE = textwrap.dedent("""
