@@ -3,6 +3,7 @@ generation-config validation, JSON containers, chat histories, perf metrics, bad
 from __future__ import annotations
 
 import json
+import pathlib
 import re
 
 import pytest
@@ -16,8 +17,8 @@ CH_OK, CH_INVALID_PARAM, CH_OUT_OF_BOUNDS, CH_EMPTY, CH_INVALID_JSON = 0, -1, -2
 
 
 def test_exports_every_declared_function(api):
-    from conftest import CDEFS
-
+    # (not `from conftest import CDEFS`: with tests/binding collected too, "conftest" may name that one)
+    CDEFS = pathlib.Path(__file__).resolve().parents[2] / "cdefs"
     names = set()
     for h in CDEFS.glob("0*.h"):
         names |= set(re.findall(r"\b(ov_genai_\w+)\(", h.read_text()))

@@ -194,18 +194,21 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     }
 
     ov::AnyMap compile_props;
+    // The attention backend: the ATTENTION_BACKEND property, else OVGENAI_C_BUNDLED_ATTENTION_BACKEND (read at
+    // pipeline create), else the build default OVGC_DEFAULT_ATTENTION_BACKEND (CMake; SDPA unless changed).
+    std::string backend = OVGC_DEFAULT_ATTENTION_BACKEND;
+    if (const char* env = std::getenv("OVGENAI_C_BUNDLED_ATTENTION_BACKEND"); env && *env)
+        backend = env;
     for (auto& [k, v] : properties) {
         if (k == "ATTENTION_BACKEND") {
-            if (v == "SDPA")
-                continue;
-            if (v == "PA")
-                throw StatusError(kStatusNotImplemented,
-                                  "ATTENTION_BACKEND=PA (PagedAttention / continuous batching) is not implemented by "
-                                  "the bundled backend; use SDPA (the default here) or the official GenAI library");
-            throw std::invalid_argument("ATTENTION_BACKEND must be SDPA or PA, got '" + v + "'");
+            backend = v;
+            continue;
         }
         compile_props[k] = v;
     }
+    if (backend != "SDPA" && backend != "PA")
+        throw std::invalid_argument("ATTENTION_BACKEND must be SDPA or PA, got '" + backend + "'");
+    const bool use_pa = backend == "PA";
 
     load_tokenizers_extension();
     tokenizer_ = std::make_unique<Tokenizer>(core(), dir);
@@ -242,13 +245,20 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
         }
         kv_seq_axes_.emplace_back(info.variable_id, axis);
     }
-    apply_slice_before_matmul(model);
+    if (use_pa)
+        PagedKV::transform(model);
+    else
+        apply_slice_before_matmul(model);
 
+    ov::CompiledModel compiled;
     try {
-        req_ = core().compile_model(model, device, compile_props).create_infer_request();
+        compiled = core().compile_model(model, device, compile_props);
+        req_ = compiled.create_infer_request();
     } catch (const std::exception& e) {
         throw std::runtime_error(std::string("compiling the model for device '") + device + "' failed: " + e.what());
     }
+    if (use_pa)
+        paged_ = std::make_unique<PagedKV>(compiled, req_);
 
     if (is_file(dir + "/generation_config.json"))
         config_.update_from_json_file(dir + "/generation_config.json");
@@ -417,7 +427,10 @@ void LLMEngine::finish_chat() {
 // ---------------------------------------------------------------- KV cache
 
 void LLMEngine::reset_kv() {
-    req_.reset_state();
+    if (paged_)
+        paged_->reset();
+    else
+        req_.reset_state();
     kv_tokens_.clear();
     kv_batch_ = 1;
 }
@@ -425,6 +438,11 @@ void LLMEngine::reset_kv() {
 void LLMEngine::trim_kv(size_t keep) {
     if (keep == 0 || kv_batch_ != 1) {
         reset_kv();
+        return;
+    }
+    if (paged_) {
+        paged_->trim(keep);
+        kv_tokens_.resize(keep);
         return;
     }
     for (auto& state : req_.query_state()) {
@@ -561,7 +579,12 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     };
 
     // ---- prefill
-    {
+    if (paged_) {
+        paged_->prepare_prefill(full.data() + cached, feed);
+        run_infer_sync();
+        perf.raw.batch_sizes.push_back(1);
+        perf.num_input_tokens = feed;
+    } else {
         ov::Tensor ids = req_.get_tensor("input_ids");
         ids.set_shape({1, feed});
         std::copy(full.begin() + cached, full.end(), ids.data<int64_t>());
@@ -709,9 +732,17 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         if (running.empty() || status != StreamStatus::Running)
             break;
         const size_t B = running.size();
+        beam_rows.resize(B);
+        if (paged_) {
+            std::vector<int64_t> step_ids(B);
+            for (size_t b = 0; b < B; ++b) {
+                step_ids[b] = seqs[running[b]].gen.back();
+                beam_rows[b] = static_cast<int32_t>(seqs[running[b]].row);
+            }
+            paged_->prepare_decode(step_ids, beam_rows);
+        } else {
         ov::Tensor ids = req_.get_tensor("input_ids");
         ids.set_shape({B, 1});
-        beam_rows.resize(B);
         for (size_t b = 0; b < B; ++b) {
             ids.data<int64_t>()[b] = seqs[running[b]].gen.back();
             beam_rows[b] = compat_row0_ ? 0 : static_cast<int32_t>(seqs[running[b]].row);
@@ -727,6 +758,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         ov::Tensor beam = req_.get_tensor("beam_idx");
         beam.set_shape({B});
         std::copy(beam_rows.begin(), beam_rows.end(), beam.data<int32_t>());
+        }
 
         Timer t;
         req_.start_async();  // runs on the plugin's (pinned) stream thread, like upstream's decode steps

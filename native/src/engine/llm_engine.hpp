@@ -12,6 +12,7 @@
 #include <openvino/openvino.hpp>
 
 #include "engine/generation_config.hpp"
+#include "engine/paged_kv.hpp"
 #include "engine/perf_metrics.hpp"
 #include "engine/sampler.hpp"
 #include "engine/text_streamer.hpp"
@@ -50,6 +51,7 @@ public:
     void finish_chat();
 
     const GenerationConfig& generation_config() const { return config_; }
+    bool paged() const { return paged_ != nullptr; }
     void set_generation_config(const GenerationConfig& cfg);
 
 private:
@@ -71,6 +73,7 @@ private:
     void check_supported(const GenerationConfig& cfg, bool streaming) const;
 
     ov::InferRequest req_;
+    std::unique_ptr<PagedKV> paged_;  // set: ATTENTION_BACKEND=PA (PagedAttention model runner)
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<ChatTemplate> template_;
     std::string template_error_;

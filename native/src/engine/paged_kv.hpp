@@ -1,0 +1,67 @@
+// PagedAttention model runner state: the model transformed by ov::pass::SDPAToPagedAttention, driven for a
+// handful of sequences (one in prefill, num_return_sequences in sampling decode) over per-layer key/value
+// block caches that this class allocates in the layout and element type the compiled model asks for.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <openvino/openvino.hpp>
+
+namespace ovgc {
+
+class PagedKV {
+public:
+    // Rewrites the stateful SDPA model into the PagedAttention form and makes the logits output carry only
+    // the last token of every subsequence (a Gather before the lm_head MatMul fed by `sampled_tokens_indices`).
+    static void transform(const std::shared_ptr<ov::Model>& model);
+
+    // Binds to the compiled model's inputs; allocates the caches (grown on demand).
+    PagedKV(const ov::CompiledModel& compiled, ov::InferRequest& req);
+
+    void reset();               // drops every sequence; sequence 0 is empty
+    void trim(size_t keep);     // sequence 0 keeps its first `keep` tokens (only when there is one sequence)
+    size_t num_sequences() const { return seqs_.size(); }
+
+    // Appends n tokens to sequence 0 (the only sequence) and fills the request's inputs.
+    void prepare_prefill(const int64_t* ids, size_t n);
+    // One token per new sequence b; new sequence b continues old sequence parents[b] (forks share blocks,
+    // copy on write). Fills the request's inputs.
+    void prepare_decode(const std::vector<int64_t>& ids, const std::vector<int32_t>& parents);
+
+    size_t block_size() const { return block_size_; }
+    size_t capacity_blocks() const { return capacity_; }
+    size_t used_blocks() const;
+
+private:
+    struct Seq {
+        std::vector<int32_t> blocks;
+        size_t len = 0;
+    };
+    int32_t alloc_block();
+    void release(int32_t b);
+    void grow(size_t need_blocks);
+    void copy_block(int32_t from, int32_t to);
+    void ensure_writable(Seq& s, size_t new_len);
+    void fill_inputs(const std::vector<const int64_t*>& ids, const std::vector<size_t>& counts);
+
+    ov::InferRequest* req_;
+    struct Cache {
+        std::string name;
+        ov::element::Type type;
+        ov::Shape block_shape;  // dims after the block axis
+        size_t block_bytes = 0;
+        ov::Tensor tensor;
+    };
+    std::vector<Cache> caches_;
+    std::vector<std::pair<std::string, ov::element::Type>> extra_inputs_;  // neutral-valued inputs
+    size_t block_size_ = 32;
+    size_t capacity_ = 0;
+    std::vector<int32_t> refcount_;
+    std::vector<int32_t> free_;
+    std::vector<Seq> seqs_;
+};
+
+}  // namespace ovgc

@@ -1,0 +1,220 @@
+"""ATTENTION_BACKEND=PA: the bundled backend's PagedAttention model runner (SDPAToPagedAttention + our own
+block-table KV cache) against openvino_genai's default CPU pipeline (its PagedAttention / continuous-batching
+backend). Greedy output is required to be token-exact with it (the two GenAI backends themselves differ on
+SmolLM2, so this is a real check that we drive the same kernels with the same cache layout)."""
+from __future__ import annotations
+
+import pytest
+
+from helpers import Config, chat_history, generate, generate_with_history, make_streamer
+
+PROMPTS = ["Hello", "What is the capital of France?", "Write a haiku about the sea.", "Explain gravity to a child.",
+           "中文 é 🙂", "def fib(n):", "Why is the sky blue?"]
+
+
+@pytest.fixture(scope="module")
+def og():
+    return pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
+
+
+@pytest.fixture(scope="module")
+def tiny_pa(api, tiny_dir, create_pipe):
+    st, pipe = create_pipe(tiny_dir, "ATTENTION_BACKEND", "PA")
+    assert st == 0, api.last_error()
+    yield pipe
+    api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
+@pytest.fixture(scope="module")
+def tiny_oracle_pa(og, tiny_dir):
+    return og.LLMPipeline(str(tiny_dir), "CPU")  # default backend on CPU: PagedAttention
+
+
+@pytest.fixture(scope="module")
+def smol_pa(api, smol_dir, create_pipe):
+    st, pipe = create_pipe(smol_dir, "ATTENTION_BACKEND", "PA")
+    assert st == 0, api.last_error()
+    yield pipe
+    api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
+@pytest.fixture(scope="module")
+def smol_oracle_pa(og, smol_dir):
+    return og.LLMPipeline(str(smol_dir), "CPU")
+
+
+def test_pa_generates_on_tiny_and_matches_oracle(api, tiny_pa, tiny_oracle_pa):
+    for p in PROMPTS[:4]:
+        r = generate(api, tiny_pa, p, Config(api, max_new_tokens=40, ignore_eos=True), want_perf=True)
+        assert r.status == 0, api.last_error()
+        o = tiny_oracle_pa.generate([p], max_new_tokens=40, ignore_eos=True)
+        assert r.text == o.texts[0]
+        assert r.perf["num_generated"] == 40
+        assert r.perf["num_input"] == o.perf_metrics.get_num_input_tokens()
+
+
+def test_pa_long_generation_grows_the_block_cache(api, tiny_pa, tiny_oracle_pa):
+    # 16 blocks of 32 tokens are allocated at load: 700 tokens force a grow (copy of every layer's cache)
+    r = generate(api, tiny_pa, "Hello", Config(api, max_new_tokens=700, ignore_eos=True), want_perf=True)
+    assert r.status == 0, api.last_error()
+    assert r.perf["num_generated"] == 700
+    o = tiny_oracle_pa.generate(["Hello"], max_new_tokens=700, ignore_eos=True)
+    assert r.text == o.texts[0]
+
+
+def test_pa_known_answer_smol(api, smol_pa):
+    r = generate(api, smol_pa, "What is the capital of France?", Config(api, max_new_tokens=30))
+    assert r.status == 0, api.last_error()
+    assert r.text == "The capital of France is Paris."
+
+
+@pytest.mark.parametrize("prompt", PROMPTS)
+def test_pa_greedy_matches_genai_default_smol(api, smol_pa, smol_oracle_pa, prompt):
+    r = generate(api, smol_pa, prompt, Config(api, max_new_tokens=48, ignore_eos=True))
+    o = smol_oracle_pa.generate([prompt], max_new_tokens=48, ignore_eos=True)
+    assert r.text == o.texts[0]
+
+
+@pytest.mark.parametrize("stops,include", [(["Paris"], False), (["Paris"], True), (["capital", "is"], False)])
+def test_pa_stop_strings_match_oracle(api, smol_pa, smol_oracle_pa, stops, include):
+    q = "What is the capital of France?"
+    r = generate(api, smol_pa, q, Config(api, max_new_tokens=30, stop_strings=stops, include_stop_str_in_output=include))
+    o = smol_oracle_pa.generate([q], max_new_tokens=30, stop_strings=set(stops), include_stop_str_in_output=include)
+    assert r.status == 0, api.last_error()
+    assert r.text == o.texts[0]
+
+
+def test_pa_chat_turns_match_oracle(api, smol_pa, smol_oracle_pa):
+    lib = api.lib
+    assert lib.ov_genai_llm_pipeline_start_chat(smol_pa) == 0
+    smol_oracle_pa.start_chat()
+    try:
+        fed = []
+        for q in ["Hi, my name is Bob.", "What is my name?", "Tell me a short fact about cats."]:
+            r = generate(api, smol_pa, q, Config(api, max_new_tokens=24), want_perf=True)
+            o = smol_oracle_pa.generate([q], max_new_tokens=24)
+            assert r.text == o.texts[0]
+            fed.append(r.perf["num_input"])
+        assert fed[1] < 40 and fed[2] < 40  # later turns feed only the new tokens: the block cache is reused
+    finally:
+        assert lib.ov_genai_llm_pipeline_finish_chat(smol_pa) == 0
+        smol_oracle_pa.finish_chat()
+
+
+def test_pa_chat_kv_trim_after_stop_string_matches_oracle(api, smol_pa, smol_oracle_pa):
+    """A stop string removes tokens already in the cache: the next turn trims the block table to the common
+    prefix (mid-block) and must still agree with upstream."""
+    lib = api.lib
+    assert lib.ov_genai_llm_pipeline_start_chat(smol_pa) == 0
+    smol_oracle_pa.start_chat()
+    try:
+        turns = [("What is the capital of France?", dict(max_new_tokens=30, stop_strings=["Paris"])),
+                 ("And of Germany?", dict(max_new_tokens=20)), ("Thanks!", dict(max_new_tokens=12))]
+        for q, kw in turns:
+            r = generate(api, smol_pa, q, Config(api, **kw))
+            okw = {k: (set(v) if k == "stop_strings" else v) for k, v in kw.items()}
+            o = smol_oracle_pa.generate([q], **okw)
+            assert r.text == o.texts[0]
+    finally:
+        lib.ov_genai_llm_pipeline_finish_chat(smol_pa)
+        smol_oracle_pa.finish_chat()
+
+
+def test_pa_generate_with_history_matches_oracle(api, smol_pa, smol_oracle_pa, og):
+    msgs = '[{"role":"user","content":"Hi, I am Ann."},{"role":"assistant","content":"Hello Ann!"},' \
+           '{"role":"user","content":"What is my name?"}]'
+    h = chat_history(api, msgs)
+    try:
+        r = generate_with_history(api, smol_pa, h, Config(api, max_new_tokens=20))
+    finally:
+        api.lib.ov_genai_chat_history_free(h)
+        api.lib.ov_genai_llm_pipeline_finish_chat(smol_pa)
+    assert r.status == 0, api.last_error()
+    ch = og.ChatHistory([{"role": "user", "content": "Hi, I am Ann."}, {"role": "assistant", "content": "Hello Ann!"},
+                         {"role": "user", "content": "What is my name?"}])
+    o = smol_oracle_pa.generate(ch, max_new_tokens=20)
+    assert r.text == o.texts[0]
+
+
+def test_pa_streaming_cancel_drops_chat_turn(api, smol_pa, smol_oracle_pa, og):
+    lib = api.lib
+    assert lib.ov_genai_llm_pipeline_start_chat(smol_pa) == 0
+    smol_oracle_pa.start_chat()
+    try:
+        cfg = Config(api, max_new_tokens=16)
+        generate(api, smol_pa, "Hi, I am Ann.", cfg)
+        smol_oracle_pa.generate(["Hi, I am Ann."], max_new_tokens=16)
+        chunks = []
+        sc, keep = make_streamer(api, lambda s: (chunks.append(s), 2)[1])  # CANCEL after the first chunk
+        assert generate(api, smol_pa, "Tell me a long story.", cfg, streamer=sc).status == 0
+        assert 1 <= len(chunks) <= 2  # the first chunk, then end() flushes what the streamer held back
+        smol_oracle_pa.generate(["Tell me a long story."], max_new_tokens=16,
+                                streamer=lambda s: og.StreamingStatus.CANCEL)
+        r = generate(api, smol_pa, "What is my name?", cfg)
+        o = smol_oracle_pa.generate(["What is my name?"], max_new_tokens=16)
+        assert r.text == o.texts[0]
+    finally:
+        lib.ov_genai_llm_pipeline_finish_chat(smol_pa)
+        smol_oracle_pa.finish_chat()
+
+
+def test_pa_streaming_chunks_concatenate_to_result(api, smol_pa):
+    chunks = []
+    sc, keep = make_streamer(api, lambda s: (chunks.append(s), 0)[1])
+    r = generate(api, smol_pa, "Write a haiku about the sea.", Config(api, max_new_tokens=30), streamer=sc)
+    assert r.status == 0, api.last_error()
+    assert len(chunks) > 3 and "".join(chunks) == r.text
+
+
+def test_pa_forked_sequences_share_blocks_copy_on_write(api, smol_pa):
+    """num_return_sequences > 1 forks the prompt's blocks; each fork writes its own copy of the shared
+    partial block. With top_k=1 every sample is the greedy token, so all forks must equal greedy output
+    (a corrupted shared block would make them diverge)."""
+    q = "Explain gravity to a child."
+    greedy = generate(api, smol_pa, q, Config(api, max_new_tokens=40, ignore_eos=True)).text
+    r = generate(api, smol_pa, q, Config(api, max_new_tokens=40, ignore_eos=True, do_sample=True, top_k=1,
+                                         num_return_sequences=3, rng_seed=7))
+    assert r.status == 0, api.last_error()
+    texts = [line.split(": ", 1)[1] for line in r.text.split("\n") if ": " in line]
+    # the string form is "score: text" per sequence; texts may contain newlines, so compare by prefix
+    assert r.text.count(greedy.split("\n")[0]) == 3
+    assert len(texts) >= 3
+
+
+def test_pa_sampling_is_seeded(api, smol_pa):
+    cfg = dict(max_new_tokens=24, do_sample=True, temperature=0.9, top_p=0.9, rng_seed=3)
+    a = generate(api, smol_pa, "Name a fruit.", Config(api, **cfg)).text
+    b = generate(api, smol_pa, "Name a fruit.", Config(api, **cfg)).text
+    assert a == b and a
+
+
+def test_pa_matches_bundled_sdpa_on_tiny(api, tiny_dir, create_pipe, tiny_pa):
+    st, sdpa = create_pipe(tiny_dir, "ATTENTION_BACKEND", "SDPA")
+    assert st == 0, api.last_error()
+    try:
+        for p in PROMPTS[:3]:
+            cfg = Config(api, max_new_tokens=30, ignore_eos=True)
+            assert generate(api, tiny_pa, p, cfg).text == generate(api, sdpa, p, cfg).text
+    finally:
+        api.lib.ov_genai_llm_pipeline_free(sdpa)
+
+
+def test_pa_default_backend_env(api, tiny_dir, create_pipe, monkeypatch):
+    monkeypatch.setenv("OVGENAI_C_BUNDLED_ATTENTION_BACKEND", "NOPE")
+    st, _ = create_pipe(tiny_dir)
+    assert st == -17 and "NOPE" in api.last_error()
+    monkeypatch.setenv("OVGENAI_C_BUNDLED_ATTENTION_BACKEND", "PA")
+    st, pipe = create_pipe(tiny_dir, "ATTENTION_BACKEND", "SDPA")  # the property wins over the environment
+    assert st == 0, api.last_error()
+    api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
+def test_pa_no_leaks(api, tiny_dir, create_pipe):
+    before = api.live()
+    for _ in range(3):
+        st, pipe = create_pipe(tiny_dir, "ATTENTION_BACKEND", "PA")
+        assert st == 0, api.last_error()
+        assert api.live() == before + 1
+        assert generate(api, pipe, "Hi", Config(api, max_new_tokens=5)).status == 0
+        api.lib.ov_genai_llm_pipeline_free(pipe)
+    assert api.live() == before
