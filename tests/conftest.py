@@ -21,3 +21,4 @@ def double_lib_path(tmp_path_factory) -> Path:
     from abi_double.build import build_double
 
     return build_double(tmp_path_factory.mktemp("abi_double"))
+

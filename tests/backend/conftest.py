@@ -22,10 +22,10 @@ long ovgenai_c_bundled_live_handles(const char* kind);
 
 
 def _lib_path() -> pathlib.Path:
-    env = os.environ.get("OVGENAI_C_BUNDLED_LIB")
-    if env:
-        return pathlib.Path(env)
-    return REPO / "ovgenai_c" / "_bundled" / "libovgenai_c_bundled.so"
+    from testsupport import bundled_library_path
+
+    found = bundled_library_path()
+    return found if found is not None else REPO / "ovgenai_c" / "_bundled" / "libovgenai_c_bundled.so"
 
 
 def _tokenizers_ext() -> str | None:

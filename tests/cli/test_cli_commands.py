@@ -278,10 +278,11 @@ def test_bench_reports_metrics(env, model):
 
 # --- the real tiny model on the bundled backend ---------------------------------------------------------------
 def _bundled() -> Path:
-    for p in (ROOT / "ovgenai_c" / "_bundled" / "libovgenai_c_bundled.so",
-              ROOT / "native" / "build" / "libovgenai_c_bundled.so"):
-        if p.is_file():
-            return p
+    from testsupport import bundled_library_path
+
+    p = bundled_library_path()
+    if p is not None and p.is_file():
+        return p
     pytest.skip("the bundled backend is not built (ovgenai_c/_bundled/ or native/build/libovgenai_c_bundled.so)")
 
 

@@ -15,10 +15,11 @@ TINY_IR = ROOT / "tests" / "fixtures" / "tiny" / "ir"
 
 @pytest.fixture(scope="module")
 def bundled():
-    for p in (ROOT / "ovgenai_c" / "_bundled" / "libovgenai_c_bundled.so",
-              ROOT / "native" / "build" / "libovgenai_c_bundled.so"):
-        if p.is_file():
-            return _loader.open_library(str(p))
+    from testsupport import bundled_library_path
+
+    p = bundled_library_path()
+    if p is not None and p.is_file():
+        return _loader.open_library(str(p))
     pytest.skip("the bundled backend is not built (ovgenai_c/_bundled/ or native/build/libovgenai_c_bundled.so)")
 
 

@@ -16,8 +16,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
 CONTROLS_H = TESTS / "abi_double" / "controls.h"
 TINY_IR = TESTS / "fixtures" / "tiny" / "ir"
-BUNDLED_CANDIDATES = (ROOT / "ovgenai_c" / "_bundled" / "libovgenai_c_bundled.so",
-                      ROOT / "native" / "build" / "libovgenai_c_bundled.so")
 
 
 class Stats:
@@ -54,13 +52,9 @@ from abi_double.controls import Double, make_model_dir  # noqa: E402,F401  (shar
 
 
 def bundled_library_path() -> Optional[Path]:
-    env = os.environ.get("OVGENAI_C_BUNDLED")
-    if env and Path(env).is_file():
-        return Path(env)
-    for cand in BUNDLED_CANDIDATES:
-        if cand.is_file():
-            return cand
-    return None
+    from testsupport import bundled_library_path as _find  # env, then the binding's own search
+
+    return _find()
 
 
 PRELUDE = textwrap.dedent("""
