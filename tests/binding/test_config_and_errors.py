@@ -218,3 +218,17 @@ def test_python_rules_agree_with_upstream_validate(fields):
         upstream_ok = False
     cfg = GenerationConfig(**fields)
     assert (not cfg.problems()) == upstream_ok, (fields, cfg.problems())
+
+
+def test_a_generate_never_imports_openvino_genai(double_lib_path, tmp_path):
+    from abi_double.controls import make_model_dir
+
+    model = make_model_dir(tmp_path / "m")
+    code = ("import sys, ovgenai_c\n"
+            f"with ovgenai_c.LLMPipeline({str(model)!r}) as p:\n"
+            "    r = p.generate('hi', max_new_tokens=4); s = ''.join(p.stream('hi', max_new_tokens=4))\n"
+            "print(r == s, 'openvino_genai' in sys.modules, any(m.startswith('openvino') for m in sys.modules))\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OVGENAI_C_LIBRARY": str(double_lib_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
+                         check=True).stdout.split()
+    assert out == ["True", "False", "False"]
