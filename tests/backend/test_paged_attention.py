@@ -218,3 +218,22 @@ def test_pa_no_leaks(api, tiny_dir, create_pipe):
         assert generate(api, pipe, "Hi", Config(api, max_new_tokens=5)).status == 0
         api.lib.ov_genai_llm_pipeline_free(pipe)
     assert api.live() == before
+
+
+def test_pa_prefix_reuse_between_generate_calls(api, tiny_pa, tiny_dir, create_pipe):
+    """Outside chat, PA keeps the previous request's blocks and reuses whole blocks of a common prefix
+    (GenAI's default CPU pipeline has prefix caching on). Reuse must not change any output: compare with a
+    fresh SDPA pipeline, which recomputes everything."""
+    base = "The quick brown fox jumps over the lazy dog. " * 12
+    prompts = [base + "Apples", base + "Oranges", base[:100] + "Pears", base + "Apples", "Hi"]
+    st, sdpa = create_pipe(tiny_dir, "ATTENTION_BACKEND", "SDPA")
+    assert st == 0, api.last_error()
+    try:
+        for p in prompts:
+            cfg = Config(api, max_new_tokens=20, ignore_eos=True)
+            r = generate(api, tiny_pa, p, cfg, want_perf=True)
+            s = generate(api, sdpa, p, cfg, want_perf=True)
+            assert r.text == s.text
+            assert r.perf["num_input"] == s.perf["num_input"]  # the whole prompt counts, reused or not
+    finally:
+        api.lib.ov_genai_llm_pipeline_free(sdpa)

@@ -484,12 +484,17 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
     const auto encode_stop = Clock::now();
 
     size_t cached = 0;
-    if (chat_) {
+    // Chat reuses the KV cache of the previous turn. With PA, plain generate calls also keep the previous
+    // request's blocks and reuse whole blocks of a common prefix (as GenAI's default CPU pipeline, whose
+    // latency-oriented scheduler config enables prefix caching).
+    if (chat_ || paged_) {
         size_t p = 0;
         while (p < kv_tokens_.size() && p < full.size() && kv_tokens_[p] == full[p])
             ++p;
         if (p == full.size())
             --p;  // at least one token must be fed
+        if (!chat_)
+            p -= p % paged_->block_size();
         if (p < kv_tokens_.size() || kv_batch_ != 1)
             trim_kv(p);
         cached = kv_tokens_.size();
@@ -522,7 +527,7 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
             history_.push_back(msg);
         }
     }
-    if (!chat_)
+    if (!chat_ && !paged_)
         reset_kv();
 
     const auto stop = Clock::now();
@@ -583,7 +588,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         paged_->prepare_prefill(full.data() + cached, feed);
         run_infer_sync();
         perf.raw.batch_sizes.push_back(1);
-        perf.num_input_tokens = feed;
+        perf.num_input_tokens = chat_ ? feed : prompt_len;  // a reused prefix still counts outside chat
     } else {
         ov::Tensor ids = req_.get_tensor("input_ids");
         ids.set_shape({1, feed});
