@@ -537,7 +537,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the result with usage and perf metrics as JSON")
     p.set_defaults(func=cmd_generate)
 
-    p = subs.add_parser("bench", help="load time, TTFT, TPOT, throughput, peak RSS")
+    p = subs.add_parser("bench", help="load time, TTFT, TPOT, throughput, peak RSS (--compare: the full "
+                                      "side-by-side benchmark of scripts/bench.py)")
     _add_common(p, sub=True)
     p.add_argument("model", nargs="?", metavar="MODEL")
     p.add_argument("--runs", type=int, default=3)
@@ -568,6 +569,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"] and "--compare" in argv:
+        # the side-by-side benchmark (bindings, engines, streaming, import, bandwidth, concurrency)
+        from . import bench
+
+        return int(bench.main(argv[1:]) or 0)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):

@@ -354,3 +354,10 @@ def test_model_omitted_uses_the_default_model(double_lib_path, tmp_path, model):
     assert r.returncode == 0, r.stderr
     assert r.stdout == "Echo: What is the capital of France?\n"
     assert Path(str(model) + ".asked").read_text() == "ir\n"  # not the official library: the IR form
+
+
+def test_bench_compare_hands_off_to_the_side_by_side_benchmark():
+    r = subprocess.run([sys.executable, "-m", "ovgenai_c", "bench", "--compare", "--help"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0
+    assert "--quick" in r.stdout and "--prompt-lens" in r.stdout
