@@ -158,7 +158,13 @@ def smol_pipe(api, smol_dir):
 
 @pytest.fixture(scope="session")
 def oracle_smol(smol_dir):
+    """GenAI with the same attention backend as smol_pipe: SDPA (stateful), or its default CPU pipeline
+    (PagedAttention) when the suite runs with OVGENAI_C_BUNDLED_ATTENTION_BACKEND=PA."""
     og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
+    from helpers import default_backend
+
+    if default_backend() == "PA":
+        return og.LLMPipeline(str(smol_dir), "CPU")
     return og.LLMPipeline(str(smol_dir), "CPU", ATTENTION_BACKEND="SDPA")
 
 

@@ -1,6 +1,14 @@
 """Small helpers over the raw cffi API used by several backend test modules."""
 from __future__ import annotations
 
+import os
+
+
+def default_backend() -> str:
+    """The attention backend a pipeline created without ATTENTION_BACKEND gets: the environment override
+    OVGENAI_C_BUNDLED_ATTENTION_BACKEND, else the build default (SDPA)."""
+    return os.environ.get("OVGENAI_C_BUNDLED_ATTENTION_BACKEND") or "SDPA"
+
 
 class Config:
     """Owns an ov_genai_generation_config*; set(name=value) calls the matching setter."""

@@ -493,7 +493,9 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
             ++p;
         if (p == full.size())
             --p;  // at least one token must be fed
-        if (!chat_)
+        // outside chat: whole blocks, or the old sequence's partly filled last block when the old sequence
+        // is entirely a prefix of the new prompt (what GenAI's block-hash prefix cache can restore)
+        if (!chat_ && p != kv_tokens_.size())
             p -= p % paged_->block_size();
         if (p < kv_tokens_.size() || kv_batch_ != 1)
             trim_kv(p);
@@ -588,7 +590,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         paged_->prepare_prefill(full.data() + cached, feed);
         run_infer_sync();
         perf.raw.batch_sizes.push_back(1);
-        perf.num_input_tokens = chat_ ? feed : prompt_len;  // a reused prefix still counts outside chat
+        perf.num_input_tokens = prompt_len;  // as GenAI's PA pipeline: reused (prefix-cached) tokens still count
     } else {
         ov::Tensor ids = req_.get_tensor("input_ids");
         ids.set_shape({1, feed});
