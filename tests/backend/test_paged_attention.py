@@ -236,3 +236,17 @@ def test_pa_prefix_reuse_between_generate_calls(api, tiny_pa, tiny_dir, create_p
             assert r.perf["num_input"] == s.perf["num_input"]  # the whole prompt counts, reused or not
     finally:
         api.lib.ov_genai_llm_pipeline_free(sdpa)
+
+
+@pytest.mark.parametrize("kw", [dict(rng_seed=42, temperature=0.8), dict(rng_seed=7, top_k=20),
+                                dict(rng_seed=5, num_return_sequences=3, max_new_tokens=12)])
+def test_pa_sampling_matches_genai_default(api, smol_pa, smol_oracle_pa, kw):
+    """Multinomial sampling, including num_return_sequences=3 (forked block tables; GenAI's PA pipeline also
+    keeps one cache per sequence), is token-exact with GenAI's default CPU pipeline."""
+    kw = dict(dict(max_new_tokens=24, do_sample=True), **kw)
+    q = "Write a sentence about dogs."
+    r = generate(api, smol_pa, q, Config(api, **kw))
+    assert r.status == 0, api.last_error()
+    o = smol_oracle_pa.generate([q], **kw)
+    want = "\n".join(f"{s:f}: {t}" for s, t in zip(o.scores, o.texts)) if len(o.texts) > 1 else o.texts[0]
+    assert r.text == want
