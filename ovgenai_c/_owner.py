@@ -5,6 +5,7 @@ Callers submit jobs and wait interruptibly; while C runs the GIL is released (cf
 from __future__ import annotations
 
 import queue
+import signal
 import threading
 import time
 from typing import Any, Callable, List, Optional
@@ -109,6 +110,13 @@ class OwnerThread:
         self._ready.wait()
 
     def _run(self) -> None:
+        # Ctrl-C belongs to the main thread: blocking SIGINT here (and so in every thread the library starts
+        # from here, e.g. OpenVINO's workers) makes the kernel deliver it where it can interrupt input() or a wait.
+        if hasattr(signal, "pthread_sigmask"):
+            try:
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            except (OSError, ValueError):
+                pass
         self.native_id = threading.get_native_id()
         self.ident = threading.get_ident()
         self._ready.set()

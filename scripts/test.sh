@@ -12,4 +12,8 @@ if [[ "${OVGENAI_C_NO_ASAN:-0}" != "1" ]]; then
         echo "warning: ASan build of the backend failed (see /tmp/ovgenai_c_asan_build.log); sanitizer tests skip" >&2
     fi
 fi
-exec python3 -m pytest -q -p no:cacheprovider tests "$@"
+# 1. everything, with the bundled backend's default engine (PagedAttention, like the official library)
+python3 -m pytest -q -p no:cacheprovider tests "$@"
+# 2. the backend and conformance suites again on its stateful SDPA engine (token-exact to GenAI's SDPA path)
+OVGENAI_C_BUNDLED_ATTENTION_BACKEND=SDPA python3 -m pytest -q -p no:cacheprovider tests/backend \
+    tests/binding/test_conformance.py "$@"

@@ -6,8 +6,8 @@ import os
 
 def default_backend() -> str:
     """The attention backend a pipeline created without ATTENTION_BACKEND gets: the environment override
-    OVGENAI_C_BUNDLED_ATTENTION_BACKEND, else the build default (SDPA)."""
-    return os.environ.get("OVGENAI_C_BUNDLED_ATTENTION_BACKEND") or "SDPA"
+    OVGENAI_C_BUNDLED_ATTENTION_BACKEND, else the build default (PA, like the official library)."""
+    return os.environ.get("OVGENAI_C_BUNDLED_ATTENTION_BACKEND") or "PA"
 
 
 class Config:
