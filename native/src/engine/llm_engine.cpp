@@ -1,4 +1,5 @@
 #include "engine/llm_engine.hpp"
+#include "engine/model_graph.hpp"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -95,23 +96,7 @@ void load_tokenizers_extension() {
 
 // Compute logits for the last position only during prefill: slice the hidden states before the lm_head MatMul.
 void apply_slice_before_matmul(const std::shared_ptr<ov::Model>& model) {
-    ov::Output<ov::Node> logits;
-    for (auto& out : model->outputs())
-        if (out.get_names().count("logits"))
-            logits = out;
-    if (!logits.get_node())
-        logits = model->output(0);
-    std::shared_ptr<ov::Node> node = logits.get_node_shared_ptr();
-    std::shared_ptr<ov::op::v0::MatMul> matmul;
-    for (int depth = 0; depth < 6 && node; ++depth) {
-        if (auto mm = std::dynamic_pointer_cast<ov::op::v0::MatMul>(node)) {
-            matmul = mm;
-            break;
-        }
-        if (node->get_input_size() == 0)
-            break;
-        node = node->input_value(0).get_node_shared_ptr();
-    }
+    std::shared_ptr<ov::op::v0::MatMul> matmul = find_lm_head_matmul(model);
     if (!matmul)
         return;
     auto pshape = matmul->get_input_partial_shape(0);

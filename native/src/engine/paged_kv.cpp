@@ -1,4 +1,5 @@
 #include "engine/paged_kv.hpp"
+#include "engine/model_graph.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -46,23 +47,7 @@ void PagedKV::transform(const std::shared_ptr<ov::Model>& model) {
     }
 
     // logits only for the tokens we sample from: Gather(hidden, sampled_tokens_indices, axis 0) before lm_head.
-    ov::Output<ov::Node> logits;
-    for (auto& out : model->outputs())
-        if (out.get_names().count("logits"))
-            logits = out;
-    if (!logits.get_node())
-        logits = model->output(0);
-    std::shared_ptr<ov::Node> node = logits.get_node_shared_ptr();
-    std::shared_ptr<ov::op::v0::MatMul> matmul;
-    for (int depth = 0; depth < 6 && node; ++depth) {
-        if (auto mm = std::dynamic_pointer_cast<ov::op::v0::MatMul>(node)) {
-            matmul = mm;
-            break;
-        }
-        if (node->get_input_size() == 0)
-            break;
-        node = node->input_value(0).get_node_shared_ptr();
-    }
+    std::shared_ptr<ov::op::v0::MatMul> matmul = find_lm_head_matmul(model);
     if (!matmul)
         throw std::runtime_error("ATTENTION_BACKEND=PA: the lm_head MatMul before the logits was not found");
     auto pshape = matmul->get_input_partial_shape(0);
