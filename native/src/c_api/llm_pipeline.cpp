@@ -50,6 +50,30 @@ private:
     std::unique_lock<std::mutex> lock_;
 };
 
+// The shared body of generate / generate_with_history: argument checks (-14), the streamer bridge, the
+// per-pipeline lock, the engine call and the results hand-off, all inside the exception guard.
+template <typename Input, typename Call>
+ov_status_e run_generate(const char* fn, ov_genai_llm_pipeline* pipe, const Input* input, const char* input_name,
+                         const ov_genai_generation_config* config, const streamer_callback* streamer,
+                         ov_genai_decoded_results** results, Call&& call) {
+    if (!pipe || !pipe->engine)
+        return null_arg(fn, "pipe", INVALID_C_PARAM);
+    if (!input)
+        return null_arg(fn, input_name, INVALID_C_PARAM);
+    if (!streamer && !results)
+        return null_arg(fn, "streamer and results", INVALID_C_PARAM);
+    if (streamer && !streamer->callback_func)
+        return null_arg(fn, "streamer->callback_func", INVALID_C_PARAM);
+    return guard(fn, UNKNOW_EXCEPTION, [&] {
+        ovgc::StreamCallback cb;
+        if (streamer)
+            cb = make_callback(streamer);
+        PipeLock lock(pipe);
+        auto r = call(*pipe->engine, config ? &config->cfg : nullptr, streamer ? &cb : nullptr);
+        return deliver(std::move(r), results);
+    });
+}
+
 }  // namespace
 
 extern "C" {
@@ -144,22 +168,10 @@ void ov_genai_llm_pipeline_free(ov_genai_llm_pipeline* pipe) {
 ov_status_e ov_genai_llm_pipeline_generate(ov_genai_llm_pipeline* pipe, const char* inputs,
                                            const ov_genai_generation_config* config, const streamer_callback* streamer,
                                            ov_genai_decoded_results** results) {
-    if (!pipe || !pipe->engine)
-        return null_arg(__func__, "pipe", INVALID_C_PARAM);
-    if (!inputs)
-        return null_arg(__func__, "inputs", INVALID_C_PARAM);
-    if (!streamer && !results)
-        return null_arg(__func__, "streamer and results", INVALID_C_PARAM);
-    if (streamer && !streamer->callback_func)
-        return null_arg(__func__, "streamer->callback_func", INVALID_C_PARAM);
-    return guard(__func__, UNKNOW_EXCEPTION, [&] {
-        ovgc::StreamCallback cb;
-        if (streamer)
-            cb = make_callback(streamer);
-        PipeLock lock(pipe);
-        auto r = pipe->engine->generate(inputs, config ? &config->cfg : nullptr, streamer ? &cb : nullptr);
-        return deliver(std::move(r), results);
-    });
+    return run_generate(__func__, pipe, inputs, "inputs", config, streamer, results,
+                        [&](ovgc::LLMEngine& engine, const ovgc::GenerationConfig* cfg, ovgc::StreamCallback* cb) {
+                            return engine.generate(inputs, cfg, cb);
+                        });
 }
 
 ov_status_e ov_genai_llm_pipeline_generate_with_history(ov_genai_llm_pipeline* pipe,
@@ -167,23 +179,10 @@ ov_status_e ov_genai_llm_pipeline_generate_with_history(ov_genai_llm_pipeline* p
                                                         const ov_genai_generation_config* config,
                                                         const streamer_callback* streamer,
                                                         ov_genai_decoded_results** results) {
-    if (!pipe || !pipe->engine)
-        return null_arg(__func__, "pipe", INVALID_C_PARAM);
-    if (!history)
-        return null_arg(__func__, "history", INVALID_C_PARAM);
-    if (!streamer && !results)
-        return null_arg(__func__, "streamer and results", INVALID_C_PARAM);
-    if (streamer && !streamer->callback_func)
-        return null_arg(__func__, "streamer->callback_func", INVALID_C_PARAM);
-    return guard(__func__, UNKNOW_EXCEPTION, [&] {
-        ovgc::StreamCallback cb;
-        if (streamer)
-            cb = make_callback(streamer);
-        PipeLock lock(pipe);
-        auto r = pipe->engine->generate_with_history(history->h, config ? &config->cfg : nullptr,
-                                                     streamer ? &cb : nullptr);
-        return deliver(std::move(r), results);
-    });
+    return run_generate(__func__, pipe, history, "history", config, streamer, results,
+                        [&](ovgc::LLMEngine& engine, const ovgc::GenerationConfig* cfg, ovgc::StreamCallback* cb) {
+                            return engine.generate_with_history(history->h, cfg, cb);
+                        });
 }
 
 ov_status_e ov_genai_llm_pipeline_start_chat(ov_genai_llm_pipeline* pipe) {
