@@ -8,7 +8,7 @@ import json
 import math
 import os
 import struct
-from typing import Any, Dict, Iterable, List, Optional, Set
+from typing import Any, Dict, Iterable, List, Optional
 
 from .errors import ConfigError, InvalidParameterError
 

@@ -481,7 +481,6 @@ class LLMPipeline:
                     perf = _results.read_perf_metrics(lib, ffi, pm_pp[0], st.lib.check)
                 finally:
                     lib.ov_genai_decoded_results_perf_metrics_free(pm_pp[0])
-                perf.load_time = perf.load_time
                 return text, perf
             finally:
                 if results != ffi.NULL:

@@ -1,7 +1,6 @@
 """Shared fixtures: the ABI double, the bundled backend (when built) and the tiny model fixture."""
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 

@@ -3,7 +3,6 @@ outputs, oracle parity (GenAI SDPA), pipeline properties, configuration plumbing
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import shutil
 

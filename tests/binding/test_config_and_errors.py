@@ -8,7 +8,6 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import ovgenai_c
 from ovgenai_c import config as cfgmod, errors
 from ovgenai_c.config import SIZE_MAX, GenerationConfig
 

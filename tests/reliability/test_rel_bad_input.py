@@ -2,7 +2,6 @@
 whose message names the problem; the process survives and the pipeline keeps working afterwards."""
 from __future__ import annotations
 
-import json
 import math
 import threading
 from pathlib import Path

@@ -3,7 +3,6 @@ messages and arbitrary config values. Every example either works (and round-trip
 a typed exception naming the problem; the pipeline stays usable; nothing native leaks."""
 from __future__ import annotations
 
-import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
