@@ -432,17 +432,6 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
-_CONVERT = r"""
-import sys
-try:
-    import openvino_genai
-except ImportError as e:
-    sys.stderr.write("openvino_genai is not installed (pip install 'ovgenai_c[convert]'): %s\n" % e)
-    sys.exit(3)
-openvino_genai.LLMPipeline(sys.argv[1], "CPU", enable_save_ov_model=True)
-"""
-
-
 def cmd_convert(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
@@ -462,23 +451,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".convert-", dir=out.parent))
     try:
-        tmp = work / gguf.name
-        try:
-            os.link(gguf, tmp)
-        except OSError:
-            shutil.copyfile(gguf, tmp)
-        _err(f"converting {gguf} to OpenVINO IR with openvino_genai ...")
-        r = subprocess.run([sys.executable, "-c", _CONVERT, str(tmp)], cwd=str(work), stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        if r.returncode != 0:
-            tail = r.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {r.returncode}"]
-            raise CliError(f"conversion failed: {tail[0]}")
-        tmp.unlink()
-        made = [p for p in work.iterdir() if p.name.startswith("openvino_")]
-        if not any(p.name == "openvino_model.xml" for p in made):
-            raise CliError("conversion wrote no openvino_model.xml")
+        models.convert_gguf_to_ir(gguf, work, progress=True)  # leaves only the IR files in `work`
         out.mkdir(parents=True, exist_ok=True)
-        for p in made:
+        for p in work.iterdir():
             os.replace(p, out / p.name)
     finally:
         shutil.rmtree(work, ignore_errors=True)

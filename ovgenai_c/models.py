@@ -329,59 +329,65 @@ def ensure_default_gguf(progress: bool = True) -> pathlib.Path:
 # --------------------------------------------------------------------------- IR
 
 
+def convert_gguf_to_ir(gguf: pathlib.Path, work: pathlib.Path, progress: bool = True) -> dict:
+    """Convert ``gguf`` to OpenVINO IR inside the empty folder ``work`` with openvino_genai, run in a separate
+    interpreter (the ``convert`` extra; never imported here). On return ``work`` holds only the IR files; the
+    result is the versions the conversion reports. Raises ModelFetchError saying what to do instead."""
+    tmp_gguf = work / gguf.name
+    try:
+        os.link(gguf, tmp_gguf)
+    except OSError:
+        shutil.copyfile(gguf, tmp_gguf)
+    py = _convert_python()
+    _say(progress, f"converting {gguf.name} to OpenVINO IR with openvino_genai (once; ~10 s)")
+    try:
+        r = subprocess.run(
+            [py, "-c", _CONVERT_SCRIPT, str(tmp_gguf)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            cwd=str(work),
+        )
+    except OSError as e:
+        raise ModelFetchError(f"could not run {py} to convert the model: {e}") from e
+    err = r.stderr.decode("utf-8", "replace").strip()
+    if r.returncode == _NO_GENAI_EXIT:
+        raise ModelFetchError(
+            f"openvino_genai is not installed for {py}, and it is needed once to convert a model from GGUF "
+            "to OpenVINO IR. Install it with `pip install 'ovgenai_c[convert]'`, or use the official OpenVINO "
+            f"GenAI library, which loads the GGUF directly ({gguf})."
+        )
+    if r.returncode != 0:
+        tail = "\n".join(err.splitlines()[-5:])
+        raise ModelFetchError(
+            f"converting {gguf} to OpenVINO IR failed (exit {r.returncode}):\n{tail}\n"
+            "Check that openvino, openvino-tokenizers and openvino-genai have the same version "
+            "(`pip install 'ovgenai_c[convert]'`), or convert the model yourself and pass its folder."
+        )
+    missing = [n for n in IR_FILES if not (work / n).is_file()]
+    if missing:
+        raise ModelFetchError(f"conversion did not write {', '.join(missing)}; cannot use the IR.")
+    versions: dict = {}
+    for line in r.stdout.decode("utf-8", "replace").splitlines()[::-1]:
+        try:
+            versions = json.loads(line)
+            break
+        except ValueError:
+            continue
+    for extra in work.iterdir():  # keep only the IR
+        if extra.name not in IR_FILES:
+            if extra.is_dir():
+                shutil.rmtree(extra)
+            else:
+                extra.unlink()
+    return versions
+
+
 def _convert(gguf: pathlib.Path, progress: bool) -> None:
     mdir = default_model_dir()
     work = pathlib.Path(tempfile.mkdtemp(prefix=".ir-", dir=mdir))
     try:
-        tmp_gguf = work / GGUF_NAME
-        try:
-            os.link(gguf, tmp_gguf)
-        except OSError:
-            shutil.copyfile(gguf, tmp_gguf)
-        py = _convert_python()
-        _say(progress, f"converting {GGUF_NAME} to OpenVINO IR with openvino_genai (once; ~10 s)")
-        try:
-            r = subprocess.run(
-                [py, "-c", _CONVERT_SCRIPT, str(tmp_gguf)],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                cwd=str(work),
-            )
-        except OSError as e:
-            raise ModelFetchError(f"could not run {py} to convert the model: {e}") from e
-        err = r.stderr.decode("utf-8", "replace").strip()
-        if r.returncode == _NO_GENAI_EXIT:
-            raise ModelFetchError(
-                f"openvino_genai is not installed for {py}, and it is needed once to convert the default "
-                "model from GGUF to OpenVINO IR. Install it with `pip install 'ovgenai_c[convert]'`, or use "
-                "the official OpenVINO GenAI library with the GGUF directly "
-                f"(ensure_default_model('gguf') -> {gguf})."
-            )
-        if r.returncode != 0:
-            tail = "\n".join(err.splitlines()[-5:])
-            raise ModelFetchError(
-                f"converting {gguf} to OpenVINO IR failed (exit {r.returncode}):\n{tail}\n"
-                "Check that openvino, openvino-tokenizers and openvino-genai have the same version "
-                "(`pip install 'ovgenai_c[convert]'`), or convert the model yourself and pass its folder."
-            )
-        missing = [n for n in IR_FILES if not (work / n).is_file()]
-        if missing:
-            raise ModelFetchError(f"conversion did not write {', '.join(missing)}; cannot use the IR.")
-        versions = {}
-        for line in r.stdout.decode("utf-8", "replace").splitlines()[::-1]:
-            try:
-                versions = json.loads(line)
-                break
-            except ValueError:
-                continue
-        tmp_gguf.unlink()
-        for extra in work.iterdir():  # keep only the IR
-            if extra.name not in IR_FILES:
-                if extra.is_dir():
-                    shutil.rmtree(extra)
-                else:
-                    extra.unlink()
+        versions = convert_gguf_to_ir(gguf, work, progress)
         _write_json_atomic(
             work / IR_MARKER,
             {
@@ -389,7 +395,7 @@ def _convert(gguf: pathlib.Path, progress: bool) -> None:
                 "model": DEFAULT_MODEL_NAME,
                 "gguf_sha256": GGUF_SHA256,
                 "converted_with": versions,
-                "python": py,
+                "python": _convert_python(),
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             },
         )
