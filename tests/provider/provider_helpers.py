@@ -6,10 +6,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from ovgenai_c import _loader
 from ovgenai_c.pipeline import IR_FILES
 
-CONTROLS_H = Path(__file__).resolve().parents[1] / "abi_double" / "controls.h"
 
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
           "'<|im_end|>\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
@@ -19,27 +17,10 @@ CHATML_TOOLS = ("{% if tools %}{{'<|im_start|>system\\n# Tools\\n<tools>'}}{% fo
 CHATML_THINK = CHATML + "{% if enable_thinking is defined and not enable_thinking %}<think>\\n\\n</think>{% endif %}"
 
 
-class Controls:
-    def __init__(self, path: Path) -> None:
-        import cffi
+# The ABI double and its controls: the helper shared by every suite that drives the double.
+from abi_double.controls import Double  # noqa: E402
 
-        self.path = path
-        self.library = _loader.open_library(str(path))
-        self.ffi = cffi.FFI()
-        self.ffi.cdef(CONTROLS_H.read_text())
-        self.ctl = self.ffi.dlopen(str(path))
-
-    def reset(self) -> None:
-        self.ctl.ovd_reset()
-
-    def reply(self, text: str) -> None:
-        self.ctl.ovd_set_reply(text.encode("utf-8"))
-
-    def delay_us(self, us: int) -> None:
-        self.ctl.ovd_set_token_delay_us(us)
-
-    def live(self, kind: Optional[str] = None) -> int:
-        return int(self.ctl.ovd_live(self.ffi.NULL if kind is None else kind.encode()))
+Controls = Double
 
 
 def write_tokenizer_xml(path: Path, template: Optional[str]) -> None:

@@ -137,7 +137,7 @@ def test_stream_yields_chunks_and_result(model, ctl, pool):
 
 
 def test_stream_close_cancels_natively(model, ctl, pool):
-    ctl.delay_us(200_000)
+    ctl.delay(200_000)
     p = Provider(model, library=ctl.library, pool=pool)
     words = " ".join(f"w{i}" for i in range(50))  # ~10 s if not cancelled
     t0 = time.monotonic()
@@ -149,7 +149,7 @@ def test_stream_close_cancels_natively(model, ctl, pool):
     assert elapsed < 3, elapsed
     assert int(ctl.ctl.ovd_last_callback_status()) == CANCEL
     assert pool.sessions()[0]["refs"] == 0
-    ctl.delay_us(0)
+    ctl.delay(0)
     assert p.prompt("again") == "Echo: again"  # the session survives a cancel
 
 
@@ -162,7 +162,7 @@ def test_astream_and_task_cancel(model, ctl, pool):
     assert asyncio.run(collect()) == ["Echo: ", "p ", "q"]
 
     async def cancel_midway():
-        ctl.delay_us(200_000)
+        ctl.delay(200_000)
         got = []
 
         async def consume():
@@ -263,7 +263,7 @@ def test_parse_unrecognised_is_left_as_text():
 def test_timeout_cancels(model, ctl, pool):
     from ovgenai_c.errors import GenerationTimeoutError
 
-    ctl.delay_us(200_000)
+    ctl.delay(200_000)
     p = Provider(model, library=ctl.library, pool=pool)
     t0 = time.monotonic()
     with pytest.raises(GenerationTimeoutError):
@@ -286,7 +286,7 @@ def test_gguf_refused_early_on_the_bundled_backend(ctl, pool):
 def test_forgotten_stream_cancels_and_gives_the_session_back(model, ctl, pool):
     import gc
 
-    ctl.delay_us(200_000)
+    ctl.delay(200_000)
     p = Provider(model, library=ctl.library, pool=pool)
     s = p.stream(" ".join(f"w{i}" for i in range(50)))
     assert next(s) == "Echo: "
@@ -296,7 +296,7 @@ def test_forgotten_stream_cancels_and_gives_the_session_back(model, ctl, pool):
     while pool.sessions()[0]["refs"] and time.monotonic() < deadline:
         time.sleep(0.02)
     assert pool.sessions()[0]["refs"] == 0
-    ctl.delay_us(0)
+    ctl.delay(0)
     t0 = time.monotonic()
     assert p.prompt("next") == "Echo: next"
     assert time.monotonic() - t0 < 2  # the old job (~10 s) was cancelled, not left running on the owner thread
