@@ -374,9 +374,3 @@ def library_info() -> Dict[str, Any]:
         "tried_before": [f"{w}: {why}" for w, why in lib.tried],
     }
 
-
-def require(lib: LoadedLibrary, name: str) -> Any:
-    """The C function ``name``, or a MissingSymbolError naming it."""
-    if name in lib.missing_symbols:
-        raise errors.MissingSymbolError(f"the loaded library {lib.path} does not export {name}", function=name)
-    return getattr(lib.lib, name)

@@ -106,18 +106,16 @@ class StreamBridge:
         return "".join(self.text_parts)
 
 
+# id(ffi) -> (callback, ffi); the ffi is kept alive with its callback, so its id stays unique
 _callbacks: dict = {}
 _callbacks_lock = threading.Lock()
 
 
 def c_callback(ffi: Any) -> Any:
     """The one cffi callback (per FFI) that dispatches to the StreamBridge passed through ``args``."""
-    cb = _callbacks.get(id(ffi))
-    if cb is not None:
-        return cb
     with _callbacks_lock:
-        cb = _callbacks.get(id(ffi))
-        if cb is None:
+        entry = _callbacks.get(id(ffi))
+        if entry is None:
             def _on_error(exc_type: Any, exc_value: Any, tb: Any) -> int:
                 return int(StreamingStatus.CANCEL)
 
@@ -127,15 +125,13 @@ def c_callback(ffi: Any) -> Any:
                 data = ffi.string(text_ptr) if text_ptr != ffi.NULL else b""
                 return bridge.on_chunk(data)
 
-            cb = _streamer
-            _callbacks[id(ffi)] = (cb, ffi)
-            return _callbacks[id(ffi)]
-    return cb
+            entry = _callbacks[id(ffi)] = (_streamer, ffi)
+    return entry[0]
 
 
 def make_streamer_struct(ffi: Any, bridge: StreamBridge) -> tuple:
     """A ``streamer_callback`` struct for ``bridge`` plus the objects that must stay alive during the call."""
-    cb, _ = c_callback(ffi)
+    cb = c_callback(ffi)
     handle = ffi.new_handle(bridge)
     s = ffi.new("streamer_callback*")
     s.callback_func = cb

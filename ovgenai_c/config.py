@@ -2,7 +2,6 @@
 native ``ov_genai_generation_config`` for each call that needs one."""
 from __future__ import annotations
 
-import copy
 import enum
 import json
 import math
@@ -366,6 +365,3 @@ def materialise(lib: Any, ffi: Any, config: GenerationConfig, check: Any) -> Any
         check(status, fn)
     return handle
 
-
-def config_copy(config: Optional[GenerationConfig]) -> Optional[GenerationConfig]:
-    return None if config is None else copy.copy(config)
