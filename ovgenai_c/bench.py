@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import select
@@ -138,6 +139,37 @@ def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
     if a is None or b is None or b == 0:
         return None
     return a / b
+
+
+# two-sided 95 % Student t quantiles by degrees of freedom (1..30); 1.96 beyond
+_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def _paired(a_runs: Sequence[Dict[str, Any]], b_runs: Sequence[Dict[str, Any]], key: str) -> List[float]:
+    """Per-repetition ratios a/b of ``key``: run i of each list was made in the same interleaved round, so the
+    machine's drift between rounds cancels in the ratio."""
+    out = []
+    for a, b in zip(a_runs, b_runs):
+        x, y = (a or {}).get(key), (b or {}).get(key)
+        if x is not None and y is not None and x > 0 and y > 0:
+            out.append(x / y)
+    return out
+
+
+def _ratio_stats(ratios: Sequence[float]) -> Optional[Dict[str, Any]]:
+    """Geometric mean of paired ratios with its 95 % confidence interval (t on the logs) and the quartiles."""
+    rs = [r for r in ratios if r and r > 0]
+    if not rs:
+        return None
+    logs = [math.log(r) for r in rs]
+    m = statistics.fmean(logs)
+    out: Dict[str, Any] = {"n": len(rs), "geomean": math.exp(m), "median": statistics.median(rs),
+                           "p25": _pct(rs, 0.25), "p75": _pct(rs, 0.75), "ci95": None}
+    if len(rs) > 1:
+        half = (_T95[len(rs) - 2] if len(rs) - 1 <= len(_T95) else 1.96) * statistics.stdev(logs) / math.sqrt(len(rs))
+        out["ci95"] = [math.exp(m - half), math.exp(m + half)]
+    return out
 
 
 def _loadavg() -> Optional[List[float]]:
@@ -822,8 +854,8 @@ class Settings:
             self.conc_threads, self.conc_requests, self.conc_out, self.conc_reps = 2, 1, 8, 1
             self.bw_mb, self.bw_reps = 64, 3
         else:
-            self.warmup, self.overhead_reps, self.overhead_out = 2, 5, 128
-            self.prompt_lens, self.out_lens, self.parity_reps = [16, 256, 1024], [32, 128], 3
+            self.warmup, self.overhead_reps, self.overhead_out = 2, 8, 128
+            self.prompt_lens, self.out_lens, self.parity_reps = [16, 256, 1024], [32, 128], 6
             self.agree_prompts, self.agree_tokens = 8, 64
             self.double_tokens, self.double_reps = 20000, 5
             self.stream_out, self.stream_reps = 64, 2
@@ -927,8 +959,8 @@ class Bench:
         return str(dst)
 
     # cumulative share of the time budget by the end of each section
-    BUDGET_SHARE = {"import": 0.10, "load": 0.22, "binding_overhead": 0.36, "backend_parity": 0.66,
-                    "greedy_agreement": 0.76, "streaming_cost": 0.86, "concurrency": 0.95}
+    BUDGET_SHARE = {"import": 0.10, "load": 0.20, "binding_overhead": 0.34, "backend_parity": 0.72,
+                    "greedy_agreement": 0.80, "streaming_cost": 0.88, "concurrency": 0.95}
 
     def over_budget(self, section: str, rep: int) -> bool:
         """True when a section should stop repeating (it always gets its first repetition)."""
@@ -1129,9 +1161,7 @@ class Bench:
             if self.over_budget("binding_overhead", rep):
                 break
             for e in _rotate(engines, rep):
-                r = self.call(e, "gen", **req)
-                if r:
-                    runs[e].append(r)
+                runs[e].append(self.call(e, "gen", **req) or {})  # aligned by round, for paired ratios
         out: Dict[str, Any] = {}
         for e in engines:
             st = self._gen_stats(runs[e])
@@ -1149,9 +1179,12 @@ class Bench:
                 st["library_kind"] = ls[0].get("library_kind")
                 st["library"] = ls[0].get("library")
             out[e] = st
+        paired = {f"{ov} / {g}": {"ttft": _ratio_stats(_paired(runs[ov], runs[g], "ttft_ms")),
+                                  "tpot": _ratio_stats(_paired(runs[ov], runs[g], "tpot_ms"))}
+                  for ov in self.ov_engines() for g in self.genai_engines()}
         self.report["binding_overhead"] = {
             "request": {k: v for k, v in req.items()}, "reps": self.s.overhead_reps, "warmup": self.s.warmup,
-            "engines": out,
+            "engines": out, "paired": paired,
             "what": ("ovgenai_c over the bundled backend vs openvino_genai pybind: this compares the binding AND the "
                      "engine (our C++ engine vs GenAI's); ovgenai_c[official] vs genai, when present, is the pure "
                      "binding cost; the binding's own per-token cost is isolated in streaming_cost (ABI double)."),
@@ -1187,6 +1220,7 @@ class Bench:
                     runs.setdefault((e, L, O), []).append(r or {})
                 k += 1
         table = []
+        pooled: Dict[str, Dict[str, List[float]]] = {}
         for (L, O) in cells:
             row: Dict[str, Any] = {"prompt_tokens_target": L, "max_new_tokens": O, "engines": {}}
             for e in engines:
@@ -1196,11 +1230,19 @@ class Bench:
             for ov in self.ov_engines():
                 for g in self.genai_engines():
                     a, b = row["engines"].get(ov, {}), row["engines"].get(g, {})
-                    row.setdefault("ratios", {})[f"{ov} / {g}"] = {
+                    tag = f"{ov} / {g}"
+                    row.setdefault("ratios", {})[tag] = {
                         "ttft": _ratio(a.get("ttft_ms"), b.get("ttft_ms")),
                         "tpot": _ratio(a.get("tpot_ms"), b.get("tpot_ms"))}
+                    pr = {m: _paired(runs.get((ov, L, O), []), runs.get((g, L, O), []), f"{m}_ms")
+                          for m in ("ttft", "tpot")}
+                    row.setdefault("paired", {})[tag] = {m: _ratio_stats(v) for m, v in pr.items()}
+                    for m, v in pr.items():
+                        pooled.setdefault(tag, {}).setdefault(m, []).extend(v)
             table.append(row)
         self.report["backend_parity"] = {"reps": self.s.parity_reps, "cells": table,
+                                         "pooled": {tag: {m: _ratio_stats(v) for m, v in d.items()}
+                                                    for tag, d in pooled.items()},
                                          "prompt_tokens_actual": {str(L): prompts[L].get("n_tokens")
                                                                   for L in self.s.prompt_lens},
                                          "metric": "engine-reported TTFT/TPOT (perf metrics), median of reps, "
@@ -1348,19 +1390,34 @@ class Bench:
     def ratios(self) -> None:
         lines: List[Dict[str, Any]] = []
 
-        def add(what: str, value: Optional[float], target: Optional[float], unit: str = "x") -> None:
+        def add(what: str, value: Optional[float], target: Optional[float], unit: str = "x",
+                ci: Optional[Sequence[float]] = None) -> None:
             status = None
             if value is not None and target is not None:
                 status = "ok" if value <= target else "over"
-            lines.append({"what": what, "value": value, "target": target, "unit": unit, "status": status})
+                if status == "over" and ci and ci[0] <= target:
+                    status = "over, within noise"  # the 95 % interval still reaches the target
+            lines.append({"what": what, "value": value, "target": target, "unit": unit, "status": status,
+                          "ci95": list(ci) if ci else None})
+
+        def add_paired(what: str, st: Optional[Dict[str, Any]], fallback: Optional[float], target: float) -> None:
+            """A ratio from paired rounds: geometric mean with its 95 % interval (ratio of medians without them)."""
+            if st:
+                add(f"{what} [geomean of {st['n']} paired rounds]", st["geomean"], target, ci=st.get("ci95"))
+            else:
+                add(what, fallback, target)
 
         over = self.report["binding_overhead"].get("engines", {})
+        paired = self.report["binding_overhead"].get("paired", {})
         for ov in self.ov_engines() or [l for l, _ in self.libs]:
             for g in self.genai_engines() or [GENAI_PA, GENAI_SDPA]:
                 a, b = over.get(ov, {}), over.get(g, {})
                 tag = f"{ov} / {g}"
-                add(f"binding: TTFT {tag}", _ratio(a.get("ttft_ms"), b.get("ttft_ms")), TARGETS["ttft_ratio"])
-                add(f"binding: TPOT {tag}", _ratio(a.get("tpot_ms"), b.get("tpot_ms")), TARGETS["tpot_ratio"])
+                pt = paired.get(tag) or {}
+                add_paired(f"binding: TTFT {tag}", pt.get("ttft"), _ratio(a.get("ttft_ms"), b.get("ttft_ms")),
+                           TARGETS["ttft_ratio"])
+                add_paired(f"binding: TPOT {tag}", pt.get("tpot"), _ratio(a.get("tpot_ms"), b.get("tpot_ms")),
+                           TARGETS["tpot_ratio"])
                 add(f"binding: wall TTFT (to first streamed text) {tag}", _ratio(a.get("wall_ttft_ms"),
                                                                                  b.get("wall_ttft_ms")), None)
                 add(f"binding: end-to-end tokens/s {tag}", _ratio(a.get("e2e_tokens_per_s"),
@@ -1371,11 +1428,17 @@ class Bench:
                     (a.get("outside_engine_ms") or 0) - (b.get("outside_engine_ms") or 0)
                     if a.get("outside_engine_ms") is not None and b.get("outside_engine_ms") is not None else None,
                     None, "ms")
-        for row in self.report["backend_parity"].get("cells", []):
+        bp = self.report["backend_parity"]
+        for tag, st in (bp.get("pooled") or {}).items():
+            ncells = len(bp.get("cells", []))
+            add_paired(f"parity, all {ncells} cells pooled: TTFT {tag}", st.get("ttft"), None, TARGETS["ttft_ratio"])
+            add_paired(f"parity, all {ncells} cells pooled: TPOT {tag}", st.get("tpot"), None, TARGETS["tpot_ratio"])
+        for row in bp.get("cells", []):
             for tag, r in (row.get("ratios") or {}).items():
                 cell = f"prompt {row['prompt_tokens_target']}, out {row['max_new_tokens']}"
-                add(f"parity: TTFT {tag} ({cell})", r.get("ttft"), TARGETS["ttft_ratio"])
-                add(f"parity: TPOT {tag} ({cell})", r.get("tpot"), TARGETS["tpot_ratio"])
+                pt = (row.get("paired") or {}).get(tag) or {}
+                add_paired(f"parity: TTFT {tag} ({cell})", pt.get("ttft"), r.get("ttft"), TARGETS["ttft_ratio"])
+                add_paired(f"parity: TPOT {tag} ({cell})", pt.get("tpot"), r.get("tpot"), TARGETS["tpot_ratio"])
         for pair, v in self.report["greedy_agreement"].get("pairs", {}).items():
             add(f"agreement: {pair}", v.get("rate"), None, "rate")
         dbl = self.report["streaming_cost"].get("abi_double", {})
@@ -1549,13 +1612,17 @@ def render(report: Dict[str, Any]) -> str:
     if rl:
         out.append("")
         out.append("Ratios (targets: TPOT ≤ 1.00, TTFT ≤ 1.05 vs GenAI; streaming ≤ 20 µs/token; import ≤ 0.05 s)")
+        out.append("  (engine ratios: geometric mean of per-round ratios, every round running all engines back to back, "
+                   "with its 95% interval; 'within noise' = above the target, but the interval reaches it)")
         for ln in rl:
             v = ln["value"]
             val = "-" if v is None else (f"{v:.3f}" if ln["unit"] in ("x", "rate", "fraction", "s") else
                                          f"{v:.2f} ms" if ln["unit"] == "ms" else f"{v:.1f} µs")
             tgt = "" if ln["target"] is None else f"   target ≤ {ln['target']}{' µs' if ln['unit'] == 'us' else ''}"
-            st = "" if ln["status"] is None else ("   ok" if ln["status"] == "ok" else "   OVER")
-            out.append(f"  {ln['what']}: {val}{tgt}{st}")
+            ci = ln.get("ci95")
+            band = f" (95% CI {ci[0]:.3f}–{ci[1]:.3f})" if ci else ""
+            st = "" if ln["status"] is None else {"ok": "   ok", "over": "   OVER"}.get(ln["status"], "   " + ln["status"])
+            out.append(f"  {ln['what']}: {val}{band}{tgt}{st}")
     out.append("")
     out.append(f"elapsed {_fmt(m.get('elapsed_s'), 1)} s; load average (1/5/15 min) at start "
                f"{m.get('load_average_start')}, at end {m.get('load_average_end')} on {mach.get('cores')} cores"
@@ -1586,7 +1653,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-fetch", action="store_true", help="never pip-fetch openvino_genai when it is missing")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds a single request may take")
     p.add_argument("--budget", type=float, help="time budget in seconds: sections run fewer repetitions (at least "
-                                                "one) once their share is used up (default 480, --quick 50; 0 = none)")
+                                                "one) once their share is used up (default 540, --quick 50; 0 = none)")
     p.add_argument("--no-snapshot", action="store_true", help="load the bundled backend in place instead of from a "
                                                                  "private copy made at start")
     p.add_argument("--only", help="comma-separated sections to run (others are reported as skipped): "
@@ -1601,7 +1668,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _worker_main(argv[1])
     args = build_parser().parse_args(argv)
     if args.budget is None:
-        args.budget = 50.0 if args.quick else 480.0
+        args.budget = 50.0 if args.quick else 540.0
     if args.model_pos and not args.model:
         args.model = args.model_pos
     if args.only:

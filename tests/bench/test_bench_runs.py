@@ -16,7 +16,7 @@ SCRIPT = ROOT / "scripts" / "bench.py"
 
 sys.path.insert(0, str(ROOT))
 from ovgenai_c import _loader  # noqa: E402
-from ovgenai_c.bench import SECTIONS, _pct, _ratio, render  # noqa: E402
+from ovgenai_c.bench import SECTIONS, _paired, _pct, _ratio, _ratio_stats, render  # noqa: E402
 
 
 def _bundled() -> Path | None:
@@ -33,6 +33,19 @@ def test_percentiles_and_ratios():
     assert _pct([], 0.5) is None
     assert _ratio(3.0, 2.0) == 1.5
     assert _ratio(None, 2.0) is None and _ratio(1.0, 0) is None
+
+
+def test_paired_ratios_and_their_interval():
+    a = [{"t": 2.0}, {}, {"t": 3.0}, {"t": 4.0}]
+    b = [{"t": 1.0}, {"t": 1.0}, {"t": 3.0}, {"t": 8.0}]
+    assert _paired(a, b, "t") == [2.0, 1.0, 0.5]  # round by round; a failed round (empty) is left out
+    st = _ratio_stats([2.0, 1.0, 0.5])
+    assert st["n"] == 3 and st["geomean"] == pytest.approx(1.0) and st["median"] == 1.0
+    lo, hi = st["ci95"]
+    assert lo < 0.5 < 2.0 < hi  # 3 rounds this far apart: an interval far wider than the spread's middle
+    tight = _ratio_stats([1.02, 1.03, 1.01, 1.02, 1.03, 1.02])
+    assert 1.0 < tight["ci95"][0] < tight["geomean"] < tight["ci95"][1] < 1.04
+    assert _ratio_stats([5.0])["ci95"] is None and _ratio_stats([]) is None
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +119,10 @@ def test_quick_run_compares_with_genai(quick_run):
     assert "openvino_genai" in report["import_footprint"]["modules"]
     tags = [ln["what"] for ln in report["ratios"]["lines"] if ln["value"] is not None]
     assert any("TPOT ovgenai_c[bundled] / genai[PA]" in t for t in tags)
+    pooled = report["backend_parity"]["pooled"]["ovgenai_c[bundled] / genai[PA]"]
+    cells = report["backend_parity"]["cells"]
+    assert pooled["ttft"]["n"] == len(cells) * report["backend_parity"]["reps"]  # every round paired
+    assert any(t.startswith("parity, all ") for t in tags)
     assert any("TTFT ovgenai_c[bundled] / genai[SDPA]" in t for t in tags)
 
 
