@@ -173,6 +173,15 @@ def _close_all_at_exit() -> None:
         st.owner.join(5)
 
 
+_NOT_STREAMABLE = ("GenAI streams only one sequence with greedy or multinomial decoding (not beam search, not "
+                   "num_return_sequences > 1)")
+
+
+def _streamable(cfg: GenerationConfig) -> bool:
+    """Whether GenAI accepts a streamer for a call with this (effective) config."""
+    return cfg.num_return_sequences == 1 and not cfg.is_beam_search()
+
+
 class LLMPipeline:
     """A text-generation pipeline over the GenAI C API.
 
@@ -432,14 +441,15 @@ class LLMPipeline:
             f"inputs must be a str, a ChatHistory or a list of message dicts, not {type(inputs).__name__}")
 
     def _run_generate(self, st: _State, prompt: Optional[bytes], history: Optional[ChatHistory],
-                      send: Optional[GenerationConfig], bridge: StreamBridge, want_results: bool = True
+                      send: Optional[GenerationConfig], bridge: StreamBridge, streamable: bool = True
                       ) -> Tuple[str, Optional[PerfMetrics]]:
-        """Runs on the owner thread."""
+        """Runs on the owner thread. ``streamable``: install the callback (GenAI refuses any streamer, even
+        one that only watches for cancellation, with beam search or num_return_sequences > 1)."""
         lib, ffi = st.lib.lib, st.lib.ffi
         native_cfg = ffi.NULL
         native_hist = None
         results_pp = ffi.new("ov_genai_decoded_results**")
-        streamer, keep = make_streamer_struct(ffi, bridge)
+        streamer, keep = make_streamer_struct(ffi, bridge) if streamable else (ffi.NULL, None)
         st.active = bridge
         try:
             if send is not None:
@@ -498,8 +508,12 @@ class LLMPipeline:
                         ) -> Tuple[Job, StreamBridge, GenerationConfig]:
         prompt, history = self._prepare_inputs(inputs)
         send, effective = self._resolve_config(generation_config, kwargs)
+        streamable = _streamable(effective)
+        if on_text is not None and not streamable:
+            raise errors.NotSupportedError(_NOT_STREAMABLE + ": generate without a streamer, or ask for one "
+                                           "sequence")
         bridge = StreamBridge(on_text)
-        _, job = self._submit(lambda st: self._run_generate(st, prompt, history, send, bridge))
+        _, job = self._submit(lambda st: self._run_generate(st, prompt, history, send, bridge, streamable))
         return job, bridge, effective
 
     def _finish(self, job: Job, bridge: StreamBridge, effective: GenerationConfig) -> DecodedResults:
@@ -548,6 +562,9 @@ class LLMPipeline:
             raise errors.InvalidParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
         if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):
             return self._generate_batch(inputs, generation_config, on_text, timeout, kwargs)
+        if timeout is not None and not _streamable(self._resolve_config(generation_config, dict(kwargs))[1]):
+            raise errors.NotSupportedError(_NOT_STREAMABLE + ", and a timeout cancels through that callback: "
+                                           "generate without timeout=, or ask for one sequence")
         job, bridge, effective = self._start_generate(inputs, generation_config, on_text, kwargs)
         job.wait(timeout=timeout, on_timeout=lambda: bridge.cancel("timeout"),
                  on_interrupt=lambda: bridge.cancel("interrupt"))

@@ -115,6 +115,21 @@ def test_history_equals_chat_turns(pipe):
     assert r1 == r2
 
 
+def test_several_sampled_sequences_come_back_without_a_streamer(pipe):
+    """GenAI refuses any streamer with num_return_sequences > 1, so the binding calls without its cancel callback
+    there: the call works, and what needs the callback (a user streamer, stream(), timeout=) is refused first."""
+    kw = dict(max_new_tokens=6, do_sample=True, num_return_sequences=3, rng_seed=11, ignore_eos=True)
+    res = pipe.generate("Tell me something", **kw)
+    assert len(res.texts) == 3 and len(res.scores) == 3
+    # GenAI counts the first step once and every later step per sequence: 1 + 5 * 3 (checked against its pybind)
+    assert all(res.texts) and res.perf_metrics.get_num_generated_tokens() == 16
+    for call in (lambda: pipe.generate("x", streamer=print, **kw), lambda: list(pipe.stream("x", **kw)),
+                 lambda: pipe.generate("x", timeout=30, **kw)):
+        with pytest.raises(errors.NotSupportedError, match="num_return_sequences > 1"):
+            call()
+    assert str(pipe.generate("Hello there", max_new_tokens=3))  # the pipeline is fine afterwards
+
+
 def test_bad_config_is_refused_with_a_message(pipe):
     with pytest.raises(errors.ConfigError, match="top_p"):
         pipe.generate("x", max_new_tokens=4, do_sample=True, top_p=0.0)
