@@ -522,7 +522,7 @@ class LLMPipeline:
             err, bridge.error = bridge.error, None
             raise err
         text, perf = job.result()
-        n = effective.num_return_sequences if effective.do_sample else 1
+        n = effective.num_return_sequences if (effective.do_sample or effective.is_beam_search()) else 1
         texts, scores = _results.split_results_string(text, n)
         perf = perf or PerfMetrics()
         if bridge.returned == StreamingStatus.CANCEL or bridge.cancel_event.is_set():

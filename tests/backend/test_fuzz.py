@@ -49,7 +49,8 @@ def test_json_parse_statuses(api, data):
        fields=st.fixed_dictionaries({"max_new_tokens": st.integers(1, 6)},
                                     optional={k: FIELDS[k] for k in ("do_sample", "temperature", "top_p", "top_k",
                                                                    "min_p", "repetition_penalty", "stop_strings",
-                                                                   "min_new_tokens", "num_return_sequences")}))
+                                                                   "min_new_tokens", "num_return_sequences",
+                                                                   "num_beams", "no_repeat_ngram_size")}))
 def test_generate_never_crashes(api, tiny_pipe_fuzz, prompt, fields):
     r = generate(api, tiny_pipe_fuzz, prompt.replace(b"\0", b" "), Config(api, **fields))
     assert r.status in (0, -17), (r.status, api.last_error())

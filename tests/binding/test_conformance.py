@@ -130,6 +130,16 @@ def test_several_sampled_sequences_come_back_without_a_streamer(pipe):
     assert str(pipe.generate("Hello there", max_new_tokens=3))  # the pipeline is fine afterwards
 
 
+def test_beam_search_returns_ranked_sequences(pipe):
+    res = pipe.generate("Tell me something", max_new_tokens=8, num_beams=4, num_return_sequences=3)
+    assert len(res.texts) == 3 and all(res.texts) and len(set(res.texts)) == 3
+    assert res.scores == sorted(res.scores, reverse=True) and all(s < 0 for s in res.scores)
+    one = pipe.generate("Tell me something", max_new_tokens=8, num_beams=4)
+    assert str(one) == res.texts[0]  # the best beam alone
+    with pytest.raises(errors.NotSupportedError, match="beam search"):
+        list(pipe.stream("Tell me something", max_new_tokens=8, num_beams=4))
+
+
 def test_bad_config_is_refused_with_a_message(pipe):
     with pytest.raises(errors.ConfigError, match="top_p"):
         pipe.generate("x", max_new_tokens=4, do_sample=True, top_p=0.0)

@@ -205,6 +205,9 @@ case("unknown-role-history", lambda: p.generate([{"role": "alien", "content": "x
 p.finish_chat()
 case("echo", lambda: p.generate("hi", max_new_tokens=3, echo=True))
 case("beams", lambda: p.generate("hi", max_new_tokens=3, num_beams=2, num_return_sequences=2))
+case("beams-streamed", lambda: p.generate("hi", max_new_tokens=3, num_beams=2, streamer=print))
+case("beams-huge", lambda: p.generate("hi", max_new_tokens=2, num_beams=512, num_beam_groups=256,
+                                      diversity_penalty=3e38, no_repeat_ngram_size=1, length_penalty=-3e38))
 case("huge-stop-token-id", lambda: p.generate("hi", max_new_tokens=3, stop_token_ids={2**62}))
 case("many-stop-strings", lambda: p.generate("hi", max_new_tokens=3, stop_strings={"s%d" % i for i in range(5000)}))
 case("sampling-extremes", lambda: p.generate("hi", max_new_tokens=3, do_sample=True, temperature=1e-30, top_k=1,
@@ -220,7 +223,7 @@ print(json.dumps({"results": results, "live": lib.live_handles()}))
 EXPECT_GENERATE_ERRORS = {
     "empty-history": "empty",
     "echo": "echo",
-    "beams": "beam",
+    "beams-streamed": "stream",
     "streamer-raises": "division",
 }
 
@@ -241,6 +244,7 @@ def test_bundled_bad_model_files_devices_properties(bundled_path):
         assert r["genai"], f"{name}: {r['type']} is not a GenAIError"
         assert needle.lower() in r["msg"].lower(), f"{name}: message does not name {needle!r}: {r['msg'][:400]}"
     assert res["works-after"]["ok"], res["works-after"]
+    assert res["beams"]["ok"], res["beams"]  # beam search is implemented
     assert out["live"] == 0
 
 
@@ -258,4 +262,5 @@ def test_bundled_bad_generate_inputs(bundled_path):
             # allowed to work or to fail with a typed error; never a crash or an untyped exception
             assert r["ok"] or r["genai"], f"{name}: {r}"
     assert res["works-after"]["ok"], res["works-after"]
+    assert res["beams"]["ok"], res["beams"]  # beam search is implemented
     assert out["live"] == 0, json.dumps(out)[:500]

@@ -1,4 +1,5 @@
 #include "engine/llm_engine.hpp"
+#include "engine/beam_search.hpp"
 #include "engine/model_graph.hpp"
 
 #include <dlfcn.h>
@@ -283,15 +284,14 @@ GenerationConfig LLMEngine::resolve(const GenerationConfig* cfg) const {
 }
 
 void LLMEngine::check_supported(const GenerationConfig& cfg, bool streaming) const {
-    if (cfg.is_beam_search())
-        throw StatusError(kStatusNotImplemented, "beam search (num_beams > 1) is not implemented by the bundled backend");
     if (cfg.echo)
         throw std::invalid_argument("echo is not supported in the stateful pipeline");
     if (cfg.num_return_sequences > 1024)
         throw std::invalid_argument("num_return_sequences " + std::to_string(cfg.num_return_sequences) +
                                     " is too large for the stateful pipeline (at most 1024 sequences per batch)");
-    if (streaming && cfg.num_return_sequences != 1)
-        throw std::invalid_argument("streaming is possible only with num_return_sequences == 1");
+    if (streaming && (cfg.num_return_sequences != 1 || cfg.is_beam_search()))
+        throw std::invalid_argument("Currently streaming is possible only with batch size=1 and only for greedy or "
+                                    "multinomial decoding (num_return_sequences == 1, no beam search)");
 }
 
 // ---------------------------------------------------------------- chat template
@@ -633,6 +633,34 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         return row_buf.data();
     };
 
+    // Trailing tokens to drop when `gen` ends in a stop string (upstream's window and trimming), -1 otherwise.
+    auto match_stop_string = [&](const std::vector<int64_t>& gen) -> long {
+        if (cfg.stop_strings.empty() || gen.size() < window)
+            return -1;
+        std::vector<int64_t> buf(gen.end() - window, gen.end());
+        std::string text = tokenizer_->decode(buf);
+        for (auto& ss : cfg.stop_strings) {
+            auto pos = text.find(ss);
+            if (pos == std::string::npos)
+                continue;
+            std::string kept = text.substr(0, pos + (cfg.include_stop_str_in_output ? ss.size() : 0));
+            while (!kept.empty() && (kept.back() == ' ' || kept.back() == '\n'))
+                kept.pop_back();
+            size_t to_remove = buf.size();
+            if (!kept.empty()) {
+                for (size_t i = 0; i < buf.size(); ++i) {
+                    std::string part = tokenizer_->decode(buf.data(), i + 1);
+                    if (part.find(kept) != std::string::npos) {
+                        to_remove = buf.size() - i - 1;
+                        break;
+                    }
+                }
+            }
+            return static_cast<long>(to_remove);
+        }
+        return -1;
+    };
+
     // Appends token to seq and applies the stop rules.
     auto accept = [&](Seq& s, const SampledToken& tok) {
         s.gen.push_back(tok.id);
@@ -646,30 +674,10 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         if (g >= max_new || (max_context_ && prompt_len + g >= max_context_)) {
             s.finished = true;
         }
-        if (!cfg.stop_strings.empty() && g >= window) {
-            std::vector<int64_t> buf(s.gen.end() - window, s.gen.end());
-            std::string text = tokenizer_->decode(buf);
-            for (auto& ss : cfg.stop_strings) {
-                auto pos = text.find(ss);
-                if (pos == std::string::npos)
-                    continue;
-                std::string kept = text.substr(0, pos + (cfg.include_stop_str_in_output ? ss.size() : 0));
-                while (!kept.empty() && (kept.back() == ' ' || kept.back() == '\n'))
-                    kept.pop_back();
-                size_t to_remove = buf.size();
-                if (!kept.empty()) {
-                    for (size_t i = 0; i < buf.size(); ++i) {
-                        std::string part = tokenizer_->decode(buf.data(), i + 1);
-                        if (part.find(kept) != std::string::npos) {
-                            to_remove = buf.size() - i - 1;
-                            break;
-                        }
-                    }
-                }
-                s.gen.resize(s.gen.size() - std::min(to_remove, s.gen.size()));
-                s.finished = true;
-                break;
-            }
+        const long cut = match_stop_string(s.gen);
+        if (cut >= 0) {
+            s.gen.resize(s.gen.size() - std::min(static_cast<size_t>(cut), s.gen.size()));
+            s.finished = true;
         }
     };
 
@@ -697,6 +705,76 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             st = ts->put(s.gen[s.streamed++]);
         return st;
     };
+
+    // Inputs of one decode step: B new tokens, each continuing the sequence in row parents[b] of the last
+    // inference (PA: forked block tables; SDPA: beam_idx reorders the state); total_len = tokens in the cache.
+    auto feed_step = [&](const std::vector<int64_t>& step_ids, const std::vector<int32_t>& parents, size_t total_len) {
+        const size_t B = step_ids.size();
+        if (paged_) {
+            paged_->prepare_decode(step_ids, parents);
+            return;
+        }
+        ov::Tensor ids = req_.get_tensor("input_ids");
+        ids.set_shape({B, 1});
+        std::copy(step_ids.begin(), step_ids.end(), ids.data<int64_t>());
+        ov::Tensor mask = req_.get_tensor("attention_mask");
+        mask.set_shape({B, total_len + 1});
+        std::fill_n(mask.data<int64_t>(), B * (total_len + 1), 1);
+        if (has_position_ids_) {
+            ov::Tensor pos = req_.get_tensor("position_ids");
+            pos.set_shape({B, 1});
+            std::fill_n(pos.data<int64_t>(), B, static_cast<int64_t>(total_len));
+        }
+        ov::Tensor beam = req_.get_tensor("beam_idx");
+        beam.set_shape({B});
+        std::copy(parents.begin(), parents.end(), beam.data<int32_t>());
+    };
+    // One decode inference, timed like upstream's steps (B tokens counted per step).
+    auto run_step = [&](size_t counted) {
+        Timer t;
+        req_.start_async();  // runs on the plugin's (pinned) stream thread, like upstream's decode steps
+        req_.wait();
+        float us = t.us();
+        infer_total_us += us;
+        perf.raw.token_infer_us.push_back(us);
+        perf.raw.token_times.push_back(Clock::now());
+        perf.raw.batch_sizes.push_back(counted);
+    };
+
+    if (cfg.is_beam_search()) {
+        GroupBeamSearch search(cfg, full, max_context_ ? std::min(max_new, max_context_ - prompt_len) : max_new,
+                               match_stop_string);
+        auto rows = [&](size_t row, size_t& vocab) -> const float* { return logits_row(row, vocab); };
+        search.select(rows);
+        std::vector<int64_t> step_ids;
+        std::vector<int32_t> parents;
+        size_t total_len = prompt_len;
+        while (!search.done()) {
+            search.next_batch(step_ids, parents);
+            feed_step(step_ids, parents, total_len);
+            run_step(1);  // upstream counts one generated token per beam-search step
+            kv_batch_ = step_ids.size();
+            ++total_len;
+            search.select(rows);
+        }
+        perf.raw.inference_us.push_back(infer_total_us);
+        if (total_len != prompt_len) {
+            // the cache holds several beams: keep only the prompt, whose blocks GenAI's prefix cache also keeps
+            if (paged_ && !chat_) {
+                paged_->keep_prefix(prompt_len);
+                kv_tokens_.assign(full.begin(), full.end());
+                kv_batch_ = 1;
+            } else {
+                reset_kv();
+            }
+        }
+        for (auto& h : search.best(cfg.num_return_sequences)) {
+            rr.tokens.push_back(std::move(h.tokens));
+            rr.scores.push_back(h.score);
+        }
+        rr.status = StreamStatus::Running;
+        return rr;
+    }
 
     // ---- first token(s)
     {
@@ -726,41 +804,14 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             break;
         const size_t B = running.size();
         beam_rows.resize(B);
-        if (paged_) {
-            std::vector<int64_t> step_ids(B);
-            for (size_t b = 0; b < B; ++b) {
-                step_ids[b] = seqs[running[b]].gen.back();
-                beam_rows[b] = static_cast<int32_t>(seqs[running[b]].row);
-            }
-            paged_->prepare_decode(step_ids, beam_rows);
-        } else {
-        ov::Tensor ids = req_.get_tensor("input_ids");
-        ids.set_shape({B, 1});
+        std::vector<int64_t> step_ids(B);
         for (size_t b = 0; b < B; ++b) {
-            ids.data<int64_t>()[b] = seqs[running[b]].gen.back();
-            beam_rows[b] = compat_row0_ ? 0 : static_cast<int32_t>(seqs[running[b]].row);
+            step_ids[b] = seqs[running[b]].gen.back();
+            // compat_row0_ (SDPA only): upstream's stateful pipeline feeds row 0 for every sampled sequence
+            beam_rows[b] = (compat_row0_ && !paged_) ? 0 : static_cast<int32_t>(seqs[running[b]].row);
         }
-        ov::Tensor mask = req_.get_tensor("attention_mask");
-        mask.set_shape({B, total_len + 1});
-        std::fill_n(mask.data<int64_t>(), B * (total_len + 1), 1);
-        if (has_position_ids_) {
-            ov::Tensor pos = req_.get_tensor("position_ids");
-            pos.set_shape({B, 1});
-            std::fill_n(pos.data<int64_t>(), B, static_cast<int64_t>(total_len));
-        }
-        ov::Tensor beam = req_.get_tensor("beam_idx");
-        beam.set_shape({B});
-        std::copy(beam_rows.begin(), beam_rows.end(), beam.data<int32_t>());
-        }
-
-        Timer t;
-        req_.start_async();  // runs on the plugin's (pinned) stream thread, like upstream's decode steps
-        req_.wait();
-        float us = t.us();
-        infer_total_us += us;
-        perf.raw.token_infer_us.push_back(us);
-        perf.raw.token_times.push_back(Clock::now());
-        perf.raw.batch_sizes.push_back(B);
+        feed_step(step_ids, beam_rows, total_len);
+        run_step(B);
         if (B == 1)
             kv_tokens_.push_back(seqs[running[0]].gen.back());
         kv_batch_ = B;

@@ -180,6 +180,18 @@ void PagedKV::trim(size_t keep) {
     s.len = keep;
 }
 
+void PagedKV::keep_prefix(size_t keep) {
+    if (seqs_.empty() || keep == 0 || keep > seqs_[0].len) {
+        reset();
+        return;
+    }
+    for (size_t i = 1; i < seqs_.size(); ++i)
+        for (auto b : seqs_[i].blocks)
+            release(b);
+    seqs_.resize(1);
+    trim(keep);
+}
+
 // Makes room for tokens [s.len, new_len): the partly filled last block must be private, new blocks appended.
 void PagedKV::ensure_writable(Seq& s, size_t new_len) {
     if (s.len % block_size_ != 0 && !s.blocks.empty() && refcount_[s.blocks.back()] > 1) {

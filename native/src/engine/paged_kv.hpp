@@ -23,6 +23,7 @@ public:
 
     void reset();               // drops every sequence; sequence 0 is empty
     void trim(size_t keep);     // sequence 0 keeps its first `keep` tokens (only when there is one sequence)
+    void keep_prefix(size_t keep);  // sequence 0 alone stays, with its first `keep` tokens (e.g. the prompt of several beams)
     size_t num_sequences() const { return seqs_.size(); }
 
     // Appends n tokens to sequence 0 (the only sequence) and fills the request's inputs.
