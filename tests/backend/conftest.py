@@ -148,12 +148,22 @@ def create_pipe(api):
     return lambda path, *props: _create(api, path, *props)
 
 
-@pytest.fixture(scope="session")
-def smol_pipe(api, smol_dir):
-    st, pipe = _create(api, smol_dir)
+def _owned_pipe(api, path):
+    st, pipe = _create(api, path)
     assert st == 0, api.last_error()
     yield pipe
     api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
+@pytest.fixture(scope="module")
+def tiny_pipe(api, tiny_dir):
+    """A pipeline on the tiny fixture, fresh for each test module (modules leave chat state behind)."""
+    yield from _owned_pipe(api, tiny_dir)
+
+
+@pytest.fixture(scope="session")
+def smol_pipe(api, smol_dir):
+    yield from _owned_pipe(api, smol_dir)
 
 
 @pytest.fixture(scope="session")

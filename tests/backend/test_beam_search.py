@@ -44,19 +44,11 @@ def oracle_tiny(tiny_dir):
     return og.LLMPipeline(str(tiny_dir), "CPU", **props)
 
 
-@pytest.fixture(scope="module")
-def tiny_beam_pipe(api, tiny_dir, create_pipe):
-    st, pipe = create_pipe(tiny_dir)
-    assert st == 0, api.last_error()
-    yield pipe
-    api.lib.ov_genai_llm_pipeline_free(pipe)
-
-
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_beam_search_matches_genai_tiny(api, tiny_beam_pipe, oracle_tiny, name):
+def test_beam_search_matches_genai_tiny(api, tiny_pipe, oracle_tiny, name):
     for prompt in ("Hi", "Tell me something"):
         fields = dict(max_new_tokens=16, **CONFIGS[name])
-        r = generate(api, tiny_beam_pipe, prompt, Config(api, **fields), want_perf=True)
+        r = generate(api, tiny_pipe, prompt, Config(api, **fields), want_perf=True)
         assert r.status == 0, api.last_error()
         o = _oracle_generate(oracle_tiny, prompt, fields)
         assert r.text == _string_form(o)
@@ -85,11 +77,11 @@ def test_beam_results_are_ranked_and_distinct(api, smol_pipe):
     assert len(set(lines)) == 5
 
 
-def test_beam_search_refuses_a_streamer_like_genai(api, tiny_beam_pipe):
+def test_beam_search_refuses_a_streamer_like_genai(api, tiny_pipe):
     sc, keep = make_streamer(api, lambda s: 0)
-    r = generate(api, tiny_beam_pipe, "Hi", Config(api, max_new_tokens=4, num_beams=2), streamer=sc)
+    r = generate(api, tiny_pipe, "Hi", Config(api, max_new_tokens=4, num_beams=2), streamer=sc)
     assert r.status == -17 and "streaming" in api.last_error()
-    assert generate(api, tiny_beam_pipe, "Hi", Config(api, max_new_tokens=4, num_beams=2)).status == 0
+    assert generate(api, tiny_pipe, "Hi", Config(api, max_new_tokens=4, num_beams=2)).status == 0
 
 
 def test_greedy_after_beam_search_is_unchanged(api, smol_pipe, oracle_smol):

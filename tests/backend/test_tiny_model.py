@@ -15,14 +15,6 @@ EXPECTED = REPO / "tests" / "fixtures" / "tiny" / "expected.json"
 
 
 @pytest.fixture(scope="module")
-def tiny_pipe(api, tiny_dir, create_pipe):
-    st, pipe = create_pipe(tiny_dir)
-    assert st == 0, api.last_error()
-    yield pipe
-    api.lib.ov_genai_llm_pipeline_free(pipe)
-
-
-@pytest.fixture(scope="module")
 def tiny_oracle(tiny_dir):
     og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
     if default_backend() == "PA":  # the suite runs on PA: compare with GenAI's default (PA) pipeline
