@@ -430,6 +430,12 @@ void LLMEngine::trim_kv(size_t keep) {
         kv_tokens_.resize(keep);
         return;
     }
+    trim_state(keep);
+    kv_tokens_.resize(keep);
+}
+
+// Cuts every state variable to its first `keep` positions on the sequence axis (all batch rows).
+void LLMEngine::trim_state(size_t keep) {
     for (auto& state : req_.query_state()) {
         size_t axis = 2;
         for (auto& [name, ax] : kv_seq_axes_)
@@ -453,7 +459,6 @@ void LLMEngine::trim_kv(size_t keep) {
             std::memcpy(dst + o * keep * inner, src + o * shape[axis] * inner, keep * inner);
         state.set_state(fresh);
     }
-    kv_tokens_.resize(keep);
 }
 
 // ---------------------------------------------------------------- core
@@ -759,14 +764,16 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         }
         perf.raw.inference_us.push_back(infer_total_us);
         if (total_len != prompt_len) {
-            // the cache holds several beams: keep only the prompt, whose blocks GenAI's prefix cache also keeps
-            if (paged_ && !chat_) {
+            // The cache holds several beams: keep only the prompt, as upstream does (its PA prefix cache keeps
+            // the prompt's blocks; its stateful chat trims the turn's tokens and reads row 0 of the state next).
+            kv_tokens_.assign(full.begin(), full.end());
+            kv_batch_ = 1;
+            if (paged_)
                 paged_->keep_prefix(prompt_len);
-                kv_tokens_.assign(full.begin(), full.end());
-                kv_batch_ = 1;
-            } else {
+            else if (chat_)
+                trim_state(prompt_len);
+            else
                 reset_kv();
-            }
         }
         for (auto& h : search.best(cfg.num_return_sequences)) {
             rr.tokens.push_back(std::move(h.tokens));

@@ -70,6 +70,7 @@ private:
                           const StreamCallback* streamer, PerfMetrics& perf);
     void reset_kv();
     void trim_kv(size_t keep);
+    void trim_state(size_t keep);
     void check_supported(const GenerationConfig& cfg, bool streaming) const;
 
     ov::InferRequest req_;
