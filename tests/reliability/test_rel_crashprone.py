@@ -244,7 +244,6 @@ def test_bundled_bad_model_files_devices_properties(bundled_path):
         assert r["genai"], f"{name}: {r['type']} is not a GenAIError"
         assert needle.lower() in r["msg"].lower(), f"{name}: message does not name {needle!r}: {r['msg'][:400]}"
     assert res["works-after"]["ok"], res["works-after"]
-    assert res["beams"]["ok"], res["beams"]  # beam search is implemented
     assert out["live"] == 0
 
 
