@@ -206,6 +206,7 @@ p.finish_chat()
 case("echo", lambda: p.generate("hi", max_new_tokens=3, echo=True))
 case("beams", lambda: p.generate("hi", max_new_tokens=3, num_beams=2, num_return_sequences=2))
 case("beams-streamed", lambda: p.generate("hi", max_new_tokens=3, num_beams=2, streamer=print))
+case("beams-absurd", lambda: p.generate("hi", max_new_tokens=2, num_beams=10**9))
 case("beams-huge", lambda: p.generate("hi", max_new_tokens=2, num_beams=512, num_beam_groups=256,
                                       diversity_penalty=3e38, no_repeat_ngram_size=1, length_penalty=-3e38))
 case("huge-stop-token-id", lambda: p.generate("hi", max_new_tokens=3, stop_token_ids={2**62}))
@@ -224,6 +225,7 @@ EXPECT_GENERATE_ERRORS = {
     "empty-history": "empty",
     "echo": "echo",
     "beams-streamed": "stream",
+    "beams-absurd": "num_beams",
     "streamer-raises": "division",
 }
 

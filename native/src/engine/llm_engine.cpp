@@ -289,6 +289,9 @@ void LLMEngine::check_supported(const GenerationConfig& cfg, bool streaming) con
     if (cfg.num_return_sequences > 1024)
         throw std::invalid_argument("num_return_sequences " + std::to_string(cfg.num_return_sequences) +
                                     " is too large for the stateful pipeline (at most 1024 sequences per batch)");
+    if (cfg.num_beams > 1024)
+        throw std::invalid_argument("num_beams " + std::to_string(cfg.num_beams) +
+                                    " is too large (at most 1024 sequences per batch)");
     if (streaming && (cfg.num_return_sequences != 1 || cfg.is_beam_search()))
         throw std::invalid_argument("Currently streaming is possible only with batch size=1 and only for greedy or "
                                     "multinomial decoding (num_return_sequences == 1, no beam search)");
