@@ -854,8 +854,8 @@ class Settings:
             self.conc_threads, self.conc_requests, self.conc_out, self.conc_reps = 2, 1, 8, 1
             self.bw_mb, self.bw_reps = 64, 3
         else:
-            self.warmup, self.overhead_reps, self.overhead_out = 2, 8, 128
-            self.prompt_lens, self.out_lens, self.parity_reps = [16, 256, 1024], [32, 128], 6
+            self.warmup, self.overhead_reps, self.overhead_out = 2, 12, 128
+            self.prompt_lens, self.out_lens, self.parity_reps = [16, 256, 1024], [32, 128], 10
             self.agree_prompts, self.agree_tokens = 8, 64
             self.double_tokens, self.double_reps = 20000, 5
             self.stream_out, self.stream_reps = 64, 2

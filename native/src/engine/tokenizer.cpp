@@ -142,12 +142,15 @@ Tokenizer::Tokenizer(ov::Core& core, const std::string& dir) {
     if (chat_template_.empty())
         chat_template_ = template_from_hf_files(dir);
 
-    tok_ = core.compile_model(tok_model, "CPU").create_infer_request();
+    // One thread each: these small string models then run on the calling thread alone instead of waking (and
+    // competing with) a worker pool right after every LLM step, which cost ~0.2 ms per streamed token.
+    const ov::AnyMap one_thread{ov::inference_num_threads(1)};
+    tok_ = core.compile_model(tok_model, "CPU", one_thread).create_infer_request();
     if (auto plain = without_special_tokens(core.read_model(dir + "/openvino_tokenizer.xml"))) {
-        tok_plain_ = core.compile_model(plain, "CPU").create_infer_request();
+        tok_plain_ = core.compile_model(plain, "CPU", one_thread).create_infer_request();
         has_plain_ = true;
     }
-    detok_ = core.compile_model(detok_model, "CPU").create_infer_request();
+    detok_ = core.compile_model(detok_model, "CPU", one_thread).create_infer_request();
 
     // Special token strings, decoded without skipping special tokens.
     if (bos_id_ >= 0 || eos_id_ >= 0) {
