@@ -3,3 +3,6 @@
 const char* ovgenai_c_bundled_version(void);
 const char* ovgenai_c_bundled_last_error(void);
 long ovgenai_c_bundled_live_handles(const char* kind);
+/* On the calling thread, generate calls give the streamer an empty string per token instead of text (no
+   detokenisation): for callers that use the callback only to cancel. Off by default. */
+void ovgenai_c_bundled_set_cancel_only_streaming(int on);

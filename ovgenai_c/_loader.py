@@ -49,6 +49,7 @@ class LoadedLibrary:
     tried: List[Tuple[str, str]] = field(default_factory=list)
     has_last_error: bool = False
     has_live_counter: bool = False
+    has_cancel_only_streaming: bool = False
 
     def last_error(self) -> Optional[str]:
         """The bundled backend's text for the last failure on this thread (None elsewhere)."""
@@ -293,6 +294,7 @@ def _open(source: str, path: Path) -> LoadedLibrary:
         versions=_versions(path, kind, lib, ffi, dep_dir), tokenizers_path=tok,
         has_last_error="ovgenai_c_bundled_last_error" in present_optional,
         has_live_counter="ovgenai_c_bundled_live_handles" in present_optional,
+        has_cancel_only_streaming="ovgenai_c_bundled_set_cancel_only_streaming" in present_optional,
     )
 
 

@@ -441,16 +441,21 @@ class LLMPipeline:
             f"inputs must be a str, a ChatHistory or a list of message dicts, not {type(inputs).__name__}")
 
     def _run_generate(self, st: _State, prompt: Optional[bytes], history: Optional[ChatHistory],
-                      send: Optional[GenerationConfig], bridge: StreamBridge, streamable: bool = True
-                      ) -> Tuple[str, Optional[PerfMetrics]]:
+                      send: Optional[GenerationConfig], bridge: StreamBridge, streamable: bool = True,
+                      want_text: bool = True) -> Tuple[str, Optional[PerfMetrics]]:
         """Runs on the owner thread. ``streamable``: install the callback (GenAI refuses any streamer, even
-        one that only watches for cancellation, with beam search or num_return_sequences > 1)."""
+        one that only watches for cancellation, with beam search or num_return_sequences > 1). Without
+        ``want_text`` a library that can (the bundled one) calls it for cancellation only, skipping the
+        per-token detokenisation."""
         lib, ffi = st.lib.lib, st.lib.ffi
+        cancel_only = streamable and not want_text and st.lib.has_cancel_only_streaming
         native_cfg = ffi.NULL
         native_hist = None
         results_pp = ffi.new("ov_genai_decoded_results**")
         streamer, keep = make_streamer_struct(ffi, bridge) if streamable else (ffi.NULL, None)
         st.active = bridge
+        if cancel_only:
+            lib.ovgenai_c_bundled_set_cancel_only_streaming(1)
         try:
             if send is not None:
                 native_cfg = _config.materialise(lib, ffi, send, st.lib.check)
@@ -496,6 +501,8 @@ class LLMPipeline:
                 if results != ffi.NULL:
                     lib.ov_genai_decoded_results_free(results)
         finally:
+            if cancel_only:
+                lib.ovgenai_c_bundled_set_cancel_only_streaming(0)
             st.active = None
             if native_hist is not None:
                 ffi.release(native_hist)
@@ -504,7 +511,7 @@ class LLMPipeline:
             del keep
 
     def _start_generate(self, inputs: Inputs, generation_config: Optional[GenerationConfig],
-                        on_text: Optional[Callable[[str], Any]], kwargs: Dict[str, Any]
+                        on_text: Optional[Callable[[str], Any]], kwargs: Dict[str, Any], want_text: bool = True
                         ) -> Tuple[Job, StreamBridge, GenerationConfig]:
         prompt, history = self._prepare_inputs(inputs)
         send, effective = self._resolve_config(generation_config, kwargs)
@@ -513,7 +520,8 @@ class LLMPipeline:
             raise errors.NotSupportedError(_NOT_STREAMABLE + ": generate without a streamer, or ask for one "
                                            "sequence")
         bridge = StreamBridge(on_text)
-        _, job = self._submit(lambda st: self._run_generate(st, prompt, history, send, bridge, streamable))
+        _, job = self._submit(lambda st: self._run_generate(st, prompt, history, send, bridge, streamable,
+                                                            want_text or on_text is not None))
         return job, bridge, effective
 
     def _finish(self, job: Job, bridge: StreamBridge, effective: GenerationConfig) -> DecodedResults:
@@ -565,7 +573,9 @@ class LLMPipeline:
         if timeout is not None and not _streamable(self._resolve_config(generation_config, dict(kwargs))[1]):
             raise errors.NotSupportedError(_NOT_STREAMABLE + ", and a timeout cancels through that callback: "
                                            "generate without timeout=, or ask for one sequence")
-        job, bridge, effective = self._start_generate(inputs, generation_config, on_text, kwargs)
+        # nobody reads streamed text without a streamer or a timeout (whose error carries the partial text)
+        job, bridge, effective = self._start_generate(inputs, generation_config, on_text, kwargs,
+                                                      want_text=timeout is not None)
         job.wait(timeout=timeout, on_timeout=lambda: bridge.cancel("timeout"),
                  on_interrupt=lambda: bridge.cancel("interrupt"))
         if bridge.cancel_reason == "timeout":

@@ -14,11 +14,7 @@ cffi = pytest.importorskip("cffi")
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CDEFS = REPO / "cdefs"
-EXTRAS = """
-const char* ovgenai_c_bundled_version(void);
-const char* ovgenai_c_bundled_last_error(void);
-long ovgenai_c_bundled_live_handles(const char* kind);
-"""
+EXTRAS = (CDEFS / "90_ovgenai_c_bundled.h").read_text()  # the bundled backend's extras, as the binding declares them
 
 
 def _lib_path() -> pathlib.Path:

@@ -321,3 +321,32 @@ def test_stream_chunks_identical_to_oracle(api, tiny_pipe, tiny_oracle, prompt, 
     okw = dict(kw, stop_strings=set(stops)) if stops else kw
     tiny_oracle.generate([prompt], streamer=lambda s: (theirs.append(s), og.StreamingStatus.RUNNING)[1], **okw)
     assert ours == theirs
+
+
+def test_cancel_only_streaming_skips_text_but_still_cancels(api, tiny_pipe):
+    """The bundled extra behind ovgenai_c's no-streamer calls: the callback gets "" once per token (no
+    detokenisation), and its status still stops generation at once."""
+    calls = []
+
+    def on(chunk):
+        calls.append(chunk)
+        return 2 if len(calls) == 3 else 0  # CANCEL at the third token
+
+    cfg = dict(max_new_tokens=8, ignore_eos=True)
+    plain = generate(api, tiny_pipe, "Hi", Config(api, **cfg), want_perf=True)
+    api.lib.ovgenai_c_bundled_set_cancel_only_streaming(1)
+    try:
+        sc, keep = make_streamer(api, lambda s: calls.append(s) or 0)
+        r = generate(api, tiny_pipe, "Hi", Config(api, **cfg), streamer=sc, want_perf=True)
+        assert r.status == 0 and r.text == plain.text  # the result's text is unaffected
+        assert calls == [""] * 8  # one call per generated token, no text
+        calls.clear()
+        sc, keep = make_streamer(api, on)
+        r = generate(api, tiny_pipe, "Hi", Config(api, **cfg), streamer=sc, want_perf=True)
+        assert r.status == 0 and calls == [""] * 3 and r.perf["num_generated"] == 3
+    finally:
+        api.lib.ovgenai_c_bundled_set_cancel_only_streaming(0)
+    pieces = []
+    sc, keep = make_streamer(api, lambda s: pieces.append(s) or 0)
+    r = generate(api, tiny_pipe, "Hi", Config(api, **cfg), streamer=sc)
+    assert "".join(pieces) == r.text == plain.text  # off again: text streams as before

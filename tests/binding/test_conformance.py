@@ -140,6 +140,32 @@ def test_beam_search_returns_ranked_sequences(pipe):
         list(pipe.stream("Tell me something", max_new_tokens=8, num_beams=4))
 
 
+def test_generate_without_a_streamer_still_cancels(pipe, real_lib):
+    """Without a user streamer the binding keeps its callback for cancellation; on the bundled library it asks
+    for cancel-only calls (no per-token detokenisation), and a cancel still ends the call within a token."""
+    import threading
+    import time
+
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("r", pipe.generate("Go on", max_new_tokens=20000,
+                                                                           ignore_eos=True)))
+    t.start()
+    deadline = time.monotonic() + 30
+    while pipe._state.active is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    time.sleep(0.3)
+    bridge = pipe._state.active
+    assert bridge is not None
+    bridge.cancel("test")
+    t.join(60)
+    assert not t.is_alive()
+    r = out["r"]
+    assert r.finish_reason == "cancel" and 0 < r.perf_metrics.get_num_generated_tokens() < 20000
+    assert bridge.chunks > 0
+    if real_lib.has_cancel_only_streaming:
+        assert bridge.text_parts == []  # the callback got no text: nothing was detokenised for it
+
+
 def test_bad_config_is_refused_with_a_message(pipe):
     with pytest.raises(errors.ConfigError, match="top_p"):
         pipe.generate("x", max_new_tokens=4, do_sample=True, top_p=0.0)

@@ -1,4 +1,4 @@
-// ovgenai_c_bundled_* extras: version, thread-local last error, live handle counters.
+// ovgenai_c_bundled_* extras: version, thread-local last error, live handle counters, cancel-only streaming.
 #include <atomic>
 
 #include "c_api/capi.hpp"
@@ -7,12 +7,14 @@ namespace ovgc {
 namespace {
 std::atomic<long> g_live[static_cast<int>(HandleKind::Count_)];
 thread_local std::string t_last_error;
+thread_local bool t_cancel_only = false;
 const char* const kKindNames[] = {"pipeline", "config", "results", "perf_metrics", "chat_history", "json_container"};
 }  // namespace
 
 void handle_created(HandleKind k) { g_live[static_cast<int>(k)].fetch_add(1, std::memory_order_relaxed); }
 void handle_destroyed(HandleKind k) { g_live[static_cast<int>(k)].fetch_sub(1, std::memory_order_relaxed); }
 void set_last_error(const std::string& text) { t_last_error = text; }
+bool cancel_only_streaming() { return t_cancel_only; }
 
 }  // namespace ovgc
 
@@ -25,6 +27,8 @@ extern "C" const char* ovgenai_c_bundled_version(void) {
 }
 
 extern "C" const char* ovgenai_c_bundled_last_error(void) { return ovgc::t_last_error.c_str(); }
+
+extern "C" void ovgenai_c_bundled_set_cancel_only_streaming(int on) { ovgc::t_cancel_only = on != 0; }
 
 extern "C" long ovgenai_c_bundled_live_handles(const char* kind) {
     using namespace ovgc;

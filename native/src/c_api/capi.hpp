@@ -25,6 +25,7 @@ extern "C" {
 const char* ovgenai_c_bundled_version(void);
 const char* ovgenai_c_bundled_last_error(void);
 long ovgenai_c_bundled_live_handles(const char* kind);
+void ovgenai_c_bundled_set_cancel_only_streaming(int on);
 }
 #pragma GCC visibility pop
 
@@ -50,6 +51,7 @@ struct Counted {
 };
 
 void set_last_error(const std::string& text);
+bool cancel_only_streaming();  // ovgenai_c_bundled_set_cancel_only_streaming on this thread
 
 // Runs f (returning the status type) and maps any escaping exception to a status.
 // E is ov_status_e, ov_genai_chat_history_status_e or ov_genai_json_container_status_e.

@@ -69,6 +69,7 @@ ov_status_e run_generate(const char* fn, ov_genai_llm_pipeline* pipe, const Inpu
         if (streamer)
             cb = make_callback(streamer);
         PipeLock lock(pipe);
+        pipe->engine->set_stream_text(!ovgc::cancel_only_streaming());
         auto r = call(*pipe->engine, config ? &config->cfg : nullptr, streamer ? &cb : nullptr);
         return deliver(std::move(r), results);
     });

@@ -564,8 +564,8 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         window = std::max(window, tokenizer_->encode(s, false).size());
     const size_t stream_hold = (!cfg.stop_strings.empty() && !cfg.include_stop_str_in_output) ? window : 0;
 
-    std::unique_ptr<TextStreamer> ts;
-    if (streamer)
+    std::unique_ptr<TextStreamer> ts;  // none in cancel-only mode: the callback then gets "" per token
+    if (streamer && stream_text_)
         ts = std::make_unique<TextStreamer>(*tokenizer_, *streamer);
 
     float infer_total_us = 0.0f;
@@ -705,12 +705,15 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
 
     // stream tokens of sequence 0 that are beyond the hold-back window (all when finished)
     auto stream_pending = [&](Seq& s) -> StreamStatus {
-        if (!ts)
+        if (!streamer)
             return StreamStatus::Running;
         size_t limit = s.finished ? s.gen.size() : (s.gen.size() > stream_hold ? s.gen.size() - stream_hold : 0);
         StreamStatus st = StreamStatus::Running;
-        while (s.streamed < limit && st == StreamStatus::Running)
-            st = ts->put(s.gen[s.streamed++]);
+        static const std::string no_text;
+        while (s.streamed < limit && st == StreamStatus::Running) {
+            const int64_t token = s.gen[s.streamed++];
+            st = ts ? ts->put(token) : (*streamer)(no_text);
+        }
         return st;
     };
 
@@ -801,7 +804,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     // Streaming happens right after sampling, before the next infer request (as upstream: a STOP or
     // CANCEL from the callback means no further inference).
     StreamStatus status = StreamStatus::Running;
-    if (ts && seqs.size() == 1)
+    if (streamer && seqs.size() == 1)
         status = stream_pending(seqs[0]);
     size_t total_len = prompt_len;  // tokens in the KV cache after the next infer minus one
     std::vector<int32_t> beam_rows;
@@ -833,10 +836,10 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             auto toks = sample_for(s, b, 1);
             accept(s, toks[0]);
         }
-        if (ts && seqs.size() == 1)
+        if (streamer && seqs.size() == 1)
             status = stream_pending(seqs[0]);
     }
-    if (ts && status == StreamStatus::Running && seqs.size() == 1) {
+    if (streamer && status == StreamStatus::Running && seqs.size() == 1) {
         seqs[0].finished = true;
         status = stream_pending(seqs[0]);
     }

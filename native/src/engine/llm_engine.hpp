@@ -53,6 +53,8 @@ public:
     const GenerationConfig& generation_config() const { return config_; }
     bool paged() const { return paged_ != nullptr; }
     void set_generation_config(const GenerationConfig& cfg);
+    // false: the streamer gets an empty string per token (cancellation checks only, no detokenisation)
+    void set_stream_text(bool on) { stream_text_ = on; }
 
 private:
     enum class ChatInput { Undef, String, History };
@@ -91,6 +93,7 @@ private:
     JsonValue history_ = JsonValue::array();
     std::vector<int64_t> kv_tokens_;  // exactly the tokens whose keys/values are in the model state
     size_t kv_batch_ = 1;
+    bool stream_text_ = true;
 };
 
 }  // namespace ovgc
