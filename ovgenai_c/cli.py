@@ -547,7 +547,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["bench"] and "--compare" in argv:
         # the side-by-side benchmark (bindings, engines, streaming, import, bandwidth, concurrency)
-        from . import bench
+        from ovgenai_c_tools import bench
 
         return int(bench.main(argv[1:]) or 0)
     parser = build_parser()

@@ -73,22 +73,10 @@ _IR_FORMAT = 1
 PIP_COMMAND: Optional[List[str]] = None
 CONVERT_PYTHON: Optional[str] = None
 
-_NO_GENAI_EXIT = 3
-
-# Runs in a separate interpreter: GGUF (argv[1], inside the output dir) -> IR beside it.
-_CONVERT_SCRIPT = r"""
-import json, sys
-try:
-    import openvino_genai
-except ImportError as e:
-    sys.stderr.write("openvino_genai import failed: %s\n" % e)
-    sys.exit(@NO_GENAI_EXIT@)
-import openvino
-pipe = openvino_genai.LLMPipeline(sys.argv[1], "CPU", enable_save_ov_model=True)
-del pipe
-print(json.dumps({"openvino_genai": getattr(openvino_genai, "__version__", "?"),
-                  "openvino": openvino.get_version()}))
-""".replace("@NO_GENAI_EXIT@", str(_NO_GENAI_EXIT))
+# The converter (ovgenai_c_tools/convert_gguf.py) runs by path in a separate interpreter: GGUF -> IR beside it.
+# Located without importing anything of it; this package never imports openvino_genai.
+_CONVERT_SCRIPT = pathlib.Path(__file__).resolve().parent.parent / "ovgenai_c_tools" / "convert_gguf.py"
+_NO_GENAI_EXIT = 3  # convert_gguf.NO_GENAI_EXIT
 
 
 class ModelFetchError(RuntimeError):
@@ -342,7 +330,7 @@ def convert_gguf_to_ir(gguf: pathlib.Path, work: pathlib.Path, progress: bool = 
     _say(progress, f"converting {gguf.name} to OpenVINO IR with openvino_genai (once; ~10 s)")
     try:
         r = subprocess.run(
-            [py, "-c", _CONVERT_SCRIPT, str(tmp_gguf)],
+            [py, str(_CONVERT_SCRIPT), str(tmp_gguf)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,

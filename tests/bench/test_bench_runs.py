@@ -16,7 +16,7 @@ SCRIPT = ROOT / "scripts" / "bench.py"
 
 sys.path.insert(0, str(ROOT))
 from ovgenai_c import _loader  # noqa: E402
-from ovgenai_c.bench import SECTIONS, _paired, _pct, _ratio, _ratio_stats, render  # noqa: E402
+from ovgenai_c_tools.bench import SECTIONS, _paired, _pct, _ratio, _ratio_stats, render  # noqa: E402
 
 
 def _bundled() -> Path | None:
@@ -153,7 +153,7 @@ def test_bad_model_argument_is_a_usage_error(tmp_path):
 def test_oracle_is_fetched_privately_when_missing(tmp_path, monkeypatch):
     """When openvino_genai is missing, bench pip-installs it (no deps, same version as openvino) into its own
     cache folder and adds that folder to the comparison workers' path — never into the environment."""
-    from ovgenai_c import bench
+    from ovgenai_c_tools import bench
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     calls = []

@@ -352,3 +352,13 @@ def test_real_default_model_end_to_end(tmp_path, monkeypatch):
         assert time.perf_counter() - t < 0.05
     finally:
         shutil.rmtree(tmp_path / "cache", ignore_errors=True)  # ~190 MB; don't leave it in pytest's tmp
+
+
+def test_converter_script_and_its_exit_code_agree():
+    """models runs ovgenai_c_tools/convert_gguf.py by path (never importing it); its 'no openvino_genai' status
+    is the one models maps to the install hint."""
+    import runpy
+
+    assert models._CONVERT_SCRIPT.is_file()
+    ns = runpy.run_path(str(models._CONVERT_SCRIPT))  # defines main and the constant; imports no openvino_genai
+    assert ns["NO_GENAI_EXIT"] == models._NO_GENAI_EXIT

@@ -2,7 +2,7 @@
 limit and concurrency — in one run, one process tree, with interleaved repetitions.
 
     python scripts/bench.py [--model DIR] [--out FILE] [--quick]
-    ovgenai-c bench --compare [...]          (the CLI calls ovgenai_c.bench.main(argv))
+    ovgenai-c bench --compare [...]          (the CLI calls ovgenai_c_tools.bench.main(argv))
 
 Each engine lives in its own worker process (this file run with ``--worker``), loaded once, and the parent sends
 it one request at a time over a pipe; repetitions rotate over the engines so machine drift hits them all alike.
