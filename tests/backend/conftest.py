@@ -10,6 +10,8 @@ import pathlib
 
 import pytest
 
+from helpers import owned_pipe
+
 cffi = pytest.importorskip("cffi")
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -144,22 +146,15 @@ def create_pipe(api):
     return lambda path, *props: _create(api, path, *props)
 
 
-def _owned_pipe(api, path):
-    st, pipe = _create(api, path)
-    assert st == 0, api.last_error()
-    yield pipe
-    api.lib.ov_genai_llm_pipeline_free(pipe)
-
-
 @pytest.fixture(scope="module")
 def tiny_pipe(api, tiny_dir):
     """A pipeline on the tiny fixture, fresh for each test module (modules leave chat state behind)."""
-    yield from _owned_pipe(api, tiny_dir)
+    yield from owned_pipe(api, lambda *a: _create(api, *a), tiny_dir)
 
 
 @pytest.fixture(scope="session")
 def smol_pipe(api, smol_dir):
-    yield from _owned_pipe(api, smol_dir)
+    yield from owned_pipe(api, lambda *a: _create(api, *a), smol_dir)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """Small helpers over the raw cffi API used by several backend test modules."""
 from __future__ import annotations
 
+import contextlib
 import os
 
 
@@ -140,3 +141,25 @@ def generate_with_history(api, pipe, hist, cfg=None, want_perf=False):
     perf = perf_dict(api, res[0]) if want_perf else None
     lib.ov_genai_decoded_results_free(res[0])
     return Result(st, text, perf)
+
+
+@contextlib.contextmanager
+def chat_with_oracle(api, pipe, oracle):
+    """start_chat on the bundled pipeline and on the GenAI oracle; finish_chat on both afterwards (also when the
+    body fails), and the bundled finish_chat must succeed."""
+    assert api.lib.ov_genai_llm_pipeline_start_chat(pipe) == 0
+    oracle.start_chat()
+    try:
+        yield
+    finally:
+        status = api.lib.ov_genai_llm_pipeline_finish_chat(pipe)
+        oracle.finish_chat()
+    assert status == 0
+
+
+def owned_pipe(api, create, path, *props):
+    """For a yield-fixture: the pipeline create(path, *props) makes, freed afterwards."""
+    st, pipe = create(path, *props)
+    assert st == 0, api.last_error()
+    yield pipe
+    api.lib.ov_genai_llm_pipeline_free(pipe)

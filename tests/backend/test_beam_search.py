@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import Config, default_backend, generate, make_streamer
+from helpers import Config, chat_with_oracle, default_backend, generate, make_streamer
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
 
@@ -98,12 +98,9 @@ def test_beam_turns_in_a_chat(api, smol_pipe, oracle_smol):
     (it keeps the history's cache, drops the turn's beams, reads row 0 next). GenAI's PagedAttention pipeline
     also restores the best beam's own blocks from its prefix cache, which the bundled PA engine does not keep,
     so there only the first turn is compared; later turns are recomputed and may differ in the last digits."""
-    lib = api.lib
     turns = [("Hi, who are you?", dict(num_beams=3)), ("Tell me more.", dict(num_beams=3, num_return_sequences=2)),
              ("And then?", {})]
-    assert lib.ov_genai_llm_pipeline_start_chat(smol_pipe) == 0
-    oracle_smol.start_chat()
-    try:
+    with chat_with_oracle(api, smol_pipe, oracle_smol):
         for i, (q, kw) in enumerate(turns):
             fields = dict(max_new_tokens=16, **kw)
             r = generate(api, smol_pipe, q, Config(api, **fields))
@@ -113,6 +110,3 @@ def test_beam_turns_in_a_chat(api, smol_pipe, oracle_smol):
                 assert r.text == _string_form(o), (i, q)
             else:
                 assert r.text
-    finally:
-        assert lib.ov_genai_llm_pipeline_finish_chat(smol_pipe) == 0
-        oracle_smol.finish_chat()

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from helpers import Config, chat_history, default_backend, generate, generate_with_history, make_streamer
+from helpers import (Config, chat_history, chat_with_oracle, default_backend, generate, generate_with_history,
+                     make_streamer)
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
 
@@ -119,18 +120,12 @@ def test_num_return_sequences_string_form(api, smol_pipe):
 
 
 def test_chat_turns_match_oracle(api, smol_pipe, oracle_smol):
-    lib = api.lib
-    assert lib.ov_genai_llm_pipeline_start_chat(smol_pipe) == 0
-    oracle_smol.start_chat()
-    try:
+    with chat_with_oracle(api, smol_pipe, oracle_smol):
         for q in ["Hi, my name is Bob.", "What is my name?", "Tell me a short fact about cats."]:
             r = generate(api, smol_pipe, q, Config(api, max_new_tokens=24), want_perf=True)
             o = oracle_smol.generate([q], max_new_tokens=24)
             assert r.text == o.texts[0]
             assert r.perf["num_input"] == o.perf_metrics.get_num_input_tokens()  # KV cache reused alike
-    finally:
-        assert lib.ov_genai_llm_pipeline_finish_chat(smol_pipe) == 0
-        oracle_smol.finish_chat()
 
 
 def test_generate_with_history_matches_oracle(api, smol_pipe, oracle_smol, oracle_tokenizer_smol):
@@ -205,10 +200,7 @@ def test_streaming_stop_ends_early_like_oracle(api, smol_pipe, oracle_smol):
 
 
 def test_streaming_cancel_drops_chat_turn(api, smol_pipe, oracle_smol):
-    lib = api.lib
-    assert lib.ov_genai_llm_pipeline_start_chat(smol_pipe) == 0
-    oracle_smol.start_chat()
-    try:
+    with chat_with_oracle(api, smol_pipe, oracle_smol):
         cfg = Config(api, max_new_tokens=16)
         generate(api, smol_pipe, "Hi, I am Ann.", cfg)
         oracle_smol.generate(["Hi, I am Ann."], max_new_tokens=16)
@@ -219,9 +211,6 @@ def test_streaming_cancel_drops_chat_turn(api, smol_pipe, oracle_smol):
         o = oracle_smol.generate(["What is my name?"], max_new_tokens=16)
         assert r.text == o.texts[0]
         assert r.perf["num_input"] == o.perf_metrics.get_num_input_tokens()
-    finally:
-        lib.ov_genai_llm_pipeline_finish_chat(smol_pipe)
-        oracle_smol.finish_chat()
 
 
 def test_perf_metrics_shape(api, smol_pipe):
@@ -278,10 +267,7 @@ def test_num_return_sequences_compat_row0_matches_oracle(api, create_pipe, smol_
 def test_chat_kv_trim_after_stop_string_matches_oracle(api, smol_pipe, oracle_smol):
     """A stop string removes tokens that are already in the KV cache: the next turn must trim the cache
     to the common prefix exactly as upstream does (same fed-token count, same text)."""
-    lib = api.lib
-    assert lib.ov_genai_llm_pipeline_start_chat(smol_pipe) == 0
-    oracle_smol.start_chat()
-    try:
+    with chat_with_oracle(api, smol_pipe, oracle_smol):
         turns = [("What is the capital of France?", dict(max_new_tokens=30, stop_strings=["Paris"])),
                  ("And of Germany?", dict(max_new_tokens=20)), ("Thanks!", dict(max_new_tokens=12))]
         for q, kw in turns:
@@ -290,6 +276,3 @@ def test_chat_kv_trim_after_stop_string_matches_oracle(api, smol_pipe, oracle_sm
             o = oracle_smol.generate([q], **okw)
             assert r.text == o.texts[0]
             assert r.perf["num_input"] == o.perf_metrics.get_num_input_tokens()
-    finally:
-        lib.ov_genai_llm_pipeline_finish_chat(smol_pipe)
-        oracle_smol.finish_chat()

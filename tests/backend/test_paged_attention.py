@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import Config, chat_history, generate, generate_with_history, make_streamer
+from helpers import (Config, chat_history, chat_with_oracle, generate, generate_with_history, make_streamer,
+                     owned_pipe)
 
 PROMPTS = ["Hello", "What is the capital of France?", "Write a haiku about the sea.", "Explain gravity to a child.",
            "中文 é 🙂", "def fib(n):", "Why is the sky blue?"]
@@ -19,10 +20,7 @@ def og():
 
 @pytest.fixture(scope="module")
 def tiny_pa(api, tiny_dir, create_pipe):
-    st, pipe = create_pipe(tiny_dir, "ATTENTION_BACKEND", "PA")
-    assert st == 0, api.last_error()
-    yield pipe
-    api.lib.ov_genai_llm_pipeline_free(pipe)
+    yield from owned_pipe(api, create_pipe, tiny_dir, "ATTENTION_BACKEND", "PA")
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +30,7 @@ def tiny_oracle_pa(og, tiny_dir):
 
 @pytest.fixture(scope="module")
 def smol_pa(api, smol_dir, create_pipe):
-    st, pipe = create_pipe(smol_dir, "ATTENTION_BACKEND", "PA")
-    assert st == 0, api.last_error()
-    yield pipe
-    api.lib.ov_genai_llm_pipeline_free(pipe)
+    yield from owned_pipe(api, create_pipe, smol_dir, "ATTENTION_BACKEND", "PA")
 
 
 @pytest.fixture(scope="module")
@@ -85,28 +80,19 @@ def test_pa_stop_strings_match_oracle(api, smol_pa, smol_oracle_pa, stops, inclu
 
 
 def test_pa_chat_turns_match_oracle(api, smol_pa, smol_oracle_pa):
-    lib = api.lib
-    assert lib.ov_genai_llm_pipeline_start_chat(smol_pa) == 0
-    smol_oracle_pa.start_chat()
-    try:
+    with chat_with_oracle(api, smol_pa, smol_oracle_pa):
         for q in ["Hi, my name is Bob.", "What is my name?", "Tell me a short fact about cats."]:
             r = generate(api, smol_pa, q, Config(api, max_new_tokens=24), want_perf=True)
             o = smol_oracle_pa.generate([q], max_new_tokens=24)
             assert r.text == o.texts[0]
             # as GenAI's PA pipeline: the whole rendered history counts as input (the cache reuse is internal)
             assert r.perf["num_input"] == o.perf_metrics.get_num_input_tokens()
-    finally:
-        assert lib.ov_genai_llm_pipeline_finish_chat(smol_pa) == 0
-        smol_oracle_pa.finish_chat()
 
 
 def test_pa_chat_kv_trim_after_stop_string_matches_oracle(api, smol_pa, smol_oracle_pa):
     """A stop string removes tokens already in the cache: the next turn trims the block table to the common
     prefix (mid-block) and must still agree with upstream."""
-    lib = api.lib
-    assert lib.ov_genai_llm_pipeline_start_chat(smol_pa) == 0
-    smol_oracle_pa.start_chat()
-    try:
+    with chat_with_oracle(api, smol_pa, smol_oracle_pa):
         turns = [("What is the capital of France?", dict(max_new_tokens=30, stop_strings=["Paris"])),
                  ("And of Germany?", dict(max_new_tokens=20)), ("Thanks!", dict(max_new_tokens=12))]
         for q, kw in turns:
@@ -114,9 +100,6 @@ def test_pa_chat_kv_trim_after_stop_string_matches_oracle(api, smol_pa, smol_ora
             okw = {k: (set(v) if k == "stop_strings" else v) for k, v in kw.items()}
             o = smol_oracle_pa.generate([q], **okw)
             assert r.text == o.texts[0]
-    finally:
-        lib.ov_genai_llm_pipeline_finish_chat(smol_pa)
-        smol_oracle_pa.finish_chat()
 
 
 def test_pa_generate_with_history_matches_oracle(api, smol_pa, smol_oracle_pa, og):
@@ -136,10 +119,7 @@ def test_pa_generate_with_history_matches_oracle(api, smol_pa, smol_oracle_pa, o
 
 
 def test_pa_streaming_cancel_drops_chat_turn(api, smol_pa, smol_oracle_pa, og):
-    lib = api.lib
-    assert lib.ov_genai_llm_pipeline_start_chat(smol_pa) == 0
-    smol_oracle_pa.start_chat()
-    try:
+    with chat_with_oracle(api, smol_pa, smol_oracle_pa):
         cfg = Config(api, max_new_tokens=16)
         generate(api, smol_pa, "Hi, I am Ann.", cfg)
         smol_oracle_pa.generate(["Hi, I am Ann."], max_new_tokens=16)
@@ -152,9 +132,6 @@ def test_pa_streaming_cancel_drops_chat_turn(api, smol_pa, smol_oracle_pa, og):
         r = generate(api, smol_pa, "What is my name?", cfg)
         o = smol_oracle_pa.generate(["What is my name?"], max_new_tokens=16)
         assert r.text == o.texts[0]
-    finally:
-        lib.ov_genai_llm_pipeline_finish_chat(smol_pa)
-        smol_oracle_pa.finish_chat()
 
 
 def test_pa_streaming_chunks_concatenate_to_result(api, smol_pa):
