@@ -511,17 +511,22 @@ class LLMPipeline:
             del keep
 
     def _start_generate(self, inputs: Inputs, generation_config: Optional[GenerationConfig],
-                        on_text: Optional[Callable[[str], Any]], kwargs: Dict[str, Any], want_text: bool = True
-                        ) -> Tuple[Job, StreamBridge, GenerationConfig]:
+                        on_text: Optional[Callable[[str], Any]], kwargs: Dict[str, Any],
+                        timeout: Optional[float] = None) -> Tuple[Job, StreamBridge, GenerationConfig]:
         prompt, history = self._prepare_inputs(inputs)
         send, effective = self._resolve_config(generation_config, kwargs)
         streamable = _streamable(effective)
         if on_text is not None and not streamable:
             raise errors.NotSupportedError(_NOT_STREAMABLE + ": generate without a streamer, or ask for one "
                                            "sequence")
+        if timeout is not None and not streamable:
+            raise errors.NotSupportedError(_NOT_STREAMABLE + ", and a timeout cancels through that callback: "
+                                           "generate without timeout=, or ask for one sequence")
+        # the streamed text is read by a user streamer, or carried by a timeout's error as the partial text
+        want_text = on_text is not None or timeout is not None
         bridge = StreamBridge(on_text)
         _, job = self._submit(lambda st: self._run_generate(st, prompt, history, send, bridge, streamable,
-                                                            want_text or on_text is not None))
+                                                            want_text))
         return job, bridge, effective
 
     def _finish(self, job: Job, bridge: StreamBridge, effective: GenerationConfig) -> DecodedResults:
@@ -570,12 +575,7 @@ class LLMPipeline:
             raise errors.InvalidParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
         if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):
             return self._generate_batch(inputs, generation_config, on_text, timeout, kwargs)
-        if timeout is not None and not _streamable(self._resolve_config(generation_config, dict(kwargs))[1]):
-            raise errors.NotSupportedError(_NOT_STREAMABLE + ", and a timeout cancels through that callback: "
-                                           "generate without timeout=, or ask for one sequence")
-        # nobody reads streamed text without a streamer or a timeout (whose error carries the partial text)
-        job, bridge, effective = self._start_generate(inputs, generation_config, on_text, kwargs,
-                                                      want_text=timeout is not None)
+        job, bridge, effective = self._start_generate(inputs, generation_config, on_text, kwargs, timeout)
         job.wait(timeout=timeout, on_timeout=lambda: bridge.cancel("timeout"),
                  on_interrupt=lambda: bridge.cancel("interrupt"))
         if bridge.cancel_reason == "timeout":
