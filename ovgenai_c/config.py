@@ -56,7 +56,25 @@ FIELDS: Dict[str, tuple] = {
     "max_ngram_size": (_SIZE, 0),
     "eos_token_id": (_INT64, -1),
 }
-PYTHON_ONLY = ("apply_chat_template",)
+# Fields of openvino_genai.GenerationConfig that the C ABI has no setter for: held in Python with upstream's
+# defaults so ported code can read and set them; a call that needs a non-default one is refused by name
+# (apply_chat_template=False reaches the bundled backend through its extra).
+PYTHON_FIELDS: Dict[str, Any] = {
+    "apply_chat_template": True,
+    "adapters": None,
+    "structured_output_config": None,
+    "parsers": (),
+    "branching_factor": 1,
+    "tree_depth": 0,
+    "pruning_ratio": 0,
+    "relevance_weight": 0.5,
+    "return_omni_outputs": False,
+}
+PYTHON_ONLY = tuple(PYTHON_FIELDS)
+_PYTHON_FIELD_TYPES: Dict[str, tuple] = {
+    "apply_chat_template": (bool,), "return_omni_outputs": (bool,),
+    "branching_factor": (int,), "tree_depth": (int,), "pruning_ratio": (int,), "relevance_weight": (int, float),
+}
 
 
 def _coerce(name: str, kind: str, value: Any) -> Any:
@@ -129,7 +147,7 @@ class GenerationConfig:
     def __init__(self, json_path: Optional[os.PathLike] = None, **kwargs: Any) -> None:
         values = {name: default for name, (_, default) in FIELDS.items()}
         object.__setattr__(self, "_values", values)
-        object.__setattr__(self, "apply_chat_template", True)
+        object.__setattr__(self, "_extra", dict(PYTHON_FIELDS))
         if json_path is not None:
             self.update_generation_config(**_read_json_fields(os.fspath(json_path)))
         self.update_generation_config(**kwargs)
@@ -140,35 +158,47 @@ class GenerationConfig:
         if name in values:
             v = values[name]
             return set(v) if isinstance(v, frozenset) else v
+        extra = object.__getattribute__(self, "_extra")
+        if name in extra:
+            v = extra[name]
+            return list(v) if name == "parsers" else v
         raise AttributeError(f"GenerationConfig has no field {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name == "apply_chat_template":
-            if not isinstance(value, bool):
-                raise InvalidParameterError("GenerationConfig.apply_chat_template must be a bool")
-            object.__setattr__(self, name, value)
+        if name in PYTHON_FIELDS:
+            types = _PYTHON_FIELD_TYPES.get(name)
+            if types is not None and (isinstance(value, bool) != (bool in types) or not isinstance(value, types)):
+                raise InvalidParameterError(f"GenerationConfig.{name} must be a {types[0].__name__}, "
+                                            f"not {type(value).__name__}")
+            if name == "parsers":
+                value = tuple(value or ())
+            self._extra[name] = value
             return
         if name not in FIELDS:
             raise AttributeError(f"GenerationConfig has no field {name!r}")
         kind = FIELDS[name][0]
-        stored = _coerce(name, kind, value)
-        self._values[name] = stored
-        if name == "eos_token_id" and stored != -1:
-            # like the C++ set_eos_token_id: the eos token is also a stop token
-            self._values["stop_token_ids"] = frozenset(self._values["stop_token_ids"] | {stored})
+        self._values[name] = _coerce(name, kind, value)
 
     def set_eos_token_id(self, token_id: int) -> None:
-        """Set the EOS token and add it to the stop tokens (as the C++ API does)."""
+        """Set the EOS token and add it to the stop tokens (as the C++ API does). Assigning ``eos_token_id``
+        alone does not touch ``stop_token_ids`` (as in openvino_genai; validate() then asks for both)."""
         self.eos_token_id = token_id
+        self._add_eos_to_stop_ids()
+
+    def _add_eos_to_stop_ids(self) -> None:
+        eos = self._values["eos_token_id"]
+        if eos != -1:
+            self._values["stop_token_ids"] = frozenset(self._values["stop_token_ids"] | {eos})
 
     def update_generation_config(self, **kwargs: Any) -> None:
-        """Set several fields at once; unknown names raise a TypeError naming them."""
-        unknown = [k for k in kwargs if k not in FIELDS and k not in PYTHON_ONLY]
+        """Set several fields at once; unknown names raise a TypeError naming them. As upstream's
+        update_generation_config, a set eos_token_id is then also a stop token."""
+        unknown = [k for k in kwargs if k not in FIELDS and k not in PYTHON_FIELDS]
         if unknown:
             raise TypeError(f"unknown GenerationConfig field(s): {', '.join(sorted(unknown))}")
-        # apply eos after stop_token_ids so the eos id stays in the stop set
-        for key in sorted(kwargs, key=lambda k: k == "eos_token_id"):
-            setattr(self, key, kwargs[key])
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+        self._add_eos_to_stop_ids()
 
     update = update_generation_config
 
@@ -176,7 +206,7 @@ class GenerationConfig:
         """An independent copy."""
         new = GenerationConfig.__new__(GenerationConfig)
         object.__setattr__(new, "_values", dict(self._values))
-        object.__setattr__(new, "apply_chat_template", self.apply_chat_template)
+        object.__setattr__(new, "_extra", dict(self._extra))
         return new
 
     __copy__ = copy
@@ -188,12 +218,16 @@ class GenerationConfig:
         """Every field and its value."""
         d = {k: (sorted(v) if isinstance(v, frozenset) else v) for k, v in self._values.items()}
         d["stop_criteria"] = StopCriteria(d["stop_criteria"]).name
-        d["apply_chat_template"] = self.apply_chat_template
+        d.update((k, list(v) if k == "parsers" else v) for k, v in self._extra.items())
         return d
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GenerationConfig) and self._values == other._values and \
-            self.apply_chat_template == other.apply_chat_template
+            self._extra == other._extra
+
+    def unsupported_fields(self) -> List[str]:
+        """Fields set away from upstream's default that no C ABI setter carries (named in refusals)."""
+        return [k for k, v in self._extra.items() if k != "apply_chat_template" and v != PYTHON_FIELDS[k]]
 
     def __repr__(self) -> str:
         changed = {k: v for k, v in self._values.items() if v != FIELDS[k][1]}
@@ -204,11 +238,23 @@ class GenerationConfig:
     def is_beam_search(self) -> bool:
         return self._values["num_beams"] > 1
 
+    def is_tree_search(self) -> bool:
+        return self._extra["tree_depth"] > 0
+
     def is_greedy_decoding(self) -> bool:
-        return not self._values["do_sample"] and not self.is_beam_search()
+        return not self._values["do_sample"] and not self.is_beam_search() and not self.is_tree_search()
 
     def is_multinomial(self) -> bool:
         return self._values["do_sample"]
+
+    def is_assisting_generation(self) -> bool:
+        return self._values["assistant_confidence_threshold"] > 0 or self._values["num_assistant_tokens"] > 0
+
+    def is_prompt_lookup(self) -> bool:
+        return self._values["max_ngram_size"] > 0 and self._values["num_assistant_tokens"] > 0
+
+    def is_structured_output_generation(self) -> bool:
+        return self._extra["structured_output_config"] is not None
 
     def get_max_new_tokens(self, prompt_length: int = 0) -> int:
         """max_new_tokens if set, else max_length minus the prompt length."""

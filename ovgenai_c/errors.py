@@ -1,7 +1,9 @@
 """Status codes → typed exceptions. One checker (:func:`check`) for every C call.
 
-Every exception derives from :class:`GenAIError` and, where one fits, from the matching builtin too, so
-``except FileNotFoundError`` or ``except ValueError`` work as a Python user expects.
+Every exception derives from :class:`GenAIError`, which is a ``RuntimeError`` as every error of
+``openvino_genai``'s pybind module is (so ``except RuntimeError`` in ported code keeps working), and, where one
+fits, from the matching builtin too, so ``except FileNotFoundError`` or ``except ValueError`` work as a Python
+user expects.
 """
 from __future__ import annotations
 
@@ -45,8 +47,10 @@ JSON_CONTAINER_STATUS_NAMES: Dict[int, str] = {
 }
 
 
-class GenAIError(Exception):
-    """Base of every ovgenai_c error. ``status`` is the C status (None for checks made in Python)."""
+class GenAIError(RuntimeError):
+    """Base of every ovgenai_c error. ``status`` is the C status (None for checks made in Python).
+
+    A ``RuntimeError``, like every error ``openvino_genai`` raises from C++ (invalid config, input or use)."""
 
     def __init__(self, message: str, status: Optional[int] = None, status_name: Optional[str] = None,
                  function: Optional[str] = None) -> None:
@@ -56,7 +60,7 @@ class GenAIError(Exception):
         self.function = function
 
 
-class GeneralError(GenAIError, RuntimeError):
+class GeneralError(GenAIError):
     """GENERAL_ERROR / *_ERROR: the library failed without a more specific status."""
 
 
@@ -68,7 +72,7 @@ class NotSupportedError(NotImplementedGenAIError):
     """Asked for something the C ABI or the loaded library cannot do (refused before calling C)."""
 
 
-class NetworkNotLoadedError(GenAIError, RuntimeError):
+class NetworkNotLoadedError(GenAIError):
     """NETWORK_NOT_LOADED."""
 
 
@@ -84,15 +88,15 @@ class OutOfBoundsError(GenAIError, IndexError):
     """OUT_OF_BOUNDS: an index or a buffer size is out of range."""
 
 
-class UnexpectedError(GenAIError, RuntimeError):
+class UnexpectedError(GenAIError):
     """UNEXPECTED."""
 
 
-class RequestBusyError(GenAIError, RuntimeError):
+class RequestBusyError(GenAIError):
     """REQUEST_BUSY."""
 
 
-class ResultNotReadyError(GenAIError, RuntimeError):
+class ResultNotReadyError(GenAIError):
     """RESULT_NOT_READY."""
 
 
@@ -100,15 +104,15 @@ class NotAllocatedError(GenAIError, MemoryError):
     """NOT_ALLOCATED: the library could not allocate."""
 
 
-class InferNotStartedError(GenAIError, RuntimeError):
+class InferNotStartedError(GenAIError):
     """INFER_NOT_STARTED."""
 
 
-class NetworkNotReadError(GenAIError, RuntimeError):
+class NetworkNotReadError(GenAIError):
     """NETWORK_NOT_READ: the model could not be read."""
 
 
-class InferCancelledError(GenAIError, RuntimeError):
+class InferCancelledError(GenAIError):
     """INFER_CANCELLED."""
 
 
@@ -116,11 +120,11 @@ class InvalidParameterError(GenAIError, ValueError):
     """INVALID_C_PARAM / *_INVALID_PARAM, or an argument rejected in Python before calling C."""
 
 
-class UnknownCError(GenAIError, RuntimeError):
+class UnknownCError(GenAIError):
     """UNKNOWN_C_ERROR."""
 
 
-class UnknownExceptionError(GenAIError, RuntimeError):
+class UnknownExceptionError(GenAIError):
     """UNKNOW_EXCEPTION (-17): a C++ exception inside the library (upstream drops its text)."""
 
 
@@ -153,7 +157,7 @@ class MissingSymbolError(GenAIError, AttributeError):
     """The loaded library lacks a declared C function."""
 
 
-class PipelineClosedError(GenAIError, RuntimeError):
+class PipelineClosedError(GenAIError):
     """The pipeline was closed."""
 
 
