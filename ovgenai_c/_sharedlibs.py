@@ -202,17 +202,31 @@ def mapped_openvino() -> List[str]:
 
 def openvino_version_of_file(path: Path) -> str:
     """An OpenVINO version for a libopenvino file, without loading it: the full version when the real file
-    name carries it (archives: ``libopenvino.so.2026.3.0``), else the soname's (``libopenvino.so.2641``)."""
+    name carries it (archives: ``libopenvino.so.2026.3.0``), else the build number stored in it, else the
+    soname's (``libopenvino.so.2641``)."""
     real = Path(os.path.realpath(path))
     m = re.search(r"\.so\.(\d{4}\.\d+\.\d+(?:\.\d+)?)$", real.name)
     if m:
         return m.group(1)
+    build = _build_number_in(real)
+    if build:
+        return build
     try:
         soname = read_elf(real).name
     except NotLoadable:
         soname = real.name
     m = re.search(r"\.so\.(\d+)$", soname)
     return f"soversion {m.group(1)}" if m else "unknown"
+
+
+def _build_number_in(path: Path) -> Optional[str]:
+    """OpenVINO's build number (``2026.4.1-22982-e213a147257``) as stored in libopenvino (~15 ms for 20 MB)."""
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            found = re.search(rb"(20\d\d\.\d+\.\d+)-\d+-[0-9a-f]{6,}", m)
+            return bytes(found.group(0)).decode() if found else None
+    except (OSError, ValueError):
+        return None
 
 
 def openvino_soname(path: Path) -> str:
