@@ -241,8 +241,9 @@ def _dependency_plan(lib_path: Path) -> Tuple[List[Path], List[Path]]:
     return plan, tbb_dirs + ([ov_dir] if ov_dir is not None and ov_dir not in tbb_dirs else [])
 
 
-def _choose_tokenizers(lib_path: Path, openvino: Optional[str]) -> Tuple[Optional[str], bool]:
-    """(the openvino_tokenizers extension the library will use, whether it comes from the environment).
+def _choose_tokenizers(lib_path: Path, openvino: Optional[str]) -> Optional[str]:
+    """The openvino_tokenizers extension the library will use (the variable's value if set, else beside the
+    library, else the wheel's).
 
     Raises OSError when it was built for another libopenvino than ``openvino`` (the soname the library uses):
     loading it would map a second OpenVINO into the process.
@@ -253,7 +254,7 @@ def _choose_tokenizers(lib_path: Path, openvino: Optional[str]) -> Tuple[Optiona
     else:
         found = _versioned(lib_path.parent, "libopenvino_tokenizers.so") or tokenizers_wheel_lib()
     if found is None:
-        return None, False
+        return None
     wants = None
     try:
         wants = next((n for n in _sharedlibs.read_elf(found).needed if n.startswith("libopenvino.so")), None)
@@ -263,8 +264,8 @@ def _choose_tokenizers(lib_path: Path, openvino: Optional[str]) -> Tuple[Optiona
         if env:
             raise OSError(f"{TOKENIZERS_ENV}={env} is built for {wants}, this library uses {openvino}; unset it or "
                           f"point it at the openvino_tokenizers that matches")
-        return None, False  # the wheel's extension does not match this library: let the library look beside itself
-    return str(found), bool(env)
+        return None  # the wheel's extension does not match this library: let the library look beside itself
+    return str(found)
 
 
 def _unload(handles: List[Any], env_before: Optional[str], mapped_before: List[str]) -> List[str]:
@@ -359,7 +360,7 @@ def _open(source: str, path: Path) -> LoadedLibrary:
     if conflict:
         raise OSError(conflict)
     brings = closure.openvino()
-    tok, _from_env = _choose_tokenizers(path, brings[0] if brings else None)
+    tok = _choose_tokenizers(path, brings[0] if brings else None)
     ffi = _ffi.get_ffi()
     env_before = os.environ.get(TOKENIZERS_ENV)
     mapped_before = _sharedlibs.mapped_libraries()
@@ -377,8 +378,10 @@ def _open(source: str, path: Path) -> LoadedLibrary:
         if core:
             ffi.dlclose(lib)
             raise OSError(f"not a GenAI C library: it does not export {', '.join(core)}")
-    except OSError as exc:
+    except BaseException as exc:  # (a Ctrl-C half-way is undone too)
         left = _unload(handles, env_before, mapped_before)
+        if not isinstance(exc, OSError):
+            raise
         note = f" (could not be unloaded, stays mapped: {', '.join(left)})" if left else ""
         raise OSError(f"{exc}{note}") from None
     _preloaded.extend(handles)
@@ -446,8 +449,11 @@ def load_library(path: Optional[str] = None) -> LoadedLibrary:
                 tried.append((f"{source}: {cand}", why))
                 if source in EXPLICIT_SOURCES:
                     # an explicit choice that fails is reported, never replaced by another library
+                    choice = _describe_choice(source)
+                    if source == "explicit argument":
+                        _explicit = None  # a later load_library() without a path discovers as usual
                     raise errors.LibraryNotFoundError(
-                        f"the GenAI C library chosen by {_describe_choice(source)} could not be loaded:\n"
+                        f"the GenAI C library chosen by {choice} could not be loaded:\n"
                         f"  - {cand}: {why}\n"
                         f"Not falling back to other libraries because this choice is explicit; fix it or remove it "
                         f"to let ovgenai_c discover a library.") from None
@@ -471,7 +477,9 @@ def _why_missing(source: str, cand: Path) -> str:
         if not root.exists():
             return "not installed (scripts/fetch_genai_archive.sh installs the official archive there)"
     if source in ("OPENVINO_GENAI_DIR", "fetched archive"):
-        root = Path(os.environ["OPENVINO_GENAI_DIR"]) if source == "OPENVINO_GENAI_DIR" else data_home() / "genai-archive" / "current"
+        root = data_home() / "genai-archive" / "current"
+        if source == "OPENVINO_GENAI_DIR":
+            root = Path(os.environ["OPENVINO_GENAI_DIR"])
         if not root.is_dir():
             return "no such folder"
         return (f"no {OFFICIAL_NAME} in {', '.join(str(d) for d in archive_lib_dirs(root))} "

@@ -36,7 +36,8 @@ def _present_libraries() -> List[Tuple[str, Optional[str], str]]:
     genai_dir = found.get("OPENVINO_GENAI_DIR")
     fetched = found.get("fetched archive")
     return [
-        ("bundled", str(bundled) if bundled else None, "the bundled backend is not built (bash scripts/build_backend.sh)"),
+        ("bundled", str(bundled) if bundled else None,
+         "the bundled backend is not built (bash scripts/build_backend.sh)"),
         ("OVGENAI_C_LIBRARY", env if env and Path(env).is_file() else None,
          f"OVGENAI_C_LIBRARY names no file ({env})" if env else "OVGENAI_C_LIBRARY is not set"),
         ("OPENVINO_GENAI_DIR", str(genai_dir) if genai_dir and genai_dir.is_file() else None,
@@ -57,8 +58,8 @@ def _child_env(library: str) -> dict:
     return env
 
 
-@pytest.mark.parametrize("library", [pytest.param(lib, id=name) for name, lib, _ in _present_libraries()] if not IN_CHILD
-                         else [pytest.param(None, id="in-child")])
+@pytest.mark.parametrize("library", [pytest.param(None, id="in-child")] if IN_CHILD else
+                         [pytest.param(lib, id=name) for name, lib, _ in _present_libraries()])
 def test_each_library_in_its_own_process(library, request):
     if IN_CHILD:
         pytest.skip("this is the child run of one library")

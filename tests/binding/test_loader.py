@@ -347,3 +347,31 @@ def test_tokenizers_variable_for_another_openvino_is_refused(tmp_path, stubs):
     assert f"OPENVINO_TOKENIZERS_PATH_GENAI={tok} is built for libopenvino.so.2630" in err, err
     assert "libopenvino.so.2641" in err and not _openvinos(out["mapped"])
     assert out["tokenizers_env"] == str(tok)  # the user's own value is left as it was
+
+
+def test_a_failed_load_library_path_does_not_stick(tmp_path, stubs):
+    """load_library(bad) raises; a later load_library() without a path discovers as usual."""
+    bundled = _bundled()
+    extra = (f"try:\n    ovgenai_c.load_library({str(stubs['garbage'])!r})\nexcept ovgenai_c.LibraryNotFoundError:\n"
+             "    out['first'] = 'refused'\nout['then'] = ovgenai_c.load_library().path\n")
+    code = "import json, ovgenai_c\nout = {}\n" + extra + "print(json.dumps(out))\n"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OVGENAI_C_HOME": str(tmp_path / "home")}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"first": "refused", "then": str(bundled)}
+
+
+def test_elf_facts_are_read_without_loading(stubs, tmp_path):
+    from ovgenai_c import _sharedlibs
+
+    ov = _sharedlibs.read_elf(stubs["dir"] / f"libopenvino.so.{STUB_VERSION}")
+    assert ov.soname == "libopenvino.so.2630" and "libtbb.so.12" in ov.needed
+    assert _sharedlibs.openvino_version_of_file(stubs["dir"] / "libopenvino.so.2630") == STUB_VERSION
+    with pytest.raises(_sharedlibs.NotLoadable, match="not an ELF shared library"):
+        _sharedlibs.check_loadable(stubs["garbage"])
+    foreign = tmp_path / "libforeign.so"
+    data = bytearray((stubs["dir"] / "libtbb.so.12").read_bytes())
+    data[18:20] = (183 if _sharedlibs.own_machine() != 183 else 62).to_bytes(2, "little")  # e_machine
+    foreign.write_bytes(bytes(data))
+    with pytest.raises(_sharedlibs.NotLoadable, match="built for .*, this Python runs on"):
+        _sharedlibs.check_loadable(foreign)
