@@ -375,3 +375,19 @@ def test_elf_facts_are_read_without_loading(stubs, tmp_path):
     foreign.write_bytes(bytes(data))
     with pytest.raises(_sharedlibs.NotLoadable, match="built for .*, this Python runs on"):
         _sharedlibs.check_loadable(foreign)
+
+
+def test_archive_of_another_openvino_is_refused_after_import_openvino(tmp_path, stubs):
+    """`import openvino` maps the wheel's OpenVINO: an archive of another version is then refused, naming both."""
+    pytest.importorskip("openvino")
+    root = stub_archive(tmp_path / "archive", stubs, stubs["double"])
+    code = ("import json, openvino, ovgenai_c\nfrom ovgenai_c import _sharedlibs\nout = {}\n"
+            "try:\n    ovgenai_c.library_info()\nexcept ovgenai_c.LibraryNotFoundError as e:\n    out['error'] = str(e)\n"
+            "out['mapped'] = _sharedlibs.mapped_libraries()\nprint(json.dumps(out))\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OPENVINO_GENAI_DIR": str(root)}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    err = out["error"]
+    assert f"OPENVINO_GENAI_DIR={root}" in err and f"needs OpenVINO {STUB_VERSION}" in err, err
+    assert "already has OpenVINO 2026.4.1-" in err and not _under(out["mapped"], root)
