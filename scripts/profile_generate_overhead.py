@@ -41,16 +41,18 @@ class TimedLib:
     def __init__(self, lib: Any) -> None:
         self._lib = lib
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # first lookup only: the result is cached as an attribute
         fn = getattr(self._lib, name)
         if name in ("ov_genai_llm_pipeline_generate", "ov_genai_llm_pipeline_generate_with_history"):
-            def timed(*a: Any) -> Any:
+            inner = fn
+
+            def fn(*a: Any) -> Any:
                 marks["c0"] = clock()
                 try:
-                    return fn(*a)
+                    return inner(*a)
                 finally:
                     marks["c1"] = clock()
-            return timed
+        setattr(self, name, fn)
         return fn
 
 
