@@ -12,7 +12,6 @@ import mmap
 import os
 import re
 import struct
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -298,6 +297,8 @@ def system_dirs() -> List[str]:
 def _in_ld_cache(name: str) -> Optional[str]:
     global _ldconfig
     if _ldconfig is None:
+        import subprocess
+
         _ldconfig = {}
         for exe in ("/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"):
             try:
