@@ -8,6 +8,11 @@ Discovery order (first that loads wins):
      (``$OVGENAI_C_HOME`` or ``$XDG_DATA_HOME/ovgenai_c`` or ``~/.local/share/ovgenai_c``, ``genai-archive/current``);
   5. the bundled backend shipped in the package (``ovgenai_c/_bundled/``) or built in the source tree.
 Nothing is loaded at import time; the first use triggers :func:`get_library`.
+
+A candidate is checked before anything of it is mapped (an ELF shared library for this machine, every
+dependency found — libtbb beside it or in the archive's ``runtime/3rdparty/tbb/lib`` —, no second OpenVINO
+version in the process). A candidate that fails leaves nothing behind: ``OPENVINO_TOKENIZERS_PATH_GENAI`` is
+restored and what it preloaded is closed. A failing explicit choice (1–3) raises instead of falling back.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import _ffi, errors
+from . import _ffi, _sharedlibs, errors
 
 OFFICIAL_NAME = "libopenvino_genai_c.so"
 BUNDLED_NAME = "libovgenai_c_bundled.so"
@@ -32,6 +37,13 @@ _loaded: Optional["LoadedLibrary"] = None
 _by_path: Dict[str, "LoadedLibrary"] = {}
 _explicit: Optional[str] = None
 _preloaded: List[Any] = []  # ctypes handles kept for the life of the process
+_left_mapped: List[str] = []  # what failed candidates left mapped (glibc cannot unload everything)
+_refusals: List[str] = []  # loads refused because they would mix two OpenVINO versions
+
+# Discovery steps whose failure is reported instead of falling back to the next step.
+EXPLICIT_SOURCES = ("explicit argument", "OVGENAI_C_LIBRARY", "OPENVINO_GENAI_DIR")
+# Without these a file is not a GenAI C library at all (others may be missing from older versions).
+CORE_FUNCTIONS = ("ov_genai_llm_pipeline_create", "ov_genai_llm_pipeline_generate", "ov_genai_llm_pipeline_free")
 
 
 @dataclass
@@ -50,6 +62,9 @@ class LoadedLibrary:
     has_last_error: bool = False
     has_live_counter: bool = False
     has_cancel_only_streaming: bool = False
+    openvino_path: Optional[str] = None  # real path of the libopenvino mapped for this library
+    openvino_version: Optional[str] = None  # read from the mapped library (ov_get_openvino_version)
+    openvino_c_path: Optional[str] = None  # real path of the libopenvino_c mapped beside it, if any
 
     def last_error(self) -> Optional[str]:
         """The bundled backend's text for the last failure on this thread (None elsewhere)."""
@@ -181,59 +196,128 @@ def candidates() -> List[Tuple[str, Path]]:
     return out
 
 
-def _preload(path: Path) -> Optional[str]:
-    """dlopen a dependency with RTLD_GLOBAL; returns an error text or None."""
-    try:
-        _preloaded.append(ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL))
-        return None
-    except OSError as exc:
-        return str(exc)
-
-
-def _preload_dependencies(lib_path: Path) -> Tuple[Optional[Path], List[str]]:
-    """Preload libtbb, libopenvino, libopenvino_c (beside the library, else from the openvino wheel).
-
-    Returns the folder the dependencies came from and the notes of what failed.
-    """
-    notes: List[str] = []
-    beside = lib_path.parent
-    dep_dir: Optional[Path] = None
-    if _versioned(beside, "libopenvino.so"):
-        dep_dir = beside
-    else:
-        dep_dir = openvino_wheel_libs()
-    if dep_dir is None:
-        notes.append("libopenvino not found beside the library nor in the openvino wheel")
-        return None, notes
-    for stem in ("libtbb.so", "libopenvino.so", "libopenvino_c.so"):
-        p = _versioned(dep_dir, stem)
-        if p is None:
-            if stem != "libopenvino_c.so":
-                notes.append(f"{stem} not found in {dep_dir}")
-            continue
-        err = _preload(p)
-        if err:
-            notes.append(f"{p}: {err}")
-    # The official C library links libopenvino_genai from its own folder.
-    genai = _versioned(beside, "libopenvino_genai.so")
-    if genai is not None and genai.name != lib_path.name:
-        err = _preload(genai)
-        if err:
-            notes.append(f"{genai}: {err}")
-    return dep_dir, notes
-
-
-def _set_tokenizers_path(lib_path: Path) -> Optional[str]:
-    if os.environ.get(TOKENIZERS_ENV):
-        return os.environ[TOKENIZERS_ENV]
-    p = _versioned(lib_path.parent, "libopenvino_tokenizers.so") or tokenizers_wheel_lib()
-    if p is not None:
-        os.environ[TOKENIZERS_ENV] = str(p)
-        return str(p)
+def _archive_root(lib_dir: Path) -> Optional[Path]:
+    """The archive root above ``.../runtime/lib[/<arch>]`` (None when the library is not in that layout)."""
+    for d in [lib_dir, *list(lib_dir.parents)[:3]]:
+        if d.name == "runtime":
+            return d.parent
     return None
 
 
-def _versions(lib_path: Path, kind: str, lib: Any, ffi: Any, dep_dir: Optional[Path]) -> Dict[str, str]:
+def dependency_dirs(lib_path: Path) -> Tuple[Optional[Path], List[Path]]:
+    """(folder of the libopenvino to use, folders to look for libtbb in) for a library at ``lib_path``.
+
+    A library with libopenvino beside it (an archive) uses that one and the archive's TBB
+    (``runtime/3rdparty/tbb/lib``, or beside); any other uses the ``openvino`` wheel's libraries.
+    """
+    lib_dir = lib_path.parent
+    ov_dir = lib_dir if _versioned(lib_dir, "libopenvino.so") else openvino_wheel_libs()
+    tbb_dirs = [lib_dir]
+    root = _archive_root(lib_dir)
+    if root is not None:
+        tbb_dirs += [root / "runtime" / "3rdparty" / "tbb" / "lib"]
+    if ov_dir is not None and ov_dir not in tbb_dirs:
+        tbb_dirs.append(ov_dir)
+    return ov_dir, tbb_dirs
+
+
+def _dependency_plan(lib_path: Path) -> Tuple[List[Path], List[Path]]:
+    """The dependencies to preload, in order (libtbb, libopenvino, libopenvino_c, libopenvino_genai), and the
+    folders they were looked for in."""
+    ov_dir, tbb_dirs = dependency_dirs(lib_path)
+    plan: List[Path] = []
+    tbb = next((p for d in tbb_dirs for p in [_versioned(d, "libtbb.so")] if p), None)
+    if tbb is not None:
+        plan.append(tbb)
+    if ov_dir is not None:
+        for stem in ("libopenvino.so", "libopenvino_c.so"):
+            p = _versioned(ov_dir, stem)
+            if p is not None:
+                plan.append(p)
+    # The official C library links libopenvino_genai from its own folder.
+    genai = _versioned(lib_path.parent, "libopenvino_genai.so")
+    if genai is not None and genai.name != lib_path.name:
+        plan.append(genai)
+    return plan, tbb_dirs + ([ov_dir] if ov_dir is not None and ov_dir not in tbb_dirs else [])
+
+
+def _choose_tokenizers(lib_path: Path, openvino: Optional[str]) -> Optional[str]:
+    """The openvino_tokenizers extension the library will use (the variable's value if set, else beside the
+    library, else the wheel's).
+
+    Raises OSError when it was built for another libopenvino than ``openvino`` (the soname the library uses):
+    loading it would map a second OpenVINO into the process.
+    """
+    env = os.environ.get(TOKENIZERS_ENV)
+    if env:
+        found: Optional[Path] = Path(env)
+    else:
+        found = _versioned(lib_path.parent, "libopenvino_tokenizers.so") or tokenizers_wheel_lib()
+    if found is None:
+        return None
+    wants = None
+    try:
+        wants = next((n for n in _sharedlibs.read_elf(found).needed if n.startswith("libopenvino.so")), None)
+    except _sharedlibs.NotLoadable:
+        pass
+    if openvino is not None and wants is not None and wants != openvino:
+        if env:
+            raise OSError(f"{TOKENIZERS_ENV}={env} is built for {wants}, this library uses {openvino}; unset it or "
+                          f"point it at the openvino_tokenizers that matches")
+        return None  # the wheel's extension does not match this library: let the library look beside itself
+    return str(found)
+
+
+def _unload(handles: List[Any], env_before: Optional[str], mapped_before: List[str]) -> List[str]:
+    """Undo a failed candidate: restore the tokenizers variable, dlclose what it preloaded (last first).
+    Returns what stays mapped anyway (glibc never unloads some libraries, libopenvino among them)."""
+    import _ctypes
+
+    if env_before is None:
+        os.environ.pop(TOKENIZERS_ENV, None)
+    else:
+        os.environ[TOKENIZERS_ENV] = env_before
+    for h in reversed(handles):
+        try:
+            _ctypes.dlclose(h._handle)
+        except OSError:
+            pass
+    before = set(mapped_before)
+    left = [p for p in _sharedlibs.mapped_libraries() if p not in before]
+    _left_mapped.extend(p for p in left if p not in _left_mapped)
+    return left
+
+
+def _check_openvino_conflict(closure: "_sharedlibs.Closure", path: Path) -> Optional[str]:
+    """The text of a refusal when loading would map a second libopenvino of another version, else None."""
+    brings = closure.openvino()
+    if brings is None or brings[0] not in closure.new:
+        return None
+    for mapped in _sharedlibs.mapped_openvino():
+        if _sharedlibs.openvino_soname(Path(mapped)) != brings[0]:
+            text = (f"{path} needs OpenVINO {_sharedlibs.openvino_version_of_file(Path(brings[1]))} ({brings[1]}), "
+                    f"but this process already has OpenVINO {_openvino_version_mapped(mapped)} mapped ({mapped}); "
+                    f"two OpenVINO versions cannot share one process (their symbols would bind to each other): "
+                    f"use a separate process for each library")
+            _refusals.append(text)
+            return text
+    return None
+
+
+def _openvino_version_mapped(libopenvino: str) -> str:
+    """The version of a mapped libopenvino: ``ov_get_openvino_version`` of the libopenvino_c mapped beside it,
+    else what its file name or soname says."""
+    folder = os.path.dirname(libopenvino)
+    for p in _sharedlibs.mapped_libraries():
+        if os.path.dirname(p) == folder and os.path.basename(p).startswith("libopenvino_c.so"):
+            v = _sharedlibs.runtime_version(p)
+            if v:
+                return v
+    return _sharedlibs.openvino_version_of_file(Path(libopenvino))
+
+
+def _versions(lib_path: Path, kind: str, lib: Any, ffi: Any, openvino_path: Optional[str],
+              tokenizers: Optional[str]) -> Dict[str, str]:
     v: Dict[str, str] = {}
     if kind == "bundled":
         try:
@@ -243,33 +327,89 @@ def _versions(lib_path: Path, kind: str, lib: Any, ffi: Any, dep_dir: Optional[P
     m = re.search(r"(\d{4}\.\d+\.\d+(?:\.\d+)?)", str(lib_path.resolve()))
     if kind == "official" and m:
         v["archive"] = m.group(1)
-    try:
-        from importlib.metadata import version
+    if openvino_path:
+        v["openvino"] = _openvino_version_mapped(openvino_path)
+        v["libopenvino"] = openvino_path
+    wheel_tok = tokenizers_wheel_lib()
+    if tokenizers and wheel_tok and os.path.realpath(tokenizers) == os.path.realpath(wheel_tok):
+        try:
+            from importlib.metadata import version
 
-        for dist in ("openvino", "openvino-tokenizers"):
-            try:
-                v[dist] = version(dist)
-            except Exception:
-                pass
-    except ImportError:  # pragma: no cover
-        pass
-    if dep_dir is not None:
-        so = _versioned(dep_dir, "libopenvino.so")
-        if so is not None:
-            v["libopenvino"] = so.name
+            v["openvino-tokenizers"] = version("openvino-tokenizers")
+        except Exception:
+            pass
     return v
 
 
 def _open(source: str, path: Path) -> LoadedLibrary:
+    """Check, preload and open one candidate. On any failure nothing it did stays: the tokenizers variable is
+    restored and what it preloaded is closed (what glibc cannot unload is named in the error)."""
     if not path.exists():
         raise OSError("no such file")
+    plan, looked_in = _dependency_plan(path)
+    for p in plan + [path]:
+        try:
+            _sharedlibs.check_loadable(p)
+        except _sharedlibs.NotLoadable as exc:
+            raise OSError(f"{p}: {exc}") from None
+    closure = _sharedlibs.resolve(plan + [path], looked_in)
+    if closure.missing:
+        raise OSError("; ".join(f"{name} (needed by {by}) not found" + (f" in {', '.join(where)}" if where else "")
+                                for name, by, where in closure.missing))
+    conflict = _check_openvino_conflict(closure, path)
+    if conflict:
+        raise OSError(conflict)
+    brings = closure.openvino()
+    tok = _choose_tokenizers(path, brings[0] if brings else None)
     ffi = _ffi.get_ffi()
-    dep_dir, notes = _preload_dependencies(path)
-    tok = _set_tokenizers_path(path)
+    env_before = os.environ.get(TOKENIZERS_ENV)
+    mapped_before = _sharedlibs.mapped_libraries()
+    handles: List[Any] = []
     try:
+        for p in plan:
+            if _sharedlibs.read_elf(p).name in closure.reused:
+                continue  # the same soname is mapped already: the dynamic linker uses that one
+            handles.append(ctypes.CDLL(str(p), mode=ctypes.RTLD_GLOBAL))
+        if tok is not None:
+            os.environ[TOKENIZERS_ENV] = tok
         lib = ffi.dlopen(str(path))
-    except OSError as exc:
-        raise OSError(f"{exc}" + (f" (dependency notes: {'; '.join(notes)})" if notes else ""))
+        missing, present_optional = _symbols(lib)
+        core = [n for n in CORE_FUNCTIONS if n in missing]
+        if core:
+            ffi.dlclose(lib)
+            raise OSError(f"not a GenAI C library: it does not export {', '.join(core)}")
+    except BaseException as exc:  # (a Ctrl-C half-way is undone too)
+        left = _unload(handles, env_before, mapped_before)
+        if not isinstance(exc, OSError):
+            raise
+        note = f" (could not be unloaded, stays mapped: {', '.join(left)})" if left else ""
+        raise OSError(f"{exc}{note}") from None
+    _preloaded.extend(handles)
+    if "ovgenai_c_bundled_version" in present_optional:
+        kind = "bundled"
+    elif path.name.startswith("libopenvino_genai_c"):
+        kind = "official"
+    else:
+        kind = "other"
+    openvino_path = None
+    if brings is not None:
+        openvino_path = os.path.realpath(brings[1])
+    openvino_c = next((p for p in _sharedlibs.mapped_libraries() if openvino_path
+                       and os.path.dirname(p) == os.path.dirname(openvino_path)
+                       and os.path.basename(p).startswith("libopenvino_c.so")), None)
+    versions = _versions(path, kind, lib, ffi, openvino_path, tok)
+    return LoadedLibrary(
+        lib=lib, ffi=ffi, path=str(path), kind=kind, source=source, missing_symbols=tuple(missing),
+        versions=versions, tokenizers_path=tok,
+        has_last_error="ovgenai_c_bundled_last_error" in present_optional,
+        has_live_counter="ovgenai_c_bundled_live_handles" in present_optional,
+        has_cancel_only_streaming="ovgenai_c_bundled_set_cancel_only_streaming" in present_optional,
+        openvino_path=openvino_path, openvino_version=versions.get("openvino"), openvino_c_path=openvino_c,
+    )
+
+
+def _symbols(lib: Any) -> Tuple[List[str], set]:
+    """(required functions the library lacks, optional extras it has)."""
     missing = []
     for name in _ffi.required_functions():
         try:
@@ -283,19 +423,7 @@ def _open(source: str, path: Path) -> LoadedLibrary:
             present_optional.add(name)
         except (AttributeError, NotImplementedError):
             pass
-    if "ovgenai_c_bundled_version" in present_optional:
-        kind = "bundled"
-    elif path.name.startswith("libopenvino_genai_c"):
-        kind = "official"
-    else:
-        kind = "other"
-    return LoadedLibrary(
-        lib=lib, ffi=ffi, path=str(path), kind=kind, source=source, missing_symbols=tuple(missing),
-        versions=_versions(path, kind, lib, ffi, dep_dir), tokenizers_path=tok,
-        has_last_error="ovgenai_c_bundled_last_error" in present_optional,
-        has_live_counter="ovgenai_c_bundled_live_handles" in present_optional,
-        has_cancel_only_streaming="ovgenai_c_bundled_set_cancel_only_streaming" in present_optional,
-    )
+    return missing, present_optional
 
 
 def load_library(path: Optional[str] = None) -> LoadedLibrary:
@@ -317,9 +445,18 @@ def load_library(path: Optional[str] = None) -> LoadedLibrary:
             try:
                 loaded = _open(source, cand)
             except OSError as exc:
-                tried.append((f"{source}: {cand}", str(exc)))
-                if source in ("explicit argument", "OVGENAI_C_LIBRARY"):
-                    break  # an explicit choice that fails must not silently fall back
+                why = _why_missing(source, cand) if not cand.exists() else str(exc)
+                tried.append((f"{source}: {cand}", why))
+                if source in EXPLICIT_SOURCES:
+                    # an explicit choice that fails is reported, never replaced by another library
+                    choice = _describe_choice(source)
+                    if source == "explicit argument":
+                        _explicit = None  # a later load_library() without a path discovers as usual
+                    raise errors.LibraryNotFoundError(
+                        f"the GenAI C library chosen by {choice} could not be loaded:\n"
+                        f"  - {cand}: {why}\n"
+                        f"Not falling back to other libraries because this choice is explicit; fix it or remove it "
+                        f"to let ovgenai_c discover a library.") from None
                 continue
             loaded.tried = tried
             _by_path.setdefault(str(cand.resolve()), loaded)
@@ -333,10 +470,34 @@ def load_library(path: Optional[str] = None) -> LoadedLibrary:
             "backend is built.")
 
 
+def _why_missing(source: str, cand: Path) -> str:
+    """Why a candidate path does not exist, in the words of its discovery step."""
+    if source == "fetched archive":
+        root = data_home() / "genai-archive" / "current"
+        if not root.exists():
+            return "not installed (scripts/fetch_genai_archive.sh installs the official archive there)"
+    if source in ("OPENVINO_GENAI_DIR", "fetched archive"):
+        root = data_home() / "genai-archive" / "current"
+        if source == "OPENVINO_GENAI_DIR":
+            root = Path(os.environ["OPENVINO_GENAI_DIR"])
+        if not root.is_dir():
+            return "no such folder"
+        return (f"no {OFFICIAL_NAME} in {', '.join(str(d) for d in archive_lib_dirs(root))} "
+                f"(it should be the archive's root, holding runtime/)")
+    return "no such file"
+
+
+def _describe_choice(source: str) -> str:
+    if source == "explicit argument":
+        return f"load_library({_explicit!r})"
+    return f"{source}={os.environ.get(source, '')}"
+
+
 def open_library(path: str) -> LoadedLibrary:
     """Open one specific library file (cached per path), independently of the process default.
 
-    Useful to run the same code against several implementations of the ABI in one process.
+    Useful to run the same code against several implementations of the ABI in one process — all on one
+    OpenVINO: a library that would map a second libopenvino version is refused (LibraryNotFoundError).
     """
     key = str(Path(path).resolve())
     with _lock:
@@ -363,16 +524,25 @@ def is_loaded() -> bool:
 
 
 def library_info() -> Dict[str, Any]:
-    """Path, kind (official / bundled / other), versions, missing symbols and discovery details."""
+    """Path, kind (official / bundled / other), versions, missing symbols and discovery details.
+
+    ``openvino_version`` and ``libopenvino_path`` are read from the libopenvino actually mapped for the library;
+    ``libopenvino_mapped`` lists every libopenvino in the process (more than one is a mix of versions) and
+    ``refused`` the loads refused because they would have brought a second OpenVINO version.
+    """
     lib = get_library()
     return {
         "path": lib.path,
         "kind": lib.kind,
         "source": lib.source,
         "versions": dict(lib.versions),
+        "openvino_version": lib.openvino_version,
+        "libopenvino_path": lib.openvino_path,
+        "libopenvino_mapped": [f"{p} ({_openvino_version_mapped(p)})" for p in _sharedlibs.mapped_openvino()],
         "missing_symbols": list(lib.missing_symbols),
         "declared_functions": len(_ffi.required_functions()),
         "tokenizers_path": lib.tokenizers_path,
         "tried_before": [f"{w}: {why}" for w, why in lib.tried],
+        "left_mapped_by_failed_candidates": list(_left_mapped),
+        "refused": list(_refusals),
     }
-

@@ -59,11 +59,13 @@ def _resolve_model(args: argparse.Namespace, name: Optional[str], kind: Optional
     from .provider.catalog import Catalog
     from .provider.errors import CatalogError
 
-    prefer = "gguf" if kind == "official" else "ir"
+    # The IR whenever there is one: the official library converts a GGUF on every start (load 7.5 s vs 3.0 s).
+    prefer = "ir"
     if not name:
         from . import models
 
-        return Path(models.ensure_default_model(prefer, progress=True))
+        fmt = "gguf" if kind == "official" and not models.default_model_status()["ir_present"] else "ir"
+        return Path(models.ensure_default_model(fmt, progress=True))
     p = Path(name).expanduser()
     if p.exists():
         return p

@@ -257,6 +257,12 @@ for lib in "$root"/runtime/lib/*/libopenvino_genai_c.so*; do
     [ -e "$lib" ] && found=1 && break
 done
 [ "$found" = 1 ] || die "$archive has no runtime/lib/*/libopenvino_genai_c.so"
+# TBB: ovgenai_c looks beside the library, then in runtime/3rdparty/tbb/lib (the archive's own layout)
+tbb=0
+for lib in "$root"/runtime/lib/*/libtbb.so* "$root"/runtime/3rdparty/tbb/lib/libtbb.so*; do
+    [ -e "$lib" ] && tbb=1 && break
+done
+[ "$tbb" = 1 ] || say "warning: $archive has no libtbb.so in runtime/lib/*/ nor runtime/3rdparty/tbb/lib/; loading will fail"
 
 dest="$base/$VERSION"
 if [ -e "$dest" ] || [ -L "$dest" ]; then
@@ -270,4 +276,5 @@ libdir="$base/current/runtime/lib/intel64"
 [ -d "$libdir" ] || libdir=$(dirname "$(find "$base/current/runtime/lib" -name 'libopenvino_genai_c.so*' -print -quit)")
 say "installed OpenVINO GenAI $VERSION ($os_name, $arch) into $dest"
 say "current -> $VERSION; the C library is in $libdir"
+say "check it with: ovgenai-c doctor   (it names the library, its OpenVINO version and libopenvino path)"
 echo "$dest"

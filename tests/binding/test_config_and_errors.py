@@ -170,9 +170,9 @@ def test_no_library_anywhere_lists_every_place_tried(tmp_path):
     code = ("import ovgenai_c, ovgenai_c._loader as L\n"
             "L.bundled_candidates = lambda: [L.Path('/nonexistent/libovgenai_c_bundled.so')]\n"
             "try:\n    ovgenai_c.library_info()\nexcept ovgenai_c.LibraryNotFoundError as e:\n    print(e)\n")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OPENVINO_GENAI_DIR": str(tmp_path / "archive")}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}  # (a failing OPENVINO_GENAI_DIR stops discovery)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60).stdout
-    assert "OPENVINO_GENAI_DIR" in out and "fetched archive" in out and "bundled backend" in out
+    assert "fetched archive" in out and "bundled backend" in out
 
 
 def test_explicit_library_that_fails_does_not_fall_back(tmp_path):

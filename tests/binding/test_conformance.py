@@ -1,10 +1,20 @@
-"""Conformance: the same tests on every real library implementing the GenAI C ABI that is present —
-the bundled backend (when built) and whatever ``OVGENAI_C_LIBRARY`` names — with the tiny model fixture.
-Each skips with a reason when its library is absent."""
+"""Conformance: the same tests on every real library implementing the GenAI C ABI that is present — the bundled
+backend (when built), the library ``OVGENAI_C_LIBRARY`` names, the official library of ``OPENVINO_GENAI_DIR``
+and of the fetched archive (scripts/fetch_genai_archive.sh) — with the tiny model fixture.
+
+Two OpenVINO versions cannot share a process, so each library runs in its own child pytest:
+``test_each_library_in_its_own_process[<library>]`` spawns ``pytest`` on this file with
+``OVGENAI_C_CONFORMANCE_LIBRARY`` set to the library, and only in that child are the cases below collected
+(they load the library as the process's library). Run one library by hand with
+``OVGENAI_C_CONFORMANCE_LIBRARY=/path/to/lib.so python3 -m pytest tests/binding/test_conformance.py``.
+"""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import List, Optional, Tuple
 
 import pytest
 
@@ -12,24 +22,71 @@ import ovgenai_c
 from ovgenai_c import _loader, errors
 
 TINY_IR = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "ir"
+CHILD_ENV = "OVGENAI_C_CONFORMANCE_LIBRARY"
+IN_CHILD = bool(os.environ.get(CHILD_ENV))
 
 
-def _real_libraries():
-    params = []
+def _present_libraries() -> List[Tuple[str, Optional[str], str]]:
+    """(id, library path or None, why it is absent) for every kind of real library, in discovery terms."""
+    found = {source: path for source, path in _loader.candidates()}
     bundled = next((p for p in _loader.bundled_candidates() if p.is_file()), None)
-    params.append(pytest.param(str(bundled) if bundled else None, id="bundled"))
     env = os.environ.get("OVGENAI_C_LIBRARY")
-    params.append(pytest.param(env if env and "abi_double" not in env else None, id="OVGENAI_C_LIBRARY"))
-    return params
+    if env and "abi_double" in env:
+        env = None  # the ABI double has its own tests
+    genai_dir = found.get("OPENVINO_GENAI_DIR")
+    fetched = found.get("fetched archive")
+    return [
+        ("bundled", str(bundled) if bundled else None,
+         "the bundled backend is not built (bash scripts/build_backend.sh)"),
+        ("OVGENAI_C_LIBRARY", env if env and Path(env).is_file() else None,
+         f"OVGENAI_C_LIBRARY names no file ({env})" if env else "OVGENAI_C_LIBRARY is not set"),
+        ("OPENVINO_GENAI_DIR", str(genai_dir) if genai_dir and genai_dir.is_file() else None,
+         f"no libopenvino_genai_c.so under OPENVINO_GENAI_DIR={os.environ['OPENVINO_GENAI_DIR']}"
+         if os.environ.get("OPENVINO_GENAI_DIR") else "OPENVINO_GENAI_DIR is not set"),
+        ("fetched-archive", str(fetched) if fetched and fetched.is_file() else None,
+         f"no archive fetched into {_loader.data_home() / 'genai-archive'} (scripts/fetch_genai_archive.sh)"),
+    ]
 
 
-@pytest.fixture(scope="module", params=_real_libraries())
-def real_lib(request):
-    if request.param is None:
-        pytest.skip(f"no {request.node.callspec.id if hasattr(request.node, 'callspec') else ''} library present")
-    lib = _loader.open_library(request.param)
+def _child_env(library: str) -> dict:
+    env = dict(os.environ)
+    env[CHILD_ENV] = library
+    # a tokenizers path this process's loader chose (for another library) must not reach the child
+    chosen = {lib.tokenizers_path for lib in list(_loader._by_path.values()) + [_loader._loaded] if lib}
+    if env.get(_loader.TOKENIZERS_ENV) in chosen:
+        del env[_loader.TOKENIZERS_ENV]
+    return env
+
+
+@pytest.mark.parametrize("library", [pytest.param(None, id="in-child")] if IN_CHILD else
+                         [pytest.param(lib, id=name) for name, lib, _ in _present_libraries()])
+def test_each_library_in_its_own_process(library, request):
+    if IN_CHILD:
+        pytest.skip("this is the child run of one library")
+    if library is None:
+        why = {name: reason for name, _, reason in _present_libraries()}[request.node.callspec.id]
+        pytest.skip(why)
+    for name, lib, _ in _present_libraries():
+        if name == request.node.callspec.id:
+            break
+        if lib and os.path.realpath(lib) == os.path.realpath(library):
+            pytest.skip(f"the same library as {name}, run there")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", __file__],
+                          cwd=Path(__file__).resolve().parents[2], env=_child_env(library), capture_output=True,
+                          text=True, timeout=1800)
+    summary = proc.stdout.strip().splitlines()[-1:] or ["no output"]
+    print(f"{library}: {summary[0]}")
+    assert proc.returncode == 0, f"conformance on {library} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}"
+
+
+@pytest.fixture(scope="module")
+def real_lib():
+    path = os.environ.get(CHILD_ENV)
+    if not path:
+        pytest.skip("conformance cases run in a child process per library (test_each_library_in_its_own_process)")
+    lib = _loader.load_library(path)
     if lib.missing_symbols:
-        pytest.fail(f"{request.param} misses {lib.missing_symbols}")
+        pytest.fail(f"{path} misses {lib.missing_symbols}")
     return lib
 
 
@@ -207,3 +264,9 @@ def test_matches_openvino_genai_sdpa_on_the_tiny_model(real_lib):
             want = str(oracle.generate(prompt, max_new_tokens=n, ignore_eos=True))
             got = str(ours.generate(prompt, max_new_tokens=n, ignore_eos=True))
             assert got == want, (prompt, got, want)
+
+
+# The cases above are collected only in a child run (one library per process); the parent runs the spawner.
+for _name, _case in list(globals().items()):
+    if _name.startswith("test_") and _name != "test_each_library_in_its_own_process" and callable(_case):
+        _case.__test__ = IN_CHILD
