@@ -10,6 +10,9 @@ resolve for that value:
 * skip_special_tokens: VocabDecoder's skip-token list (input 4) is sliced to [0:INT_MAX] (skip all, GenAI's default)
   or to nothing (skip none).
 * padding_side: the pad_right attribute of every RaggedToDense.
+* max_length / truncation / pad_to_max_length: the length-limit Const becomes the requested limit (or "no limit"
+  without truncation, GenAI's default), the IR's own "truncation" state a constant, and RaggedToDense's width
+  max(longest, max_length) when padding to max length.
 
 Two structural edits make strings cross the C API as plain arrays (no std::string layout, NUL bytes allowed): the
 tokenizer's string Parameter + StringTensorUnpack become three Parameters (begins, ends, chars) and the detokenizer's
@@ -133,7 +136,8 @@ class IRGraph:
         el = ET.Element("layer", {"name": f"ovgc_const_{self._new_id()}", "type": "Const", "version": "opset1"})
         ET.SubElement(el, "data", {"element_type": et, "shape": ",".join(str(d) for d in value.shape),
                                    "offset": str(offset), "size": str(len(raw))})
-        port = ET.SubElement(ET.SubElement(el, "output"), "port", {"id": "0", "precision": et.upper()})
+        precision = "BOOL" if et == "boolean" else et.upper()
+        port = ET.SubElement(ET.SubElement(el, "output"), "port", {"id": "0", "precision": precision})
         for d in value.shape:
             ET.SubElement(port, "dim").text = str(d)
         return self._add_layer(el)
@@ -264,22 +268,124 @@ def drop_special_tokens(g: IRGraph) -> bool:
     return True
 
 
-def padding_side_settable(g: IRGraph) -> bool:
-    """Whether GenAI's MakePaddingSatateful makes the padding side a runtime choice for this IR (simplified rule:
-    a CombineSegments with one or two text segments and RaggedToDense nodes that agree on their pad side)."""
+class LengthHook:
+    """Where GenAI's MakePaddingSatateful makes max_length / truncation / pad_to_max_length settable."""
+
+    def __init__(self, const_id: str, select_id: Optional[str], num_added: int, default_max_length: int) -> None:
+        self.const_id = const_id            # the Const holding max_length - num_added
+        self.select_id = select_id          # Select(ReadValue("truncation"), const, disabled), when the IR has it
+        self.num_added = num_added          # special tokens CombineSegments adds
+        self.default_max_length = default_max_length
+
+
+def length_hook(g: IRGraph) -> Optional[LengthHook]:
+    """GenAI's rule: a CombineSegments with one or two text segments, whose length limit is a Const reached
+    through Add/Subtract -> Minimum, a legacy Truncate, or Truncate <- Select(ReadValue("truncation"), Const, ...)."""
     cs = _combine_segments(g)
     if cs is None:
-        return False
+        return None
     cid = cs.get("id", "")
-    main = 0
-    for i in range((g.input_count(cs) - 1) // 3):
-        begin_t, end_t = g.source_type(cid, 3 * i), g.source_type(cid, 3 * i + 1)
-        if end_t in ("Add", "Truncate") or begin_t == "Subtract":
-            main += 1
+    segments = (g.input_count(cs) - 1) // 3
+    main, add_or_sub, trunc = 0, None, None
+    for i in range(segments):
+        begin, end = g.source(cid, 3 * i), g.source(cid, 3 * i + 1)
+        begin_t = g.layers[begin[0]].get("type") if begin else None
+        end_t = g.layers[end[0]].get("type") if end else None
+        if end_t == "Add":
+            main, add_or_sub = main + 1, end[0]
+        elif begin_t == "Subtract":
+            main, add_or_sub = main + 1, begin[0]
+        elif end_t == "Truncate":
+            main, trunc = main + 1, end[0]
     if main not in (1, 2):
+        return None
+    select_id = None
+    if add_or_sub is not None:
+        minimum = g.source(add_or_sub, 1)
+        if minimum is None or g.layers[minimum[0]].get("type") != "Minimum":
+            return None
+        const = g.source(minimum[0], 1)
+    elif trunc is not None:
+        const = g.source(trunc, main * 3)
+        if const is not None and g.layers[const[0]].get("type") == "Select":
+            select_id = const[0]
+            rv = g.source(select_id, 0)
+            rv_el = g.layers.get(rv[0]) if rv else None
+            if rv_el is None or rv_el.get("type") != "ReadValue" or \
+                    (rv_el.find("data") is None or rv_el.find("data").get("variable_id") != "truncation"):
+                return None
+            const = g.source(select_id, 1)
+    else:
+        return None
+    if const is None or g.layers[const[0]].get("type") != "Const":
+        return None
+    value = g.const_value(g.layers[const[0]])
+    if value.dtype != np.int32 or value.size != 1:
+        return None
+    num_added = segments - main
+    return LengthHook(const[0], select_id, num_added, int(value.reshape(-1)[0]) + num_added)
+
+
+def _freeze_state(g: IRGraph, read_value_id: str, const_id: str) -> None:
+    """Replace a ReadValue (and its Assign) by a constant: what the state holds once GenAI has set it."""
+    for e in g.consumers(read_value_id):
+        target = e.get("to-layer", "")
+        if g.layers[target].get("type") == "Assign":
+            g.remove_layer(target)
+        else:
+            e.set("from-layer", const_id)
+            e.set("from-port", "0")
+    g.remove_layer(read_value_id)
+
+
+def _pad_sides(g: IRGraph) -> set:
+    return {(r.find("data").get("pad_right", "true") if r.find("data") is not None else "true")
+            for r in g.of_type("RaggedToDense")}
+
+
+def padding_side_settable(g: IRGraph) -> bool:
+    """Whether GenAI makes the padding side a runtime choice for this IR: a length hook, and RaggedToDense nodes
+    that agree on their pad side."""
+    return length_hook(g) is not None and len(_pad_sides(g)) == 1
+
+
+def set_lengths(g: IRGraph, add_special_tokens: bool, max_length: Optional[int], truncation: bool,
+                pad_to_max_length: bool) -> bool:
+    """max_length / truncation / pad_to_max_length resolved as GenAI's states would be (False if not settable)."""
+    hook = length_hook(g)
+    if hook is None:
         return False
-    sides = {(r.find("data").get("pad_right") if r.find("data") is not None else "true") for r in g.of_type("RaggedToDense")}
-    return len(sides) == 1
+    target = hook.default_max_length if max_length is None else int(max_length)
+    text_limit = target - (hook.num_added if add_special_tokens else 0)
+    const_el = g.layers[hook.const_id]
+    shape = tuple(g.const_value(const_el).shape)
+    if hook.select_id is not None:
+        # the IR's own Select(truncation, limit, disabled): the limit becomes ours, the state a constant
+        limit_id = g.add_const(np.full(shape, text_limit, dtype=np.int32))
+        _freeze_state(g, g.source(hook.select_id, 0)[0], g.add_const(np.array(bool(truncation))))
+    else:
+        limit = text_limit if truncation else _INT32_MAX - 64
+        limit_id = g.add_const(np.full(shape, limit, dtype=np.int32))
+    for e in g.consumers(hook.const_id, "0"):
+        e.set("from-layer", limit_id)
+    if pad_to_max_length and len(_pad_sides(g)) == 1:
+        width = g.add_const(np.array(target, dtype=np.int32))
+        for r in g.of_type("RaggedToDense"):
+            rid = r.get("id", "")
+            src = g.source(rid, 3)
+            if src is None:
+                continue
+            el = ET.Element("layer", {"name": f"ovgc_pad_to_max_length_{rid}", "type": "Maximum", "version": "opset1"})
+            ET.SubElement(el, "data", {"auto_broadcast": "numpy"})
+            inp = ET.SubElement(el, "input")
+            ET.SubElement(inp, "port", {"id": "0", "precision": "I32"})
+            ET.SubElement(inp, "port", {"id": "1", "precision": "I32"})
+            ET.SubElement(ET.SubElement(el, "output"), "port", {"id": "2", "precision": "I32"})
+            mid = g._add_layer(el)
+            g.add_edge(src[0], src[1], mid, "0")
+            g.add_edge(width, "0", mid, "1")
+            g.redirect(rid, 3, mid, "2")
+    return True
 
 
 def set_pad_right(g: IRGraph, pad_right: bool) -> None:

@@ -288,7 +288,8 @@ class Tokenizer:
 
         ``padding_side`` ('left' / 'right'), ``pad_to_max_length``, ``max_length`` and ``truncation`` act where
         GenAI's tokenizer passes make them settable (IR with a CombineSegments node); elsewhere, as in GenAI, the
-        IR's own padding applies. Paired input (two lists, or a list of [a, b] pairs) is not supported.
+        IR's own padding and length limit apply. Paired input (two lists, or a list of [a, b] pairs) is not
+        supported.
         """
         if isinstance(add_special_tokens, (list, tuple)) or (
                 isinstance(prompts, (list, tuple)) and prompts and all(isinstance(p, (list, tuple)) for p in prompts)):
@@ -325,20 +326,21 @@ class Tokenizer:
         pad_right = None
         if padding_side is not None and ir.padding_side_settable(g):
             pad_right = padding_side == "right"
-        if ir.padding_side_settable(g) and (pad_max or trunc or max_length is not None):
-            raise errors.NotSupportedError(
-                "pad_to_max_length / max_length / truncation are not supported by ovgenai_c's Tokenizer for this "
-                "tokenizer IR (GenAI sets them through model states that OpenVINO's C API cannot reach)")
+        lengths = None
+        if ir.length_hook(g) is not None:  # GenAI: no truncation unless asked, whatever the IR's own default
+            lengths = (add, max_length, trunc, pad_max)
 
         def edit(graph: ir.IRGraph) -> None:
             ir.split_string_input(graph)
+            if lengths is not None:
+                ir.set_lengths(graph, *lengths)
             if drop_special:
                 ir.drop_special_tokens(graph)
             if pad_right is not None:
                 ir.set_pad_right(graph, pad_right)
 
         with self._lock:
-            request = self._request(self._tok, ("encode", drop_special, pad_right), edit)
+            request = self._request(self._tok, ("encode", drop_special, pad_right, lengths), edit)
             self._set_prompts(request, texts)
             request.infer()
             ids = request.get_tensor("input_ids").to_numpy()
