@@ -138,10 +138,10 @@ class Tokenizer:
     def __init__(self, tokenizer_path: Union[str, bytes, "os.PathLike[str]"], properties: Optional[Mapping[str, Any]] = None,
                  *args: Any, **kwargs: Any) -> None:
         self._lock = threading.RLock()
+        self._core: Any = None
         if args or (properties is not None and not isinstance(properties, Mapping)):
-            raise errors.NotSupportedError(
-                "Tokenizer(tokenizer_model, tokenizer_weights, detokenizer_model, detokenizer_weights) (IR in memory) "
-                "is not supported by ovgenai_c; pass the folder that holds openvino_tokenizer.xml")
+            self._init_from_memory(tokenizer_path, properties, args, kwargs)
+            return
         if isinstance(tokenizer_path, bytes):
             tokenizer_path = os.fsdecode(tokenizer_path)
         if not isinstance(tokenizer_path, (str, os.PathLike)):
@@ -168,8 +168,41 @@ class Tokenizer:
         rt = (self._tok or self._detok).graph.rt_info()  # type: ignore[union-attr]
         # GenAI sets tokenizer flags only for IR from openvino_tokenizers >= 24.5 (which record their version)
         self._flags_settable = "openvino_genai_version" in rt or "openvino_tokenizers_version" in rt
-        self._core: Any = None
         self._read_special_tokens(path)
+
+    def _init_from_memory(self, tokenizer_model: Any, tokenizer_weights: Any, args: Tuple[Any, ...],
+                          kwargs: Dict[str, Any]) -> None:
+        """``Tokenizer(tokenizer_model, tokenizer_weights, detokenizer_model, detokenizer_weights, **properties)``:
+        IR XML text and weights (a uint8 Tensor / array / bytes) in memory; special tokens come from rt_info."""
+        if len(args) != 2:
+            raise TypeError("Tokenizer() takes a folder, or tokenizer_model, tokenizer_weights, detokenizer_model, "
+                            "detokenizer_weights")
+        self._properties = {str(k): _property_text(v) for k, v in kwargs.items() if str(k) in _ALLOWED_PROPERTIES}
+        self.path = None  # type: ignore[assignment]
+        self._tok = self._ir_from_memory(tokenizer_model, tokenizer_weights, "tokenizer_model")
+        self._detok = self._ir_from_memory(args[0], args[1], "detokenizer_model")
+        rt = self._tok.graph.rt_info()
+        self._flags_settable = "openvino_genai_version" in rt or "openvino_tokenizers_version" in rt
+        self._read_special_tokens(None)
+
+    @staticmethod
+    def _ir_from_memory(xml: Any, weights: Any, what: str) -> _Model:
+        if not isinstance(xml, str):
+            raise TypeError(f"{what} must be the IR's XML text (str), not {type(xml).__name__}")
+        if isinstance(weights, (bytes, bytearray)):
+            raw = bytes(weights)
+        else:
+            data = weights.data if hasattr(weights, "data") and not isinstance(weights, np.ndarray) else weights
+            try:
+                raw = np.ascontiguousarray(np.asarray(data)).tobytes()
+            except Exception:
+                raise TypeError(f"the weights of {what} must be a uint8 Tensor, array or bytes, "
+                                f"not {type(weights).__name__}") from None
+        try:
+            graph = ir.IRGraph(xml.encode("utf-8"), raw)
+        except Exception as exc:
+            raise errors.NetworkNotReadError(f"cannot read {what}: {exc}") from None
+        return _Model(Path(f"<{what}>"), graph)
 
     # ---------------------------------------------------------------- set-up
     @staticmethod
@@ -185,24 +218,12 @@ class Tokenizer:
             raise errors.NetworkNotReadError(f"cannot read {xml_path}: {exc}") from None
         return _Model(xml_path, graph)
 
-    def _read_special_tokens(self, path: Path) -> None:
+    def _read_special_tokens(self, path: Optional[Path]) -> None:
+        """Special tokens and chat template in GenAI's order: the folder's JSON files, then the tokenizer IR's
+        rt_info (which wins); token strings still missing are decoded from their ids on first use."""
         self._pad_id = self._bos_id = self._eos_id = -1
         self._pad = self._bos = self._eos = ""
-        config = _read_json(path / "config.json") or {}
-        for key in ("pad_token_id", "bos_token_id", "eos_token_id"):
-            if isinstance(config.get(key), int) and not isinstance(config.get(key), bool):
-                setattr(self, "_" + key.split("_")[0] + "_id", int(config[key]))
-        stm = _read_json(path / "special_tokens_map.json") or {}
-        for key in ("pad", "bos", "eos"):
-            v = stm.get(f"{key}_token")
-            if isinstance(v, dict) and isinstance(v.get("content"), str) and not getattr(self, "_" + key):
-                setattr(self, "_" + key, v["content"])
-        self._read_tokenizer_config(path)
-        template = ""
-        for name in ("tokenizer_config.json", "processor_config.json", "chat_template.json", "chat_template.jinja"):
-            found = _template_from_file(path / name)
-            if found is not None:
-                template = found
+        template = self._read_special_tokens_from_files(path) if path is not None else ""
         rt = self._tok.graph.rt_info() if self._tok is not None else {}
         for key in ("pad", "bos", "eos"):
             if f"{key}_token_id" in rt:
@@ -218,6 +239,27 @@ class Tokenizer:
         self._chat_template = template
         self._original_chat_template = template
         self._token_strings_done = False
+
+    def _read_special_tokens_from_files(self, path: Path) -> str:
+        """config.json ids, special_tokens_map.json / tokenizer_config.json strings; returns the chat template of
+        tokenizer_config.json, processor_config.json, chat_template.json, chat_template.jinja (last found wins)."""
+        config = _read_json(path / "config.json") or {}
+        for key in ("pad", "bos", "eos"):
+            value = config.get(f"{key}_token_id")
+            if isinstance(value, int) and not isinstance(value, bool):
+                setattr(self, f"_{key}_id", int(value))
+        stm = _read_json(path / "special_tokens_map.json") or {}
+        for key in ("pad", "bos", "eos"):
+            v = stm.get(f"{key}_token")
+            if isinstance(v, dict) and isinstance(v.get("content"), str) and not getattr(self, "_" + key):
+                setattr(self, "_" + key, v["content"])
+        self._read_tokenizer_config(path)
+        template = ""
+        for name in ("tokenizer_config.json", "processor_config.json", "chat_template.json", "chat_template.jinja"):
+            found = _template_from_file(path / name)
+            if found is not None:
+                template = found
+        return template
 
     def _read_tokenizer_config(self, path: Path) -> None:
         if (min(self._pad_id, self._bos_id, self._eos_id) != -1 and self._pad and self._bos and self._eos):

@@ -480,3 +480,25 @@ def test_constructing_a_tokenizer_loads_nothing_native():
     proc = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["False", str(Tokenizer(TINY).get_eos_token_id()), "True"]
+
+
+def test_tokenizer_from_memory_and_properties_match_genai():
+    import openvino as ov
+
+    def weights(name):
+        return ov.Tensor(np.fromfile(TINY / name, dtype=np.uint8))
+
+    xml = [(TINY / n).read_text() for n in ("openvino_tokenizer.xml", "openvino_detokenizer.xml")]
+    ours = Tokenizer(xml[0], weights("openvino_tokenizer.bin"), xml[1], weights("openvino_detokenizer.bin"),
+                     INFERENCE_NUM_THREADS=1)
+    oracle = og.Tokenizer(xml[0], weights("openvino_tokenizer.bin"), xml[1], weights("openvino_detokenizer.bin"))
+    for text in TEXTS[:6]:
+        assert _ids(ours.encode(text)) == _ids(oracle.encode(text))
+        ids = _ids(oracle.encode(text))[0]
+        assert ours.decode(ids) == oracle.decode(ids)
+    assert ours.get_eos_token() == oracle.get_eos_token() and ours.chat_template == oracle.chat_template
+    with pytest.raises(TypeError):
+        Tokenizer(xml[0], weights("openvino_tokenizer.bin"), xml[1])
+    with pytest.warns(DeprecationWarning):
+        t = Tokenizer(TINY, {"INFERENCE_NUM_THREADS": 1, "NOT_A_TOKENIZER_PROPERTY": 5})
+    assert _ids(t.encode("hello")) == _ids(oracle.encode("hello"))
