@@ -17,6 +17,7 @@ import operator
 import os
 import threading
 import warnings
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -118,12 +119,15 @@ def _token_row(tokens: Any, where: str) -> List[int]:
 
 
 class _Model:
-    """One IR (tokenizer or detokenizer): its editable graph, and compiled variants by key, made on first use."""
+    """One IR (tokenizer or detokenizer): its editable graph, and compiled variants by key, made on first use
+    (the most recently used MAX_VARIANTS are kept: a loop over max_length values must not grow memory forever)."""
+
+    MAX_VARIANTS = 8
 
     def __init__(self, xml_path: Path, graph: ir.IRGraph) -> None:
         self.xml_path = xml_path
         self.graph = graph
-        self.variants: Dict[Any, Any] = {}  # key -> InferRequest
+        self.variants: "OrderedDict[Any, Any]" = OrderedDict()  # key -> InferRequest
 
 
 class Tokenizer:
@@ -309,6 +313,7 @@ class Tokenizer:
         """The infer request of ``model``'s variant ``key`` (compiled on first use; ``edit(graph)`` makes it)."""
         request = model.variants.get(key)
         if request is not None:
+            model.variants.move_to_end(key)
             return request
         from . import _openvino
 
@@ -320,6 +325,8 @@ class Tokenizer:
                                                      str(model.xml_path))
         request = self._core.compile_model(ov_model, "CPU", self._properties).create_infer_request()
         model.variants[key] = request
+        while len(model.variants) > model.MAX_VARIANTS:
+            model.variants.popitem(last=False)
         return request
 
     # ---------------------------------------------------------------- encode
@@ -507,7 +514,11 @@ class Tokenizer:
         return [t.decode("utf-8", "replace") for t in self._vocab()]
 
     def _vocab(self) -> List[bytes]:
-        vocab = ir.vocab(self._detok.graph) if self._detok is not None else None
+        with self._lock:
+            vocab = getattr(self, "_vocab_cache", None)
+            if vocab is None:
+                vocab = ir.vocab(self._detok.graph) if self._detok is not None else None
+                self._vocab_cache = vocab
         if vocab is None:
             raise errors.NotSupportedError("the vocabulary cannot be read: the detokenizer IR has no VocabDecoder "
                                            "with constant inputs")

@@ -502,3 +502,12 @@ def test_tokenizer_from_memory_and_properties_match_genai():
     with pytest.warns(DeprecationWarning):
         t = Tokenizer(TINY, {"INFERENCE_NUM_THREADS": 1, "NOT_A_TOKENIZER_PROPERTY": 5})
     assert _ids(t.encode("hello")) == _ids(oracle.encode("hello"))
+
+
+def test_option_variants_are_bounded(segments_dir):
+    t, o = Tokenizer(segments_dir), og.Tokenizer(str(segments_dir))
+    text = "the cat sat on the mat , hello world"
+    for n in range(1, 14):
+        a, b = t.encode(text, max_length=n, truncation=True), o.encode(text, max_length=n, truncation=True)
+        assert _ids(a) == _ids(b), n
+    assert len(t._tok.variants) <= t._tok.MAX_VARIANTS
