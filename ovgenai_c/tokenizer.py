@@ -36,6 +36,9 @@ _ALLOWED_PROPERTIES = ("PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS", "ENA
                        "ENABLE_CPU_RESERVATION", "PERF_COUNT")
 
 
+_OUTPUT_NAMES = tuple(n.encode() for n in ir.OUTPUT_NAMES)
+
+
 class TokenizedInputs:
     """``input_ids`` and ``attention_mask`` (int64 :class:`~ovgenai_c.tensor.Tensor` of shape [batch, length])."""
 
@@ -139,8 +142,8 @@ class Tokenizer:
     chat_template.jinja, the tokenizer IR's rt_info.
     """
 
-    def __init__(self, tokenizer_path: Union[str, bytes, "os.PathLike[str]"], properties: Optional[Mapping[str, Any]] = None,
-                 *args: Any, **kwargs: Any) -> None:
+    def __init__(self, tokenizer_path: Union[str, bytes, "os.PathLike[str]"],
+                 properties: Optional[Mapping[str, Any]] = None, *args: Any, **kwargs: Any) -> None:
         self._lock = threading.RLock()
         self._core: Any = None
         if args or (properties is not None and not isinstance(properties, Mapping)):
@@ -478,9 +481,9 @@ class Tokenizer:
             request = self._request(self._detok, ("decode", skip if settable else None), edit)
             request.set_input_tensor(0, _openvino.Tensor.from_array(_openvino.get_openvino(), matrix))
             request.infer()
-            begins, ends, chars = (request.get_tensor(n).to_numpy() for n in ir.OUTPUT_NAMES)
-        raw = chars.tobytes()
-        return [raw[int(b):int(e)] for b, e in zip(begins.reshape(-1), ends.reshape(-1))]
+            begins, ends, raw = (request.read_tensor_bytes(n) for n in _OUTPUT_NAMES)
+        fmt = "q" if len(begins) == 8 * len(rows) else "i"  # i32 from openvino_tokenizers; i64 tolerated
+        return [raw[b:e] for b, e in zip(memoryview(begins).cast(fmt), memoryview(ends).cast(fmt))]
 
     # ---------------------------------------------------------------- special tokens
     def get_bos_token_id(self) -> int:
