@@ -569,23 +569,22 @@ class Tokenizer:
         with its own engine (minja); the three agree on ordinary templates, and may differ where minja adds its
         polyfills or deviates from jinja2. With neither engine, NotSupportedError.
         """
-        from .chat import ChatHistory, as_chat_history
-
-        if isinstance(history, ChatHistory) or isinstance(history, list):
-            hist = as_chat_history(history)
-        elif hasattr(history, "get_messages"):
-            hist = ChatHistory(list(history.get_messages()))
-            if hasattr(history, "get_tools"):
-                hist.set_tools(list(history.get_tools()))
-            if hasattr(history, "get_extra_context"):
-                hist.set_extra_context(dict(history.get_extra_context()))
+        if isinstance(history, (list, tuple)):
+            for i, m in enumerate(history):
+                if not isinstance(m, dict):
+                    raise TypeError(f"history[{i}] must be a dict, not {type(m).__name__}")
+            messages, own_tools, own_extra = [dict(m) for m in history], [], {}
+        elif hasattr(history, "get_messages"):  # ovgenai_c.ChatHistory (or openvino_genai's)
+            messages = list(history.get_messages())
+            own_tools = list(history.get_tools()) if hasattr(history, "get_tools") else []
+            own_extra = dict(history.get_extra_context()) if hasattr(history, "get_extra_context") else {}
         else:
             raise TypeError(f"history must be a ChatHistory or a list of dicts, not {type(history).__name__}")
         add = _bool_arg(add_generation_prompt, "add_generation_prompt")
         if not isinstance(chat_template, str):
             raise TypeError(f"chat_template must be a str, not {type(chat_template).__name__}")
-        resolved_tools = hist.get_tools() if tools is None else tools
-        resolved_extra = hist.get_extra_context() if extra_context is None else extra_context
+        resolved_tools = own_tools if tools is None else tools
+        resolved_extra = own_extra if extra_context is None else extra_context
         if not isinstance(resolved_tools, (list, tuple)):
             raise errors.InvalidParameterError(f"tools should be a list of dicts, got {type(resolved_tools).__name__}")
         if not isinstance(resolved_extra, dict):
@@ -601,7 +600,7 @@ class Tokenizer:
         context.update(resolved_extra)
         from . import _chat_render
 
-        text = _chat_render.render(template, hist.get_messages(), list(resolved_tools), context, add)
+        text = _chat_render.render(template, messages, list(resolved_tools), context, add)
         if not text:
             raise errors.GeneralError(
                 "Applied chat template resulted in an empty string. Please check the chat template or apply the "

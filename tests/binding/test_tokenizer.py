@@ -511,3 +511,15 @@ def test_option_variants_are_bounded(segments_dir):
         a, b = t.encode(text, max_length=n, truncation=True), o.encode(text, max_length=n, truncation=True)
         assert _ids(a) == _ids(b), n
     assert len(t._tok.variants) <= t._tok.MAX_VARIANTS
+
+
+def test_apply_chat_template_takes_any_message_dicts_like_genai(pair):
+    ours, oracle = pair
+    # (no tool messages: minja, GenAI's engine, rewrites those for templates that do not handle them)
+    template = ("{% for m in messages %}{{ m.role }}:{{ m.content if m.content is defined else m.text }}"
+                "{% if m.meta is defined %}[{{ m.meta.n }}]{% endif %};{% endfor %}")
+    msgs = [{"role": "user", "content": "weather?", "meta": {"n": 1.5}}, {"role": "assistant", "text": "sunny"}]
+    assert ours.apply_chat_template(msgs, False, template) == oracle.apply_chat_template(msgs, False, template)
+    history = ovgenai_c.ChatHistory([{"role": "user", "content": "x"}])
+    history.set_extra_context({"who": "me"})
+    assert ours.apply_chat_template(history, False, "{{ who }}") == "me"
