@@ -8,8 +8,9 @@ in UTF-8 bytes, as GenAI does. The callback gets a str and returns None/False (g
 StreamingStatus.
 
 ``StreamerBase`` is the class to subclass for a streamer of token ids: ``write(token)`` receives an int or a list
-of ints (GenAI calls it with a list when several tokens come at once) and returns a StreamingStatus (or a bool);
-``end()`` is called once at the end of generation.
+of ints — openvino_genai 2026.4's pipelines call it with a list per generation step (``[id]``) — and returns a
+StreamingStatus (or a bool); ``end()`` is called at the end of generation. :func:`deliver_tokens` is what a
+pipeline calls with each step's ids.
 """
 from __future__ import annotations
 
@@ -20,6 +21,13 @@ from ._streaming import StreamingStatus, status_from_streamer
 
 _REPLACEMENT = "\ufffd".encode("utf-8")
 _DELAY_N_TOKENS = 3
+
+
+def deliver_tokens(streamer: "StreamerBase", token_ids: Sequence[int]) -> StreamingStatus:
+    """Give one generation step's new token ids to a token streamer, as GenAI does (``write([ids...])``), and map
+    its return value (None/False: RUNNING, True: STOP, or a StreamingStatus). Exceptions propagate: the caller
+    (never C) decides what a failing streamer means."""
+    return status_from_streamer(streamer.write([int(t) for t in token_ids]))
 
 
 class StreamerBase:

@@ -523,3 +523,39 @@ def test_apply_chat_template_takes_any_message_dicts_like_genai(pair):
     history = ovgenai_c.ChatHistory([{"role": "user", "content": "x"}])
     history.set_extra_context({"who": "me"})
     assert ours.apply_chat_template(history, False, "{{ who }}") == "me"
+
+
+def test_deliver_tokens_drives_token_streamers_like_genai(pair):
+    """GenAI's pipelines call write([id]) per step then end(): the same calls give the same text chunks."""
+    from ovgenai_c.streamers import deliver_tokens
+
+    ours, oracle = pair
+    ids = _ids(oracle.encode(STREAM_TEXTS[0]))[0]
+
+    class Collect(StreamerBase):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def write(self, token):
+            self.calls.append(token)
+            return True if len(self.calls) == 4 else None
+
+        def end(self):
+            self.calls.append("end")
+
+    c = Collect()
+    statuses = [deliver_tokens(c, [t]) for t in ids[:5]]
+    assert c.calls == [[t] for t in ids[:5]]
+    assert statuses[3] == ovgenai_c.StreamingStatus.STOP and statuses[0] == ovgenai_c.StreamingStatus.RUNNING
+    chunks = []
+    s = TextStreamer(ours, chunks.append)
+    for t in ids:
+        deliver_tokens(s, [t])
+    s.end()
+    expected = []
+    so = og.TextStreamer(oracle, expected.append)
+    for t in ids:
+        so.write([t])
+    so.end()
+    assert chunks == expected
