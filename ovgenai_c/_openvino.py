@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -46,6 +46,7 @@ class OpenVINOLibrary:
             raise errors.MissingSymbolError(f"{self.path} lacks OpenVINO C functions: {', '.join(missing)}")
         self.element_types = {name: int(getattr(self.lib, name)) for name in (*_DTYPES, "STRING")}
         self.dtype_of = {self.element_types[name]: np.dtype(dt) for name, dt in _DTYPES.items()}
+        self.element_type_of = {np.dtype(dt): self.element_types[name] for name, dt in _DTYPES.items()}
 
     def last_error(self) -> Optional[str]:
         ptr = self.lib.ov_get_last_err_msg()
@@ -80,18 +81,11 @@ def get_openvino() -> OpenVINOLibrary:
 
 
 class Shape:
-    """An ``ov_shape_t`` owned by Python (freed with the object)."""
+    """An ``ov_shape_t`` in Python-owned memory (a plain struct: no C call to make or free it)."""
 
     def __init__(self, ov: OpenVINOLibrary, dims: Sequence[int]) -> None:
-        self._ov = ov
-        arr = ov.ffi.new("int64_t[]", [int(d) for d in dims]) if dims else ov.ffi.NULL
-        self.c = ov.ffi.new("ov_shape_t*")
-        ov.check(ov.lib.ov_shape_create(len(dims), arr, self.c), "ov_shape_create")
-
-    def __del__(self) -> None:
-        c = getattr(self, "c", None)
-        if c is not None and c.dims != self._ov.ffi.NULL:
-            self._ov.lib.ov_shape_free(c)
+        self._dims = ov.ffi.new("int64_t[]", [int(d) for d in dims]) if dims else ov.ffi.NULL
+        self.c = ov.ffi.new("ov_shape_t*", {"rank": len(dims), "dims": self._dims})
 
 
 class Tensor:
@@ -106,16 +100,16 @@ class Tensor:
     def from_array(cls, ov: OpenVINOLibrary, array: np.ndarray) -> "Tensor":
         """A tensor over ``array``'s memory (no copy; the array is made C-contiguous and kept alive)."""
         array = np.ascontiguousarray(array)
-        names = {np.dtype(dt): name for name, dt in _DTYPES.items()}
-        if array.dtype not in names:
+        element_type = ov.element_type_of.get(array.dtype)
+        if element_type is None:
             raise errors.InvalidParameterError(f"no OpenVINO element type for numpy dtype {array.dtype}")
         shape = Shape(ov, array.shape)
         out = ov.ffi.new("ov_tensor_t**")
-        ptr = ov.ffi.cast("void*", array.ctypes.data) if array.size else ov.ffi.NULL
         if array.size == 0:
-            ov.check(ov.lib.ov_tensor_create(ov.element_types[names[array.dtype]], shape.c[0], out), "ov_tensor_create")
+            ov.check(ov.lib.ov_tensor_create(element_type, shape.c[0], out), "ov_tensor_create")
         else:
-            ov.check(ov.lib.ov_tensor_create_from_host_ptr(ov.element_types[names[array.dtype]], shape.c[0], ptr, out),
+            ov.check(ov.lib.ov_tensor_create_from_host_ptr(element_type, shape.c[0],
+                                                           ov.ffi.cast("void*", array.ctypes.data), out),
                      "ov_tensor_create_from_host_ptr")
         return cls(ov, out[0], owner=array)
 
@@ -205,9 +199,11 @@ class InferRequest:
                        "ov_infer_request_set_input_tensor_by_index")
         self._inputs[index] = tensor
 
-    def set_tensor(self, name: str, tensor: Tensor) -> None:
-        self._ov.check(self._ov.lib.ov_infer_request_set_tensor(self.c, name.encode(), tensor.c),
-                       "ov_infer_request_set_tensor", f"tensor {name!r}")
+    def set_tensor(self, name: Union[str, bytes], tensor: Tensor) -> None:
+        key = name if isinstance(name, bytes) else name.encode()
+        status = self._ov.lib.ov_infer_request_set_tensor(self.c, key, tensor.c)
+        if status:
+            self._ov.check(status, "ov_infer_request_set_tensor", f"tensor {key.decode()!r}")
         self._inputs[name] = tensor
 
     def infer(self) -> None:

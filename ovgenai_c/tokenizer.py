@@ -36,6 +36,7 @@ _ALLOWED_PROPERTIES = ("PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS", "ENA
                        "ENABLE_CPU_RESERVATION", "PERF_COUNT")
 
 
+_INPUT_NAMES = tuple(n.encode() for n in ir.INPUT_NAMES)
 _OUTPUT_NAMES = tuple(n.encode() for n in ir.OUTPUT_NAMES)
 
 
@@ -410,7 +411,7 @@ class Tokenizer:
                 raise errors.InvalidParameterError("prompts longer than 2 GiB in total cannot be tokenized")
             begins = (ends - lengths).astype(np.int32)
             chars = np.frombuffer(b"".join(texts), dtype=np.uint8)
-            for name, arr in zip(ir.INPUT_NAMES, (begins, ends.astype(np.int32), chars)):
+            for name, arr in zip(_INPUT_NAMES, (begins, ends.astype(np.int32), chars)):
                 request.set_tensor(name, _openvino.Tensor.from_array(ov, arr))
         else:
             request.set_input_tensor(0, _openvino.Tensor.from_strings(ov, texts))
