@@ -119,10 +119,13 @@ class Tensor:
         for t in texts:
             if b"\0" in t:
                 raise errors.InvalidParameterError("a string passed to OpenVINO's C API cannot contain a NUL character")
-        keep = [ov.ffi.new("char[]", t) for t in texts]
-        arr = ov.ffi.new("const char*[]", keep) if keep else ov.ffi.NULL
         shape = Shape(ov, [len(texts)])
         out = ov.ffi.new("ov_tensor_t**")
+        if not texts:
+            ov.check(ov.lib.ov_tensor_create(ov.element_types["STRING"], shape.c[0], out), "ov_tensor_create")
+            return cls(ov, out[0])
+        keep = [ov.ffi.new("char[]", t) for t in texts]
+        arr = ov.ffi.new("const char*[]", keep)
         ov.check(ov.lib.ov_tensor_create_from_string_array(arr, len(texts), shape.c[0], out),
                  "ov_tensor_create_from_string_array")
         return cls(ov, out[0])
@@ -193,6 +196,9 @@ class InferRequest:
         self.c = ov.ffi.gc(handle, ov.lib.ov_infer_request_free)
         self._compiled = compiled
         self._inputs: Dict[Any, Tensor] = {}
+
+    def inputs_size(self) -> int:
+        return self._compiled.inputs_size()
 
     def set_input_tensor(self, index: int, tensor: Tensor) -> None:
         self._ov.check(self._ov.lib.ov_infer_request_set_input_tensor_by_index(self.c, index, tensor.c),

@@ -413,8 +413,10 @@ class Tokenizer:
             chars = np.frombuffer(b"".join(texts), dtype=np.uint8)
             for name, arr in zip(_INPUT_NAMES, (begins, ends.astype(np.int32), chars)):
                 request.set_tensor(name, _openvino.Tensor.from_array(ov, arr))
-        else:
+        else:  # IR whose string input is not a plain Parameter -> StringTensorUnpack: strings (no NUL)
             request.set_input_tensor(0, _openvino.Tensor.from_strings(ov, texts))
+            if request.inputs_size() > 1:  # a paired-input IR: the second input empty, as GenAI sets it
+                request.set_input_tensor(1, _openvino.Tensor.from_strings(ov, []))
 
     def _split_input(self) -> bool:
         if not hasattr(self, "_input_split"):

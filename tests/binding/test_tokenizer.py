@@ -559,3 +559,17 @@ def test_deliver_tokens_drives_token_streamers_like_genai(pair):
         so.write([t])
     so.end()
     assert chunks == expected
+
+
+def test_string_tensor_input_path_matches_genai(monkeypatch):
+    """IR whose input is not Parameter -> StringTensorUnpack take strings through ov_tensor_create_from_string_array
+    (NUL refused there); forced here on the tiny IR."""
+    from ovgenai_c import _tokenizer_ir
+
+    monkeypatch.setattr(_tokenizer_ir, "split_string_input", lambda graph: False)
+    ours, oracle = Tokenizer(TINY), og.Tokenizer(str(TINY))
+    texts = [t for t in TEXTS if "\0" not in t]
+    assert _ids(ours.encode(texts)) == _ids(oracle.encode(texts))
+    assert _ids(ours.encode([])) == _ids(oracle.encode([]))
+    with pytest.raises(errors.InvalidParameterError, match="NUL"):
+        ours.encode("a\0b")
