@@ -573,3 +573,28 @@ def test_string_tensor_input_path_matches_genai(monkeypatch):
     assert _ids(ours.encode([])) == _ids(oracle.encode([]))
     with pytest.raises(errors.InvalidParameterError, match="NUL"):
         ours.encode("a\0b")
+
+
+def test_works_when_the_loaded_library_is_not_the_bundled_backend(double_lib_path, tiny):
+    """With another GenAI C library loaded (the ABI double here: no libopenvino beside it, no bundled extras), the
+    tokenizer still runs through the openvino wheel's libopenvino_c, and chat templates fall back to jinja2."""
+    pytest.importorskip("jinja2")
+    code = ("import json, ovgenai_c\n"
+            "from ovgenai_c import _loader\n"
+            f"t = ovgenai_c.Tokenizer({str(TINY)!r})\n"
+            "r = t.encode(['hello world', 'a'])\n"
+            "out = {'kind': _loader.get_library().kind, 'ids': r.input_ids.data.tolist(),\n"
+            "       'text': t.decode([104, 105, 106]),\n"
+            "       'chat': t.apply_chat_template([{'role': 'user', 'content': 'Hi'}], True)}\n"
+            "print(json.dumps(out))\n")
+    env = dict(os.environ, OVGENAI_C_LIBRARY=str(double_lib_path))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import json
+
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["kind"] != "bundled"
+    assert got["ids"] == _ids(tiny.encode(["hello world", "a"]))
+    assert got["text"] == tiny.decode([104, 105, 106])
+    assert got["chat"] == tiny.apply_chat_template([{"role": "user", "content": "Hi"}], True)
