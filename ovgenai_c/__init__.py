@@ -18,7 +18,10 @@ from .results import DecodedResults, MeanStdPair, PerfMetrics
 from ._streaming import StreamingStatus
 from ._loader import library_info, load_library
 
-_LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "TextStream": ("pipeline", "TextStream")}
+_LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "TextStream": ("pipeline", "TextStream"),
+         "Tokenizer": ("tokenizer", "Tokenizer"), "TokenizedInputs": ("tokenizer", "TokenizedInputs"),
+         "Tensor": ("tensor", "Tensor"), "StreamerBase": ("streamers", "StreamerBase"),
+         "TextStreamer": ("streamers", "TextStreamer")}
 
 
 def __getattr__(name: str) -> Any:
@@ -34,9 +37,13 @@ def __getattr__(name: str) -> Any:
 
 if TYPE_CHECKING:  # pragma: no cover
     from .pipeline import LLMPipeline, TextStream
+    from .streamers import StreamerBase, TextStreamer
+    from .tensor import Tensor
+    from .tokenizer import TokenizedInputs, Tokenizer
 
 __all__ = [
-    "LLMPipeline", "TextStream", "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "PerfMetrics",
+    "LLMPipeline", "TextStream", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
+    "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "PerfMetrics",
     "MeanStdPair", "StreamingStatus", "library_info", "load_library", "GenAIError", "ConfigError", "DeviceError",
     "GenerationTimeoutError", "LibraryNotFoundError", "ModelNotFoundError", "NotSupportedError",
     "PipelineClosedError",

@@ -1,7 +1,9 @@
 """The cffi FFI object, built once from the C declarations in ``cdefs/``.
 
 cdefs are read in file-name order (the upstream include order). Files whose name starts with ``9`` are
-ovgenai_c's own optional extras, not upstream headers. Nothing here loads a shared library.
+ovgenai_c's own optional extras, not upstream headers. ``cdefs/openvino/`` holds the subset of OpenVINO's own C API
+(libopenvino_c) that ovgenai_c uses; those functions are listed apart (:func:`openvino_functions`) and are never
+looked up in the GenAI library. Nothing here loads a shared library.
 """
 from __future__ import annotations
 
@@ -14,6 +16,11 @@ _lock = threading.Lock()
 _ffi: Any = None
 _required: Tuple[str, ...] = ()
 _optional: Tuple[str, ...] = ()
+_openvino: Tuple[str, ...] = ()
+
+# cdefs/openvino/ in upstream include order (a header is parsed after the ones it depends on)
+_OPENVINO_ORDER = ("ov_common.h", "ov_shape.h", "ov_tensor.h", "ov_model.h", "ov_infer_request.h",
+                   "ov_compiled_model.h", "ov_core.h")
 
 _FUNC_RE = re.compile(r"^\s*[A-Za-z_][\w\s\*]*?\b(\w+)\s*\(", re.M)
 
@@ -45,7 +52,7 @@ def declared_functions(text: str) -> List[str]:
 
 def get_ffi() -> Any:
     """Return the shared ``cffi.FFI`` with every declaration parsed (thread-safe, built once)."""
-    global _ffi, _required, _optional
+    global _ffi, _required, _optional, _openvino
     if _ffi is not None:
         return _ffi
     with _lock:
@@ -59,7 +66,15 @@ def get_ffi() -> Any:
                 text = path.read_text(encoding="utf-8")
                 ffi.cdef(_strip_comments(text))
                 (optional if path.name.startswith("9") else required).extend(declared_functions(text))
-            _required, _optional = tuple(required), tuple(optional)
+            openvino: List[str] = []
+            ov_dir = cdefs_dir() / "openvino"
+            ov_files = sorted(ov_dir.glob("*.h"), key=lambda p: (
+                _OPENVINO_ORDER.index(p.name) if p.name in _OPENVINO_ORDER else len(_OPENVINO_ORDER), p.name))
+            for path in ov_files:
+                text = path.read_text(encoding="utf-8")
+                ffi.cdef(_strip_comments(text))
+                openvino.extend(declared_functions(text))
+            _required, _optional, _openvino = tuple(required), tuple(optional), tuple(openvino)
             _ffi = ffi
     return _ffi
 
@@ -74,6 +89,12 @@ def optional_functions() -> Tuple[str, ...]:
     """Extras that only the bundled backend exports."""
     get_ffi()
     return _optional
+
+
+def openvino_functions() -> Tuple[str, ...]:
+    """The OpenVINO C API functions declared in ``cdefs/openvino/`` (looked up in libopenvino_c, not GenAI)."""
+    get_ffi()
+    return _openvino
 
 
 def cstr(ffi: Any, value: Optional[str]) -> Any:

@@ -518,6 +518,22 @@ def get_library() -> LoadedLibrary:
     return load_library()
 
 
+def openvino_c_library() -> Tuple[Path, Optional[str]]:
+    """libopenvino_c of the OpenVINO the loaded GenAI library runs on, and the openvino_tokenizers extension path.
+
+    Loads the GenAI library first (its OpenVINO is the one already in the process): libopenvino_c beside it,
+    else in the openvino wheel — where :func:`_preload_dependencies` took libopenvino from.
+    """
+    lib = get_library()
+    beside = Path(lib.path).parent
+    dep_dir = beside if _versioned(beside, "libopenvino.so") else openvino_wheel_libs()
+    found = _versioned(dep_dir, "libopenvino_c.so") if dep_dir is not None else None
+    if found is None:
+        raise errors.LibraryNotFoundError(
+            f"libopenvino_c.so (OpenVINO's C API) not found beside {lib.path} nor in the openvino wheel")
+    return found, lib.tokenizers_path
+
+
 def is_loaded() -> bool:
     """True once a library has been loaded in this process."""
     return _loaded is not None
