@@ -200,7 +200,8 @@ class Provider:
     # --- requests ----------------------------------------------------------------------------------
     def _config_kwargs(self, options: Dict[str, Any]) -> Dict[str, Any]:
         merged = {**self.default_options, **check_options(options)}
-        return to_generation_kwargs(merged, self.capabilities.max_output_tokens)
+        caps = self.capabilities
+        return to_generation_kwargs(merged, caps.max_output_tokens, caps.context_length)
 
     def _history(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str] = None,
                  think: Optional[bool] = None) -> ChatHistory:
