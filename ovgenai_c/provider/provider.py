@@ -126,7 +126,8 @@ class Provider:
 
     ``model``: an IR folder or a GGUF file (``os.PathLike``/str), or a :class:`~ovgenai_c.provider.catalog.ModelEntry`.
     ``device``: overrides ``OVGENAI_DEVICE`` and the profile. ``properties``: OpenVINO properties (merged over the
-    profile's). ``library``: a library path or loaded library (default: the process library). ``pool``: a
+    profile's); no compiled-model cache unless asked — pass ``{"CACHE_DIR": ...}`` (the command line passes
+    ``ovgenai_c.models.compiled_cache_dir()`` and ``ATTENTION_BACKEND=SDPA``). ``library``: a library path or loaded library (default: the process library). ``pool``: a
     :class:`SessionPool` (default: the process-wide pool). ``options``: default Ollama-style options (over the
     profile's).
     """
@@ -196,6 +197,12 @@ class Provider:
         """Create (or find warm) the pipeline now; returns its load time in seconds."""
         with self.lease() as lease:
             return lease.load_time
+
+    def warm_up(self) -> None:
+        """Run a 2-token greedy answer: OpenVINO prepares its kernels and weight layouts on the first inference
+        of each kind (a prompt, then one next token), so the first real request is then as fast as the rest."""
+        with self.lease() as lease:
+            lease.pipeline.generate("Hi", max_new_tokens=2, do_sample=False)
 
     # --- requests ----------------------------------------------------------------------------------
     def _config_kwargs(self, options: Dict[str, Any]) -> Dict[str, Any]:
