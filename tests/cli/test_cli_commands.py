@@ -466,7 +466,8 @@ def test_chat_terminal_editing_history_multiline_set_and_show(double_lib_path, t
             pass
     assert b"Traceback" not in term.buf
     calls = [json.loads(x) for x in log.read_text().splitlines()]
-    chats = [c for c in calls if isinstance(c, list)]  # the warm-up is a plain prompt
+    assert calls[0] == "Hi"  # the warm-up (a plain 2-token prompt), done before the first answer
+    chats = [c for c in calls if isinstance(c, list)]
     assert chats[0] == [{"role": "user", "content": "aXbc"}]  # the edited line, no escape sequence
     assert chats[1][-1] == {"role": "user", "content": "line one\nline two"}  # the block, as one message
     assert chats[2] == [{"role": "system", "content": "be brief"}, {"role": "user", "content": "w1 w2 w3 w4 w5"}]
@@ -505,6 +506,7 @@ def test_chat_piped_multiline_and_set(double_lib_path, tmp_path, model):
     assert "Loading" not in r.stderr  # piped: no terminal chatter, and no warm-up request
     assert "options:      top_k=5" in r.stdout and "system:       terse" in r.stdout
     calls = [json.loads(x) for x in log.read_text().splitlines()]
+    assert all(isinstance(c, list) for c in calls)  # no warm-up when piped
     assert calls[0] == [{"role": "user", "content": "first line\n\nthird line"}]
     assert calls[1][0] == {"role": "system", "content": "terse"} and calls[1][-1]["content"] == "next"
     assert not (Path(env["OVGENAI_C_CACHE"]) / "chat_history").exists()  # history only on a terminal
