@@ -336,6 +336,13 @@ def test_bench_reports_metrics(env, model):
         assert label in r.stdout
 
 
+def test_bench_ignores_eos_unless_told(env, model):
+    r = run_cli(env, "bench", str(model), "-n", "12", "--runs", "1", "--warmup", "0", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["ignore_eos"] is True, r.stderr
+    r = run_cli(env, "bench", str(model), "-n", "12", "--runs", "1", "--warmup", "0", "--json", "--stop-at-eos")
+    assert r.returncode == 0 and json.loads(r.stdout)["ignore_eos"] is False, r.stderr
+
+
 # --- the real tiny model on the bundled backend ---------------------------------------------------------------
 def _bundled() -> Path:
     from testsupport import bundled_library_path
@@ -358,6 +365,24 @@ def test_real_tiny_model_on_the_bundled_backend(tmp_path):
     r = run_cli(env, "chat", str(tiny), "-n", "3", input="Hi\nAgain\n/exit\n", timeout=120)
     assert r.returncode == 0, r.stderr
     assert len(r.stdout.splitlines()) >= 2
+
+
+def test_bench_generates_the_tokens_asked_for_on_the_bundled_backend(tmp_path):
+    # ignore_eos: TPOT rests on N tokens, not on where the answer ends (SmolLM2's answer to the default prompt,
+    # "The capital of France is Paris.", ends after 8 tokens)
+    from ovgenai_c import models
+
+    smol = models.default_model_dir() / "ir"
+    if not models.default_model_status()["ir_present"]:
+        pytest.skip("the default model (SmolLM2 IR) is not fetched yet")
+    env = cli_env(_bundled(), tmp_path)
+    args = ("bench", str(smol), "-n", "24", "--runs", "1", "--warmup", "0", "--json")
+    r = run_cli(env, *args, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["per_run"][0]["generated_tokens"] == 24
+    r = run_cli(env, *args, "--stop-at-eos", timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["per_run"][0]["generated_tokens"] < 24
 
 
 def test_convert_a_gguf_to_ir(env, tmp_path):
@@ -572,3 +597,13 @@ def test_doctor_phrases_optional_places_as_notes(env, double_lib_path):
         "fetched archive not installed (optional; would be /x/libopenvino_genai_c.so)"
     r = run_cli(env, "doctor")
     assert "tried first" not in r.stdout and "no such file" not in r.stdout
+
+
+def test_generate_ends_at_the_context_window_by_default(env, model):
+    (model / "config.json").write_text('{"max_position_embeddings": 4}')
+    r = run_cli(env, "generate", str(model), "w1 w2 w3 w4 w5 w6 w7 w8", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)  # the double echoes one word per token: without a cap it would say all eight
+    assert doc["usage"]["completion_tokens"] == 4 and doc["finish_reason"] == "length"
+    r = run_cli(env, "generate", str(model), "w1 w2 w3 w4 w5 w6 w7 w8", "--json", "-n", "6")
+    assert json.loads(r.stdout)["usage"]["completion_tokens"] == 6  # -n still wins
