@@ -629,7 +629,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         gguf = (f"present, {dm['gguf_size'] / 1e6:.1f} MB, {'verified' if dm['gguf_verified'] else 'NOT verified'}"
                 if dm["gguf_present"] else "not fetched yet (fetched on first use)")
         _out(f"  gguf:         {gguf}")
-        _out(f"  ir:           {'present, %.1f MB' % (dm['ir_size'] / 1e6) if dm['ir_present'] else 'not converted yet'}")
+        _out(f"  ir:           {'present, %.1f MB' % (dm['ir_size'] / 1e6) if dm['ir_present'] else 'not converted yet'}"
+             + (f" ({dm['ir_dir']})" if dm["ir_present"] else ""))
+        blobs = list(Path(dm["compiled_cache"]).glob("*.blob")) if dm.get("compiled_cache") else []
+        _out(f"  compiled:     {dm.get('compiled_cache')} "
+             f"({len(blobs)} blobs, {sum(b.stat().st_size for b in blobs) / 1e6:.0f} MB; --no-cache to bypass)")
     mr = report["models_root"]
     if "error" in mr:
         _out(f"models root:    unavailable ({mr['error']})")

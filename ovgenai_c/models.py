@@ -435,7 +435,10 @@ def ensure_default_ir(progress: bool = True) -> pathlib.Path:
     """The default model as an OpenVINO IR folder (converted once from the GGUF). Instant when there."""
     if _ir_valid():
         if not (_ir_dir() / PROFILE_NAME).is_file():  # converted by an earlier version
-            _write_profile(_ir_dir())
+            try:
+                _write_profile(_ir_dir())
+            except OSError:
+                pass  # a read-only cache: answers are then capped at the provider's fallback instead
         return _ir_dir()
     gguf = ensure_default_gguf(progress)
     with _locked(default_model_dir() / ".lock"):
