@@ -338,15 +338,16 @@ class ChatSettings:
         self.system = system
         self.options = dict(options)
 
-    def set(self, words: List[str]) -> str:
+    def set(self, rest: str) -> str:
+        """``rest``: what follows ``/set`` — ``NAME VALUE`` (or Ollama's ``parameter NAME VALUE``)."""
         from .provider import OptionError, check_options
 
-        if words[:1] == ["parameter"]:  # Ollama's spelling: /set parameter temperature 0.7
-            words = words[1:]
-        if not words:
+        name, _, raw = rest.strip().partition(" ")
+        if name == "parameter":
+            name, _, raw = raw.strip().partition(" ")
+        raw = raw.strip()
+        if not name:
             return "usage: /set temperature|num_predict|system|OPTION VALUE (see /help)"
-        name = words[0]
-        raw = " ".join(words[1:])
         if name == "system":
             self.system = raw or None
             return f"(system message {'set' if raw else 'removed'})"
@@ -433,7 +434,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             elif cmd in ("/help", "/?"):
                 _out(CHAT_COMMANDS)
             elif cmd == "/set":
-                _out(settings.set(text.split(None, 1)[1].split(" ") if len(words) > 1 else []))
+                _out(settings.set(text[len(words[0]):]))
             elif cmd == "/show":
                 for line in settings.show(provider):
                     _out(line)
@@ -629,8 +630,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         gguf = (f"present, {dm['gguf_size'] / 1e6:.1f} MB, {'verified' if dm['gguf_verified'] else 'NOT verified'}"
                 if dm["gguf_present"] else "not fetched yet (fetched on first use)")
         _out(f"  gguf:         {gguf}")
-        _out(f"  ir:           {'present, %.1f MB' % (dm['ir_size'] / 1e6) if dm['ir_present'] else 'not converted yet'}"
-             + (f" ({dm['ir_dir']})" if dm["ir_present"] else ""))
+        ir = f"present, {dm['ir_size'] / 1e6:.1f} MB ({dm['ir_dir']})" if dm["ir_present"] else "not converted yet"
+        _out(f"  ir:           {ir}")
         blobs = list(Path(dm["compiled_cache"]).glob("*.blob")) if dm.get("compiled_cache") else []
         _out(f"  compiled:     {dm.get('compiled_cache')} "
              f"({len(blobs)} blobs, {sum(b.stat().st_size for b in blobs) / 1e6:.0f} MB; --no-cache to bypass)")

@@ -6,7 +6,7 @@ Ollama-style options and pooled sessions.
     from ovgenai_c.provider import Provider
     p = Provider("/models/qwen2.5-0.5b-instruct")
     p.capabilities            # Capabilities(chat=True, prompt=True, stream=True, embed=False, think=False, tools=True, ...)
-    p.prompt("What is the capital of France?", num_predict=32)
+    p.prompt("What is the capital of France?", num_predict=32)   # unset: capped at the context window
     r = p.chat([{"role": "user", "content": "Hi"}], temperature=0)
     r.message, r.usage, r.finish_reason
     with p.stream([{"role": "user", "content": "Tell me a story"}]) as s:
@@ -127,8 +127,9 @@ class Provider:
     ``model``: an IR folder or a GGUF file (``os.PathLike``/str), or a :class:`~ovgenai_c.provider.catalog.ModelEntry`.
     ``device``: overrides ``OVGENAI_DEVICE`` and the profile. ``properties``: OpenVINO properties (merged over the
     profile's); no compiled-model cache unless asked — pass ``{"CACHE_DIR": ...}`` (the command line passes
-    ``ovgenai_c.models.compiled_cache_dir()`` and ``ATTENTION_BACKEND=SDPA``). ``library``: a library path or loaded library (default: the process library). ``pool``: a
-    :class:`SessionPool` (default: the process-wide pool). ``options``: default Ollama-style options (over the
+    ``ovgenai_c.models.compiled_cache_dir()`` and ``ATTENTION_BACKEND=SDPA``). ``library``: a library path or
+    loaded library (default: the process library). ``pool``: a :class:`SessionPool` (default: the process-wide
+    pool). ``options``: default Ollama-style options (over the
     profile's).
     """
 
