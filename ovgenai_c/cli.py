@@ -759,11 +759,11 @@ def _add_options(p: argparse.ArgumentParser) -> None:
 
 
 EPILOG = f"""examples:
-  {PROG} doctor                                  which library, devices, where the default model lives
-  {PROG} generate "What is the capital of France?"   one answer from the default model
-  {PROG} chat                                    chat with the default model
-  {PROG} models                                  the models under the models root
-  {PROG} bench -n 64                             load time, TTFT, TPOT, throughput
+  {PROG} generate "What is the capital of France?"    one answer from the default model
+  {PROG} chat                                         chat with the default model
+  {PROG} doctor                                       the library, devices, where the default model lives
+  {PROG} models                                       the models under the models root (* the default)
+  {PROG} bench -n 64                                  load time, TTFT, TPOT, throughput
 
 MODEL is a path (IR folder or .gguf), a name under the models root, or omitted for the default model
 (SmolLM2-135M-Instruct, fetched once into ~/.cache/ovgenai_c/models/; `{PROG} doctor` prints where).
