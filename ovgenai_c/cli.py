@@ -127,6 +127,23 @@ def _library(args: argparse.Namespace) -> Any:
     return load_library(args.library) if args.library else load_library()
 
 
+def _looks_like_path(name: str) -> bool:
+    return os.path.isabs(name) or name.startswith(("./", "../", "~")) or name.endswith(".gguf")
+
+
+def _model_arg(args: argparse.Namespace) -> Optional[str]:
+    if args.func is cmd_generate:
+        return args.words[0] if len(args.words) == 2 else None
+    return getattr(args, "model", None)
+
+
+def _check_model_arg(args: argparse.Namespace) -> None:
+    """A MODEL written as a path must exist (checked with the flags, before the library loads)."""
+    name = _model_arg(args)
+    if name and _looks_like_path(name) and not Path(name).expanduser().exists():
+        raise CliError(f"model path does not exist: {name}")
+
+
 def _resolve_model(args: argparse.Namespace, name: Optional[str], kind: Optional[str]) -> Path:
     from .provider.catalog import Catalog
     from .provider.errors import CatalogError
@@ -139,7 +156,7 @@ def _resolve_model(args: argparse.Namespace, name: Optional[str], kind: Optional
     p = Path(name).expanduser()
     if p.exists():
         return p
-    looks_like_path = os.path.isabs(name) or name.startswith(("./", "../", "~")) or name.endswith(".gguf")
+    looks_like_path = _looks_like_path(name)
     catalog = Catalog(args.models_root)
     try:
         return catalog.resolve(name, prefer=prefer).path
@@ -891,6 +908,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _check_bench_flags(args)
         else:
             _check_flags(args)
+        if args.func in (cmd_generate, cmd_chat, cmd_bench):
+            _check_model_arg(args)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         if args.debug:

@@ -121,6 +121,13 @@ def test_flags_are_checked_before_anything_loads(env, tmp_path, flags, needle):
     assert "num_predict" not in r.stderr or "-o" in flags
 
 
+def test_a_missing_model_path_is_reported_before_the_library_loads(env, tmp_path):
+    broken = dict(env, OVGENAI_C_LIBRARY=str(tmp_path / "no-library.so"))
+    for args in (["generate", "/no/such/model", "hi"], ["chat", "./no/such"], ["bench", "~/no/such.gguf"]):
+        r = run_cli(broken, *args)
+        assert r.returncode == 1 and r.stderr.strip() == f"ovgenai-c: error: model path does not exist: {args[1]}"
+
+
 def test_an_unknown_device_lists_the_available_ones(env, model):
     r = run_cli(env, "generate", str(model), "hi", "--device", "NOSUCHDEV")
     assert r.returncode == 1, r.stderr
