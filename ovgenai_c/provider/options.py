@@ -3,7 +3,7 @@
 =================  =====================  ==========================================================
 option             GenerationConfig       notes
 =================  =====================  ==========================================================
-num_predict        max_new_tokens         -1 / -2 (Ollama's "no limit" / "fill context") → the limit
+num_predict        max_new_tokens         unset / -1 / -2 (Ollama's "no limit" / "fill context") → the cap
 temperature        temperature, do_sample 0 → greedy; > 0 → multinomial sampling
 top_k              top_k, do_sample       0 → no top-k filter
 top_p              top_p, do_sample       in (0, 1]
@@ -18,6 +18,12 @@ frequency_penalty  frequency_penalty
 ``top_k`` / ``top_p`` / ``min_p`` without a ``temperature`` turn sampling on (as in Ollama, where sampling is
 the default); ``temperature: 0`` always means greedy. The number of new tokens is clamped to the profile's
 ``max_output_tokens``.
+
+Generation always ends: without ``num_predict`` (or with -1 / -2) the answer is capped at the profile's
+``max_output_tokens``, else at the model's context window (the profile's ``context_length``, the IR folder's
+``config.json`` ``max_position_embeddings``, the GGUF's ``<arch>.context_length``), else at
+:data:`FALLBACK_MAX_NEW_TOKENS` when the context window is unknown. (The prompt's own tokens are not
+subtracted: the bundled backend stops at the context window itself when it knows it.)
 """
 from __future__ import annotations
 
@@ -25,6 +31,8 @@ import math
 from typing import Any, Dict, Mapping, Optional
 
 from .errors import OptionError, closest
+
+FALLBACK_MAX_NEW_TOKENS = 4096  # the cap when neither the profile nor the model files give a context window
 
 OPTIONS = ("num_predict", "temperature", "top_k", "top_p", "min_p", "seed", "stop", "repeat_penalty",
            "presence_penalty", "frequency_penalty")
@@ -130,14 +138,25 @@ def check_options(options: Mapping[str, Any], where: str = "") -> Dict[str, Any]
     return out
 
 
-def to_generation_kwargs(options: Mapping[str, Any], max_output_tokens: Optional[int] = None) -> Dict[str, Any]:
-    """GenerationConfig keyword arguments for ``options``, clamped to ``max_output_tokens``."""
+def default_max_new_tokens(max_output_tokens: Optional[int] = None, context_length: Optional[int] = None) -> int:
+    """The cap on new tokens when ``num_predict`` is not given: max output, else the context window, else
+    :data:`FALLBACK_MAX_NEW_TOKENS`."""
+    if max_output_tokens is not None:
+        return max_output_tokens
+    if context_length is not None:
+        return context_length
+    return FALLBACK_MAX_NEW_TOKENS
+
+
+def to_generation_kwargs(options: Mapping[str, Any], max_output_tokens: Optional[int] = None,
+                         context_length: Optional[int] = None) -> Dict[str, Any]:
+    """GenerationConfig keyword arguments for ``options``. ``max_new_tokens`` is always set: ``num_predict``
+    clamped to ``max_output_tokens``, or (unset, -1, -2) :func:`default_max_new_tokens`."""
     opts = check_options(options)
     kw: Dict[str, Any] = {}
     n = opts.get("num_predict")
     if n is None or n < 0:
-        if max_output_tokens is not None:
-            kw["max_new_tokens"] = max_output_tokens
+        kw["max_new_tokens"] = default_max_new_tokens(max_output_tokens, context_length)
     else:
         kw["max_new_tokens"] = min(n, max_output_tokens) if max_output_tokens is not None else n
     sampling_knobs = [k for k in ("top_k", "top_p", "min_p") if k in opts]

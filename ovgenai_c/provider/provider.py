@@ -6,7 +6,7 @@ Ollama-style options and pooled sessions.
     from ovgenai_c.provider import Provider
     p = Provider("/models/qwen2.5-0.5b-instruct")
     p.capabilities            # Capabilities(chat=True, prompt=True, stream=True, embed=False, think=False, tools=True, ...)
-    p.prompt("What is the capital of France?", num_predict=32)
+    p.prompt("What is the capital of France?", num_predict=32)   # unset: capped at the context window
     r = p.chat([{"role": "user", "content": "Hi"}], temperature=0)
     r.message, r.usage, r.finish_reason
     with p.stream([{"role": "user", "content": "Tell me a story"}]) as s:
@@ -126,8 +126,10 @@ class Provider:
 
     ``model``: an IR folder or a GGUF file (``os.PathLike``/str), or a :class:`~ovgenai_c.provider.catalog.ModelEntry`.
     ``device``: overrides ``OVGENAI_DEVICE`` and the profile. ``properties``: OpenVINO properties (merged over the
-    profile's). ``library``: a library path or loaded library (default: the process library). ``pool``: a
-    :class:`SessionPool` (default: the process-wide pool). ``options``: default Ollama-style options (over the
+    profile's); no compiled-model cache unless asked — pass ``{"CACHE_DIR": ...}`` (the command line passes
+    ``ovgenai_c.models.compiled_cache_dir()`` and ``ATTENTION_BACKEND=SDPA``). ``library``: a library path or
+    loaded library (default: the process library). ``pool``: a :class:`SessionPool` (default: the process-wide
+    pool). ``options``: default Ollama-style options (over the
     profile's).
     """
 
@@ -197,10 +199,17 @@ class Provider:
         with self.lease() as lease:
             return lease.load_time
 
+    def warm_up(self) -> None:
+        """Run a 2-token greedy answer: OpenVINO prepares its kernels and weight layouts on the first inference
+        of each kind (a prompt, then one next token), so the first real request is then as fast as the rest."""
+        with self.lease() as lease:
+            lease.pipeline.generate("Hi", max_new_tokens=2, do_sample=False)
+
     # --- requests ----------------------------------------------------------------------------------
     def _config_kwargs(self, options: Dict[str, Any]) -> Dict[str, Any]:
         merged = {**self.default_options, **check_options(options)}
-        return to_generation_kwargs(merged, self.capabilities.max_output_tokens)
+        caps = self.capabilities
+        return to_generation_kwargs(merged, caps.max_output_tokens, caps.context_length)
 
     def _history(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str] = None,
                  think: Optional[bool] = None) -> ChatHistory:

@@ -49,7 +49,8 @@ def run_cli(env: Dict[str, str], *args: str, input: Optional[str] = None, timeou
 
 
 # Runs the CLI after setting the double's controls (the controls are per process, so they are set in the child).
-# With OVD_LOG_INPUTS=<file>, every pipeline input (prompt str or messages) is appended to <file> as a JSON line.
+# With OVD_LOG_INPUTS=<file>, every pipeline input (prompt str or messages) is appended to <file> as a JSON line;
+# with OVD_LOG_CREATE=<file>, every pipeline creation (path, device, properties).
 DRIVER = r"""
 import json, os, sys, cffi
 ffi = cffi.FFI(); ffi.cdef(open(sys.argv[1]).read()); ctl = ffi.dlopen(sys.argv[2])
@@ -68,6 +69,15 @@ if log:
             return orig(self, inputs, *a, **kw)
         setattr(LLMPipeline, name, f)
     wrap("stream"); wrap("generate")
+if os.environ.get("OVD_LOG_CREATE"):  # every pipeline creation: its device and properties, as a JSON line
+    from ovgenai_c.pipeline import LLMPipeline
+    orig_init = LLMPipeline.__init__
+    def init(self, path, device="CPU", *a, **kw):
+        with open(os.environ["OVD_LOG_CREATE"], "a") as fh:
+            props = {k: str(v) for k, v in kw.items() if k != "library"}
+            fh.write(json.dumps({"path": str(path), "device": device, "properties": props}) + "\n")
+        return orig_init(self, path, device, *a, **kw)
+    LLMPipeline.__init__ = init
 if os.environ.get("OVD_DEFAULT_MODEL"):  # stand-in for the fetched default model; records the format asked for
     import ovgenai_c.models as m
     def fake_default(fmt="ir", progress=True):

@@ -65,8 +65,16 @@ def test_generate_model_from_the_catalog(env, tmp_path):
     (["generate", "/no/such/model", "hi"], "model path does not exist: /no/such/model"),
     (["generate", "nosuchmodel", "hi"], "'nosuchmodel' is not an existing path"),
     (["generate", "MODEL", "hi", "-o", "mirostat=1"], "'mirostat' is not supported"),
-    (["generate", "MODEL", "hi", "--temperature", "-1"], "'temperature' must be >= 0"),
+    (["generate", "MODEL", "hi", "--temperature", "-1"], "--temperature must be >= 0"),
     (["generate", "MODEL", "hi", "--device", "bad device"], "malformed device name"),
+    (["generate", "MODEL", "hi", "-n", "0"], "-n/--max-tokens must be >= 1"),
+    (["generate", "MODEL", "hi", "--top-p", "1.5"], "--top-p must be in (0, 1]"),
+    (["generate", "MODEL", "hi", "--top-k", "-2"], "--top-k must be >= 0"),
+    (["generate", "MODEL", "hi", "--seed", "-1"], "--seed must be >= 0"),
+    (["generate", "MODEL", "hi", "--stop", ""], "--stop must not be an empty string"),
+    (["generate", "MODEL", "hi", "-o", "num_predict=0"], "-o num_predict=0: option 'num_predict' must be >= 1"),
+    (["chat", "MODEL", "--repeat-penalty", "0"], "--repeat-penalty must be > 0"),
+    (["bench", "MODEL", "--runs", "0"], "--runs must be >= 1"),
     (["chat", "/no/such/dir"], "model path does not exist"),
     (["bench", "/no/such/dir"], "model path does not exist"),
 ])
@@ -84,12 +92,50 @@ def test_debug_shows_the_traceback(env):
     assert r.returncode != 0 and "Traceback" in r.stderr
 
 
-def test_bad_library_is_one_line(env, model, tmp_path):
+def test_bad_library_lists_what_was_tried_one_item_a_line(env, model, tmp_path):
     bogus = tmp_path / "libnothing.so"
     bogus.write_text("not a library")
     r = run_cli(env, "generate", str(model), "hi", "--library", str(bogus))
-    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and str(bogus) in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1 and lines[0].startswith("ovgenai-c: error: ") and lines[0].endswith("Tried:")
+    assert lines[1].startswith("  - explicit argument: " + str(bogus)), r.stderr
+    assert lines[-1].startswith("  Set OVGENAI_C_LIBRARY") and ";" not in lines[0]
     _no_traceback(r)
+
+
+@pytest.mark.parametrize("flags, needle", [
+    (["--temperature", "-1"], "--temperature must be >= 0, got -1.0"),
+    (["-n", "0"], "-n/--max-tokens must be >= 1"),
+    (["--max-new-tokens", "-5"], "-n/--max-tokens must be >= 1"),
+    (["--top-p", "0"], "--top-p must be in (0, 1]"),
+    (["--min-p", "2"], "--min-p must be in [0, 1]"),
+    (["-o", "mirostat=1"], "-o mirostat=1: option 'mirostat' is not supported"),
+    (["-o", "nonsense"], "-o/--option expects KEY=VALUE"),
+    (["--device", "cpu"], "--device 'cpu': malformed device name"),
+])
+def test_flags_are_checked_before_anything_loads(env, tmp_path, flags, needle):
+    # the model path does not even exist: the flag error comes first, before the library or the model
+    r = run_cli(dict(env, OVGENAI_C_LIBRARY=str(tmp_path / "no-library.so")), "generate", "/no/such/model", "hi",
+                *flags)
+    assert r.returncode == 1 and r.stderr.startswith("ovgenai-c: error: " + needle), r.stderr
+    assert "num_predict" not in r.stderr or "-o" in flags
+
+
+def test_a_missing_model_path_is_reported_before_the_library_loads(env, tmp_path):
+    broken = dict(env, OVGENAI_C_LIBRARY=str(tmp_path / "no-library.so"))
+    for args in (["generate", "/no/such/model", "hi"], ["chat", "./no/such"], ["bench", "~/no/such.gguf"]):
+        r = run_cli(broken, *args)
+        assert r.returncode == 1 and r.stderr.strip() == f"ovgenai-c: error: model path does not exist: {args[1]}"
+
+
+def test_an_unknown_device_lists_the_available_ones(env, model):
+    r = run_cli(env, "generate", str(model), "hi", "--device", "NOSUCHDEV")
+    assert r.returncode == 1, r.stderr
+    if "available devices:" not in r.stderr:
+        pytest.skip("openvino (asked for the device list in a child interpreter) is not installed")
+    assert "no device 'NOSUCHDEV' here; available devices: " in r.stderr and "CPU" in r.stderr
+    r = run_cli(dict(env, OVGENAI_DEVICE="AUTO:NOSUCHDEV,CPU"), "generate", str(model), "hi")
+    assert r.returncode == 1 and "OVGENAI_DEVICE 'AUTO:NOSUCHDEV,CPU': no device 'NOSUCHDEV'" in r.stderr
 
 
 # --- chat through piped stdin ---------------------------------------------------------------------------------
@@ -260,11 +306,29 @@ def test_models_lists_the_catalog(env, tmp_path):
     r = run_cli(env, "models", "--root", str(root))
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0].split() == ["NAME", "FORMAT", "SIZE", "PROFILE"]
-    assert [ln.split()[0] for ln in lines[1:4]] == ["a", "fam/b", "t.gguf"]
+    assert lines[0].split() == ["NAME", "FORMAT", "SIZE", "RUNS", "ON", "PROFILE"]
+    assert [ln.split()[0] for ln in lines[1:4]] == ["a", "fam/b", "t.gguf"]  # none is the default: no '*'
     assert "max_output_tokens=7" in lines[2] and lines[3].split()[1] == "gguf"
+    assert lines[1].split()[4] == "bundled,official" and lines[3].split()[4] == "official"
     doc = json.loads(run_cli(env, "models", "--json", "--models-root", str(root)).stdout)
     assert [m["name"] for m in doc["models"]] == ["a", "fam/b", "t.gguf"]
+    assert [m["runs_on"] for m in doc["models"]] == [["bundled", "official"]] * 2 + [["official"]]
+    assert not any(m["default"] for m in doc["models"])
+
+
+def test_models_marks_the_default_model(env):
+    cache_models = Path(env["OVGENAI_C_CACHE"]) / "models"
+    default = cache_models / "SmolLM2-135M-Instruct"
+    make_ir(default / "ir")
+    shutil.copyfile(ROOT / "tests" / "fixtures" / "tiny" / "tiny.gguf", default / "SmolLM2-135M-Instruct.Q4_1.gguf")
+    make_ir(cache_models / "other")
+    r = run_cli(env, "models")
+    assert r.returncode == 0, r.stderr
+    rows = {ln[2:].split()[0]: ln for ln in r.stdout.splitlines()[1:] if ln[:1] in ("*", " ")}
+    assert rows["SmolLM2-135M-Instruct/ir"].startswith("* ")
+    assert rows["SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf"].startswith("* ")
+    assert rows["other"].startswith("  ")
+    assert "(* the default model, used when MODEL is omitted" in r.stdout
 
 
 def test_bench_reports_metrics(env, model):
@@ -277,6 +341,13 @@ def test_bench_reports_metrics(env, model):
     r = run_cli(env, "bench", str(model), "--runs", "1")
     for label in ("load time:", "TTFT:", "TPOT:", "throughput:", "peak RSS:"):
         assert label in r.stdout
+
+
+def test_bench_ignores_eos_unless_told(env, model):
+    r = run_cli(env, "bench", str(model), "-n", "12", "--runs", "1", "--warmup", "0", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["ignore_eos"] is True, r.stderr
+    r = run_cli(env, "bench", str(model), "-n", "12", "--runs", "1", "--warmup", "0", "--json", "--stop-at-eos")
+    assert r.returncode == 0 and json.loads(r.stdout)["ignore_eos"] is False, r.stderr
 
 
 # --- the real tiny model on the bundled backend ---------------------------------------------------------------
@@ -301,6 +372,24 @@ def test_real_tiny_model_on_the_bundled_backend(tmp_path):
     r = run_cli(env, "chat", str(tiny), "-n", "3", input="Hi\nAgain\n/exit\n", timeout=120)
     assert r.returncode == 0, r.stderr
     assert len(r.stdout.splitlines()) >= 2
+
+
+def test_bench_generates_the_tokens_asked_for_on_the_bundled_backend(tmp_path):
+    # ignore_eos: TPOT rests on N tokens, not on where the answer ends (SmolLM2's answer to the default prompt,
+    # "The capital of France is Paris.", ends after 8 tokens)
+    from ovgenai_c import models
+
+    smol = models.default_model_dir() / "ir"
+    if not models.default_model_status()["ir_present"]:
+        pytest.skip("the default model (SmolLM2 IR) is not fetched yet")
+    env = cli_env(_bundled(), tmp_path)
+    args = ("bench", str(smol), "-n", "24", "--runs", "1", "--warmup", "0", "--json")
+    r = run_cli(env, *args, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["per_run"][0]["generated_tokens"] == 24
+    r = run_cli(env, *args, "--stop-at-eos", timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["per_run"][0]["generated_tokens"] < 24
 
 
 def test_convert_a_gguf_to_ir(env, tmp_path):
@@ -364,3 +453,164 @@ def test_bench_compare_hands_off_to_the_side_by_side_benchmark():
                        text=True, timeout=120)
     assert r.returncode == 0
     assert "--quick" in r.stdout and "--prompt-lens" in r.stdout
+
+
+# --- chat: line editing, history, multi-line input, /set, /show --------------------------------------------------
+def test_chat_terminal_editing_history_multiline_set_and_show(double_lib_path, tmp_path, model):
+    log = tmp_path / "inputs.jsonl"
+    env = cli_env(double_lib_path, tmp_path, OVD_LOG_INPUTS=str(log), TERM="xterm")
+    term = Term(driver_args(double_lib_path, 0, "chat", str(model), "-v"), env)
+    try:
+        term.expect(f"Loading {model} on CPU")  # at once, before the load
+        term.expect("/help for more")
+        term.expect(">>> ")
+        term.send("abc\x1b[D\x1b[DX\r")  # two Left arrows, then an insert: readline edits the line
+        term.expect("Echo: aXbc")
+        term.expect(">>> ")
+        term.send('"""\r')
+        term.expect("... ")
+        term.send("line one\r")
+        term.expect("... ")
+        term.send('line two"""\r')
+        term.expect("Echo: line one")
+        term.expect(">>> ")
+        term.send("/set num_predict 2\r")
+        term.expect("(set num_predict = 2)")
+        term.send("/set system be brief\r")
+        term.expect("(system message set)")
+        term.send("/set temperature -1\r")
+        term.expect("(not set: option 'temperature' must be >= 0")
+        term.send("/show\r")
+        term.expect("system:       be brief")
+        term.expect("num_predict=2")
+        term.send("/reset\r")
+        term.expect("(conversation reset)")
+        term.send("w1 w2 w3 w4 w5\r")
+        term.expect("2 generated")
+        term.expect(">>> ")
+        term.send("/exit\r")
+        assert term.wait() == 0
+    finally:
+        try:
+            os.kill(term.pid, signal.SIGKILL)
+            os.waitpid(term.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+    assert b"Traceback" not in term.buf
+    calls = [json.loads(x) for x in log.read_text().splitlines()]
+    assert calls[0] == "Hi"  # the warm-up (a plain 2-token prompt), done before the first answer
+    chats = [c for c in calls if isinstance(c, list)]
+    assert chats[0] == [{"role": "user", "content": "aXbc"}]  # the edited line, no escape sequence
+    assert chats[1][-1] == {"role": "user", "content": "line one\nline two"}  # the block, as one message
+    assert chats[2] == [{"role": "system", "content": "be brief"}, {"role": "user", "content": "w1 w2 w3 w4 w5"}]
+    history = (Path(env["OVGENAI_C_CACHE"]) / "chat_history").read_text()
+    assert "aXbc" in history and "/set num_predict 2" in history and "\x1b" not in history
+
+
+def test_chat_history_is_recalled_in_the_next_session(double_lib_path, tmp_path, model):
+    env = cli_env(double_lib_path, tmp_path, TERM="xterm")
+    hist = Path(env["OVGENAI_C_CACHE"]) / "chat_history"
+    hist.parent.mkdir(parents=True, exist_ok=True)
+    hist.write_text("from last time\n")
+    term = Term(driver_args(double_lib_path, 0, "chat", str(model)), env)
+    try:
+        term.expect(">>> ")
+        term.send("\x1b[A\r")  # Up arrow: the last line of the earlier session
+        term.expect("Echo: from last time")
+        term.expect(">>> ")
+        term.send("/exit\r")
+        assert term.wait() == 0
+    finally:
+        try:
+            os.kill(term.pid, signal.SIGKILL)
+            os.waitpid(term.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def test_chat_piped_multiline_and_set(double_lib_path, tmp_path, model):
+    log = tmp_path / "inputs.jsonl"
+    env = cli_env(double_lib_path, tmp_path, OVD_LOG_INPUTS=str(log))
+    stdin = '"""\nfirst line\n\nthird line\n"""\n/set system terse\n/set parameter top_k 5\n/show\nnext\n/exit\n'
+    r = subprocess.run(driver_args(double_lib_path, 0, "chat", str(model)), env=env, input=stdin, text=True,
+                       capture_output=True, timeout=60, cwd=str(ROOT))
+    assert r.returncode == 0, r.stderr
+    assert "Loading" not in r.stderr  # piped: no terminal chatter, and no warm-up request
+    assert "options:      top_k=5" in r.stdout and "system:       terse" in r.stdout
+    calls = [json.loads(x) for x in log.read_text().splitlines()]
+    assert all(isinstance(c, list) for c in calls)  # no warm-up when piped
+    assert calls[0] == [{"role": "user", "content": "first line\n\nthird line"}]
+    assert calls[1][0] == {"role": "system", "content": "terse"} and calls[1][-1]["content"] == "next"
+    assert not (Path(env["OVGENAI_C_CACHE"]) / "chat_history").exists()  # history only on a terminal
+
+
+# --- warm starts: the compiled-model cache ------------------------------------------------------------------------
+def test_the_cli_passes_the_compiled_model_cache(double_lib_path, tmp_path, model):
+    created = tmp_path / "created.jsonl"
+    env = cli_env(double_lib_path, tmp_path, OVD_LOG_CREATE=str(created))
+    r = subprocess.run(driver_args(double_lib_path, 0, "generate", str(model), "hi"), env=env, text=True,
+                       capture_output=True, timeout=60, cwd=str(ROOT))
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(driver_args(double_lib_path, 0, "generate", str(model), "hi", "--no-cache"), env=env,
+                       text=True, capture_output=True, timeout=60, cwd=str(ROOT))
+    assert r.returncode == 0, r.stderr
+    (on, off) = [json.loads(x) for x in created.read_text().splitlines()]
+    assert on["properties"] == {"CACHE_DIR": str(Path(env["OVGENAI_C_CACHE"]) / "compiled"),
+                                "ATTENTION_BACKEND": "SDPA"}
+    assert off["properties"] == {}
+    # a profile's own properties win over the command line's
+    (model / "ovgenai_c.profile.json").write_text('{"properties": {"ATTENTION_BACKEND": "PA"}}')
+    r = subprocess.run(driver_args(double_lib_path, 0, "generate", str(model), "hi"), env=env, text=True,
+                       capture_output=True, timeout=60, cwd=str(ROOT))
+    assert r.returncode == 0, r.stderr
+    last = json.loads(created.read_text().splitlines()[-1])
+    assert last["properties"]["ATTENTION_BACKEND"] == "PA" and "CACHE_DIR" in last["properties"]
+
+
+def test_compiled_blob_written_once_then_reused_on_the_bundled_backend(tmp_path):
+    lib = _bundled()
+    blobs = tmp_path / "blobs"
+    env = cli_env(lib, tmp_path, OVGENAI_C_COMPILED_CACHE=str(blobs))
+    tiny = ROOT / "tests" / "fixtures" / "tiny" / "ir"
+    r = run_cli(env, "generate", str(tiny), "Hello", "-n", "3", timeout=180)
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr
+    (blob,) = blobs.glob("*.blob")  # the first run compiled and stored the model
+    before = blob.stat()
+    r2 = run_cli(env, "generate", str(tiny), "Hello", "-n", "3", timeout=180)
+    assert r2.returncode == 0 and r2.stdout == r.stdout, r2.stderr
+    after = blob.stat()
+    # a cache hit reads the blob; a miss (an import OpenVINO refused) deletes and rewrites it
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert [p.name for p in blobs.iterdir()] == [blob.name]
+    shutil.rmtree(blobs)
+    r3 = run_cli(env, "generate", str(tiny), "Hello", "-n", "3", "--no-cache", timeout=180)
+    assert r3.returncode == 0 and r3.stdout == r.stdout and not blobs.exists()
+
+
+# --- help and doctor wording -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", [[], ["chat"], ["generate"], ["bench"], ["doctor"], ["models"], ["convert"]])
+def test_help_shows_examples(command):
+    r = subprocess.run([sys.executable, "-m", "ovgenai_c", *command, "--help"], capture_output=True, text=True,
+                       timeout=60, cwd=str(ROOT))
+    assert r.returncode == 0
+    examples = r.stdout.split("examples:\n", 1)[1]
+    assert all(ln.startswith("  ovgenai-c ") for ln in examples.splitlines()[:2]), r.stdout
+
+
+def test_doctor_phrases_optional_places_as_notes(env, double_lib_path):
+    from ovgenai_c.cli import _tried_before
+
+    assert _tried_before("fetched archive: /x/libopenvino_genai_c.so: no such file") == \
+        "fetched archive not installed (optional; would be /x/libopenvino_genai_c.so)"
+    r = run_cli(env, "doctor")
+    assert "tried first" not in r.stdout and "no such file" not in r.stdout
+
+
+def test_generate_ends_at_the_context_window_by_default(env, model):
+    (model / "config.json").write_text('{"max_position_embeddings": 4}')
+    r = run_cli(env, "generate", str(model), "w1 w2 w3 w4 w5 w6 w7 w8", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)  # the double echoes one word per token: without a cap it would say all eight
+    assert doc["usage"]["completion_tokens"] == 4 and doc["finish_reason"] == "length"
+    r = run_cli(env, "generate", str(model), "w1 w2 w3 w4 w5 w6 w7 w8", "--json", "-n", "6")
+    assert json.loads(r.stdout)["usage"]["completion_tokens"] == 6  # -n still wins

