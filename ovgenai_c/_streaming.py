@@ -14,6 +14,7 @@ class StreamingStatus(enum.IntEnum):
     RUNNING = 0
     STOP = 1
     CANCEL = 2
+    TOOL_CALL_STOP = 3  # openvino_genai's value; through the C ABI it ends the call like STOP
 
 
 def status_from_streamer(value: Any) -> StreamingStatus:
@@ -74,8 +75,8 @@ class StreamBridge:
         """Called from the C callback (owner thread). Never raises."""
         try:
             self.chunks += 1
-            if self.returned != StreamingStatus.RUNNING:
-                return int(self.returned)  # C asked again after we said stop/cancel
+            if self.returned != StreamingStatus.RUNNING:  # C asked again after we said stop/cancel
+                return int(StreamingStatus.STOP if self.returned == StreamingStatus.TOOL_CALL_STOP else self.returned)
             if self.cancel_event.is_set():
                 self.returned = StreamingStatus.CANCEL
                 return int(self.returned)
@@ -84,7 +85,8 @@ class StreamBridge:
             if self.cancel_event.is_set():
                 status = StreamingStatus.CANCEL
             self.returned = status
-            return int(status)
+            # the C ABI knows RUNNING, STOP and CANCEL: a tool-call stop ends the call as STOP does
+            return int(StreamingStatus.STOP if status == StreamingStatus.TOOL_CALL_STOP else status)
         except BaseException as exc:  # stash: re-raised after the C call returns
             self.error = exc
             self.returned = StreamingStatus.CANCEL

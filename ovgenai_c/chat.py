@@ -82,7 +82,7 @@ class ChatHistory:
         if not self._messages:
             from .errors import EmptyError
 
-            raise EmptyError("pop_back on an empty ChatHistory")
+            raise EmptyError("Cannot pop from an empty chat history")
         return self._messages.pop()
 
     pop = pop_back
@@ -106,8 +106,15 @@ class ChatHistory:
     def __len__(self) -> int:
         return len(self._messages)
 
-    def __bool__(self) -> bool:  # a ChatHistory is always a real object, even when empty
-        return True
+    def __bool__(self) -> bool:  # as openvino_genai's: false when it holds no message
+        return bool(self._messages)
+
+    def set_messages(self, messages: Iterable[Message]) -> None:
+        """Replace every message (each checked first: on a bad one nothing changes)."""
+        if isinstance(messages, (str, bytes, dict)) or not isinstance(messages, Iterable):
+            raise InvalidParameterError(f"messages must be a list of message dicts, not {type(messages).__name__}")
+        checked = [dict(check_message(m, f"message {i}")) for i, m in enumerate(messages)]
+        self._messages = checked
 
     def __iter__(self) -> Iterator[Message]:
         return iter(self.get_messages())

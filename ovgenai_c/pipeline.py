@@ -7,6 +7,7 @@ import math
 import os
 import queue
 import re
+import sys
 import threading
 import weakref
 from pathlib import Path
@@ -84,6 +85,8 @@ def property_strings(properties: Dict[str, Any]) -> List[Tuple[str, str]]:
             text = repr(value)
         elif isinstance(value, os.PathLike):
             text = os.fspath(value)
+        elif _openvino_value_text(value) is not None:
+            text = _openvino_value_text(value)  # type: ignore[assignment]
         elif hasattr(value, "name") and hasattr(value, "value"):  # enum-like (e.g. hints)
             text = str(getattr(value, "name"))
         else:
@@ -92,6 +95,43 @@ def property_strings(properties: Dict[str, Any]) -> List[Tuple[str, str]]:
         _check_text(text, f"property {key}")
         out.append((key, text))
     return out
+
+
+def _openvino_value_text(value: Any) -> Optional[str]:
+    """The string form OpenVINO parses for a value of its own Python API (without importing openvino):
+    ``ov.Type.f32`` -> "f32", a hint enum (``PerformanceMode.LATENCY``) -> "LATENCY", an ``OVAny`` -> its value."""
+    module = type(value).__module__ or ""
+    if not module.startswith("openvino"):
+        return None
+    name = type(value).__name__
+    if name == "OVAny":
+        inner = value.value
+        return None if inner is value else (_openvino_value_text(inner) or property_strings({"v": inner})[0][1])
+    if name == "Type" and hasattr(value, "get_type_name"):
+        return str(value.get_type_name())
+    if hasattr(value, "name") and hasattr(value, "value"):
+        return str(value.name)
+    return None
+
+
+# Pipeline properties of openvino_genai that select what the GenAI C API cannot create.
+_UNSUPPORTED_PROPERTIES = {
+    "draft_model": "speculative decoding (draft_model) needs a draft pipeline object, which the GenAI C API cannot "
+                   "pass",
+    "prompt_lookup": "prompt-lookup decoding (prompt_lookup=True) is not available through the GenAI C API",
+    "adapters": "LoRA adapters cannot be passed through the GenAI C API",
+    "structured_output_config": "structured output is not available through the GenAI C API",
+}
+
+
+def _refuse_unsupported_properties(properties: Dict[str, Any]) -> None:
+    for key, reason in _UNSUPPORTED_PROPERTIES.items():
+        if key in properties:
+            value = properties[key]
+            if key == "prompt_lookup" and value in (False, "NO", "no", "false", "False", 0):
+                del properties[key]
+                continue
+            raise errors.NotSupportedError(f"{key}: {reason}")
 
 
 class _State:
@@ -206,7 +246,9 @@ class LLMPipeline:
             raise errors.DeviceError(f"malformed device name {device!r} (expected e.g. 'CPU', 'GPU.0', 'AUTO:GPU,CPU')")
         if config is not None and not isinstance(config, dict):
             raise errors.InvalidParameterError(f"config must be a dict of properties, not {type(config).__name__}")
-        props = property_strings({**(config or {}), **properties})
+        all_props = {**(config or {}), **properties}
+        _refuse_unsupported_properties(all_props)
+        props = property_strings(all_props)
         self.models_path = path
         self.device = device
         self.properties = dict(props)
@@ -252,6 +294,8 @@ class LLMPipeline:
 
     # --- life cycle ----------------------------------------------------------------------------------
     def _initial_config(self, path: str) -> GenerationConfig:
+        """What GenAI's pipeline starts from: the folder's generation_config.json, the eos token from the
+        tokenizer when the file sets none, and the library's own max_new_tokens."""
         cfg = GenerationConfig()
         gc_json = Path(path) / "generation_config.json"
         if gc_json.is_file():
@@ -259,6 +303,15 @@ class LLMPipeline:
                 cfg = GenerationConfig(gc_json)
             except errors.GenAIError:
                 cfg = GenerationConfig()
+        # a GGUF file (official library) keeps its tokenizer inside: the library knows its eos, Python does not
+        self._eos_unknown = not Path(path).is_dir()
+        if cfg.eos_token_id == -1 and not self._eos_unknown:
+            try:
+                eos = self.get_tokenizer().get_eos_token_id()
+            except errors.GenAIError:
+                eos = -1
+            if eos >= 0:
+                cfg.set_eos_token_id(eos)
         try:
             native_max = self._call(self._native_max_new_tokens)
             cfg._values["max_new_tokens"] = native_max
@@ -369,6 +422,19 @@ class LLMPipeline:
 
         self._call(_finish)
 
+    def get_tokenizer(self) -> Any:
+        """The model's :class:`~ovgenai_c.Tokenizer` (made once per pipeline; runs through libopenvino_c)."""
+        tok = getattr(self, "_tokenizer", None)
+        if tok is None:
+            from .tokenizer import Tokenizer
+
+            if not Path(self.models_path).is_dir():
+                raise errors.NotSupportedError(
+                    f"get_tokenizer() needs an OpenVINO IR folder; {self.models_path} is a GGUF file (convert it "
+                    "with `ovgenai-c convert`)")
+            tok = self._tokenizer = Tokenizer(self.models_path)
+        return tok
+
     def get_generation_config(self) -> GenerationConfig:
         """A copy of the pipeline's generation config."""
         self._live_state()
@@ -378,10 +444,9 @@ class LLMPipeline:
         """Replace the pipeline's generation config (validated first)."""
         if not isinstance(config, GenerationConfig):
             raise errors.InvalidParameterError(f"expected a GenerationConfig, not {type(config).__name__}")
-        if not config.apply_chat_template:
-            raise errors.NotSupportedError("apply_chat_template=False cannot be expressed through the GenAI C API")
-        config.validate(eos_from_model=True)
-        cfg = config.copy()
+        cfg = self._with_model_defaults(config.copy())
+        self._check_expressible(cfg)
+        cfg.validate(eos_from_model=self._eos_unknown)
 
         def _set(st: _State) -> None:
             lib, ffi = st.lib.lib, st.lib.ffi
@@ -412,12 +477,33 @@ class LLMPipeline:
         else:
             send = (generation_config or self._config).copy()
             send.update_generation_config(**kwargs)
-            effective = send
-        if not effective.apply_chat_template:
+            effective = send = self._with_model_defaults(send)
+        self._check_expressible(effective)
+        effective.validate(eos_from_model=self._eos_unknown)
+        return send, effective
+
+    def _with_model_defaults(self, cfg: GenerationConfig) -> GenerationConfig:
+        """As GenAI resolves a config: empty stop_token_ids and an unset eos come from the pipeline's own."""
+        base = self._config
+        if not cfg.stop_token_ids:
+            cfg.stop_token_ids = base.stop_token_ids
+        if cfg.eos_token_id == -1 and base.eos_token_id != -1:
+            cfg.set_eos_token_id(base.eos_token_id)
+        return cfg
+
+    def _check_expressible(self, cfg: GenerationConfig) -> None:
+        """Refuse, by name, what neither the C ABI nor the loaded library can carry."""
+        unsupported = cfg.unsupported_fields()
+        if unsupported:
+            raise errors.NotSupportedError(
+                f"GenerationConfig field(s) {', '.join(unsupported)} cannot be passed through the GenAI C API")
+        if cfg.is_assisting_generation():
+            raise errors.NotSupportedError(
+                "assisted generation (num_assistant_tokens / assistant_confidence_threshold: prompt lookup or a "
+                "draft model) is not available through the GenAI C API")
+        if not cfg.apply_chat_template:
             raise errors.NotSupportedError("apply_chat_template=False cannot be expressed through the GenAI C API "
                                            "(it has no setter; templating is always on)")
-        effective.validate(eos_from_model=True)
-        return send, effective
 
     def _prepare_inputs(self, inputs: Inputs) -> Tuple[Optional[bytes], Optional[ChatHistory]]:
         if isinstance(inputs, str):
@@ -529,7 +615,10 @@ class LLMPipeline:
                                                             want_text))
         return job, bridge, effective
 
-    def _finish(self, job: Job, bridge: StreamBridge, effective: GenerationConfig) -> DecodedResults:
+    def _finish(self, job: Job, bridge: StreamBridge, effective: GenerationConfig,
+                as_text: bool = False) -> DecodedResults:
+        """The call's results: a :class:`DecodedText` (also a ``str``) for a ``str`` prompt, as pybind returns a
+        ``str`` there, else :class:`DecodedResults`."""
         if bridge.error is not None:  # the user's streamer raised: surface it intact
             job.error = None
             err, bridge.error = bridge.error, None
@@ -547,12 +636,21 @@ class LLMPipeline:
             reason = "length"
         else:
             reason = "stop"
-        return DecodedResults(texts=texts, scores=scores, perf_metrics=perf, finish_reason=reason)
+        cls = _results.DecodedText if as_text else DecodedResults
+        return cls(texts=texts, scores=scores, perf_metrics=perf, finish_reason=reason)
 
     @staticmethod
     def _check_streamer(streamer: Any) -> Optional[Callable[[str], Any]]:
         if streamer is None:
             return None
+        streamers = sys.modules.get(f"{__package__}.streamers")  # only user code that made one imported it
+        if streamers is not None and isinstance(streamer, streamers.StreamerBase):
+            if isinstance(streamer, streamers.TextStreamer) and streamer.skip_special_tokens:
+                # the library decodes with GenAI's TextStreamer rules already: hand its chunks to the callback
+                return streamer.write_text
+            raise errors.NotSupportedError(
+                f"{type(streamer).__name__} is a token-level streamer (StreamerBase.write gets token ids): the GenAI "
+                "C API streams decoded text only; pass a callable taking text, or a TextStreamer")
         if callable(streamer):
             return streamer
         raise errors.InvalidParameterError(
@@ -576,6 +674,7 @@ class LLMPipeline:
         if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):
             return self._generate_batch(inputs, generation_config, on_text, timeout, kwargs)
         job, bridge, effective = self._start_generate(inputs, generation_config, on_text, kwargs, timeout)
+        as_text = isinstance(inputs, str)
         job.wait(timeout=timeout, on_timeout=lambda: bridge.cancel("timeout"),
                  on_interrupt=lambda: bridge.cancel("interrupt"))
         if bridge.cancel_reason == "timeout":
@@ -584,7 +683,7 @@ class LLMPipeline:
             err = errors.GenerationTimeoutError(f"generate() exceeded its timeout of {timeout} s and was cancelled")
             err.partial_text = bridge.text  # type: ignore[attr-defined]
             raise err
-        return self._finish(job, bridge, effective)
+        return self._finish(job, bridge, effective, as_text)
 
     __call__ = generate
 
@@ -614,7 +713,7 @@ class LLMPipeline:
         q: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         job, bridge, effective = self._start_generate(inputs, generation_config, q.put, kwargs)
         job.add_done_callback(lambda _j: q.put(_END))
-        return TextStream(self, job, bridge, effective, q, timeout)
+        return TextStream(self, job, bridge, effective, q, timeout, as_text=isinstance(inputs, str))
 
     async def astream(self, inputs: Inputs, generation_config: Optional[GenerationConfig] = None, *,
                       timeout: Optional[float] = None, **kwargs: Any) -> AsyncIterator[str]:
@@ -680,7 +779,8 @@ class TextStream(Iterator[str]):
     """Iterator over generated text pieces; a context manager whose exit cancels an unfinished generation."""
 
     def __init__(self, pipe: LLMPipeline, job: Job, bridge: StreamBridge, effective: GenerationConfig,
-                 q: "queue.SimpleQueue[Any]", timeout: Optional[float]) -> None:
+                 q: "queue.SimpleQueue[Any]", timeout: Optional[float], as_text: bool = False) -> None:
+        self._as_text = as_text
         self._pipe = pipe
         self._job = job
         self._bridge = bridge
@@ -716,7 +816,7 @@ class TextStream(Iterator[str]):
                     continue
                 if item is _END:
                     self._finished = True
-                    self.result = self._pipe._finish(self._job, self._bridge, self._effective)
+                    self.result = self._pipe._finish(self._job, self._bridge, self._effective, self._as_text)
                     raise StopIteration
                 return item
         except KeyboardInterrupt:

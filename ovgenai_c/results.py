@@ -2,6 +2,7 @@
 right after the call that produced them, on the pipeline's owner thread)."""
 from __future__ import annotations
 
+import enum
 import math
 import re
 from dataclasses import dataclass, field
@@ -20,6 +21,37 @@ _PAIRS = ("ttft", "tpot", "ipot", "throughput", "inference_duration", "generate_
 
 
 @dataclass
+class RawPerfMetrics:
+    """Per-call samples in microseconds, as ``openvino_genai.RawPerfMetrics``. The C ABI reports one mean per
+    call, so each call contributes one sample to the per-call lists; per-token lists (``m_durations``,
+    ``m_new_token_times``, ``m_batch_sizes``, ``token_infer_durations``, ``sampling_durations``) stay empty
+    because no C getter carries them."""
+
+    generate_durations: List[float] = field(default_factory=list)
+    tokenization_durations: List[float] = field(default_factory=list)
+    detokenization_durations: List[float] = field(default_factory=list)
+    inference_durations: List[float] = field(default_factory=list)
+    chat_template_durations: List[float] = field(default_factory=list)
+    m_times_to_first_token: List[float] = field(default_factory=list)
+    m_new_token_times: List[float] = field(default_factory=list)
+    m_batch_sizes: List[int] = field(default_factory=list)
+    m_durations: List[float] = field(default_factory=list)
+    token_infer_durations: List[float] = field(default_factory=list)
+    sampling_durations: List[float] = field(default_factory=list)
+    grammar_compile_times: List[float] = field(default_factory=list)
+
+    def __add__(self, other: "RawPerfMetrics") -> "RawPerfMetrics":
+        return RawPerfMetrics(**{k: getattr(self, k) + getattr(other, k) for k in self.__dataclass_fields__})
+
+
+# per-call raw lists filled from the pairs a C call reports (mean in ms -> one sample in µs)
+_RAW_FROM_PAIR = {"generate_durations": "generate_duration", "tokenization_durations": "tokenization_duration",
+                  "detokenization_durations": "detokenization_duration",
+                  "inference_durations": "inference_duration", "chat_template_durations": "chat_template_duration",
+                  "m_times_to_first_token": "ttft"}
+
+
+@dataclass
 class PerfMetrics:
     """Performance of one generate call (or the pooled sum of several, with ``+``)."""
 
@@ -29,6 +61,7 @@ class PerfMetrics:
     pairs: Dict[str, MeanStdPair] = field(default_factory=dict)
     # samples behind each mean, so that sums pool exactly like upstream's concatenated raw metrics
     samples: Dict[str, int] = field(default_factory=dict)
+    raw_metrics: RawPerfMetrics = field(default_factory=RawPerfMetrics)
 
     def get_load_time(self) -> float:
         return self.load_time
@@ -69,6 +102,14 @@ class PerfMetrics:
     def get_chat_template_duration(self) -> MeanStdPair:
         return self._pair("chat_template_duration")
 
+    def get_sampling_duration(self) -> MeanStdPair:
+        """Sampling time per token; NaN where the library does not report it (no C ABI getter)."""
+        return self.pairs.get("sampling_duration", MeanStdPair(math.nan, math.nan))
+
+    def get_grammar_compiler_init_times(self) -> Dict[str, float]:
+        """Structured output is not available through the C ABI: always empty."""
+        return {}
+
     def __add__(self, other: "PerfMetrics") -> "PerfMetrics":
         if not isinstance(other, PerfMetrics):
             return NotImplemented
@@ -88,7 +129,7 @@ class PerfMetrics:
         return PerfMetrics(load_time=self.load_time,
                            num_generation_tokens=self.num_generation_tokens + other.num_generation_tokens,
                            num_input_tokens=self.num_input_tokens + other.num_input_tokens,
-                           pairs=pairs, samples=samples)
+                           pairs=pairs, samples=samples, raw_metrics=self.raw_metrics + other.raw_metrics)
 
     def __iadd__(self, other: "PerfMetrics") -> "PerfMetrics":
         total = self + other
@@ -124,17 +165,33 @@ def read_perf_metrics(lib: Any, ffi: Any, handle: Any, check: Callable) -> PerfM
     samples = {name: 1 for name in _PAIRS}
     for name in ("tpot", "ipot"):
         samples[name] = max(gen - 1, 1) if name == "tpot" else max(gen, 1)
-    return PerfMetrics(load_time=load, num_generation_tokens=gen, num_input_tokens=inp, pairs=pairs, samples=samples)
+    raw = RawPerfMetrics(**{k: [pairs[name].mean * 1000.0] for k, name in _RAW_FROM_PAIR.items()})
+    return PerfMetrics(load_time=load, num_generation_tokens=gen, num_input_tokens=inp, pairs=pairs, samples=samples,
+                       raw_metrics=raw)
 
 
 _SCORED_LINE = re.compile(r"^(-?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|inf|nan)): ", re.M)
 
 
-class DecodedResults(str):
-    """Texts (one per returned sequence), their scores and the call's perf metrics.
+class GenerationFinishReason(enum.IntEnum):
+    """Why a sequence ended (``openvino_genai.GenerationFinishReason``)."""
 
-    It is also the result's string form (a ``str``), because ``openvino_genai`` returns a plain ``str`` for a
-    ``str`` prompt: code written for either works unchanged (``print(r)``, ``r.upper()``, ``r.perf_metrics``).
+    NONE = 0
+    STOP = 1
+    LENGTH = 2
+    TOOL_CALL = 3
+
+
+_FINISH = {"stop": GenerationFinishReason.STOP, "length": GenerationFinishReason.LENGTH,
+           "cancel": GenerationFinishReason.STOP}
+
+
+class DecodedResults:
+    """Texts (one per returned sequence), their scores, why each ended and the call's perf metrics.
+
+    ``generate()`` returns this for a list of prompts or a conversation, as ``openvino_genai`` does; for a
+    ``str`` prompt it returns :class:`DecodedText`, which is also the answer as a ``str``. ``str()`` gives the
+    text of one sequence, or ``"score: text"`` lines for several (pybind's form).
     """
 
     texts: List[str]
@@ -142,31 +199,69 @@ class DecodedResults(str):
     perf_metrics: PerfMetrics
     finish_reason: str  # "stop" (natural end / stop rule / streamer STOP), "length" or "cancel"
 
-    def __new__(cls, texts: List[str], scores: List[float], perf_metrics: Optional[PerfMetrics] = None,
-                finish_reason: str = "stop") -> "DecodedResults":
-        if len(texts) == 1:
-            text = texts[0]
-        else:
-            text = "\n".join(f"{s:.6f}: {t}" for s, t in zip(scores, texts))
-        self = super().__new__(cls, text)
+    def __init__(self, texts: List[str], scores: List[float], perf_metrics: Optional[PerfMetrics] = None,
+                 finish_reason: str = "stop") -> None:
         self.texts = list(texts)
         self.scores = list(scores)
         self.perf_metrics = perf_metrics if perf_metrics is not None else PerfMetrics()
         self.finish_reason = finish_reason
-        return self
 
-    def __str__(self) -> str:
-        return str.__str__(self)
-
-    def __repr__(self) -> str:
-        return f"DecodedResults(texts={self.texts!r}, finish_reason={self.finish_reason!r})"
-
-    def __reduce__(self) -> Any:
-        return (DecodedResults, (self.texts, self.scores, self.perf_metrics, self.finish_reason))
+    @property
+    def finish_reasons(self) -> List[GenerationFinishReason]:
+        """One :class:`GenerationFinishReason` per text (a cancelled call counts as STOP)."""
+        return [_FINISH.get(self.finish_reason, GenerationFinishReason.NONE)] * len(self.texts)
 
     @property
     def extended_perf_metrics(self) -> PerfMetrics:  # pybind name compatibility
         return self.perf_metrics
+
+    def __str__(self) -> str:
+        return results_text(self.texts, self.scores)
+
+    def __repr__(self) -> str:
+        return f"DecodedResults(texts={self.texts!r}, finish_reason={self.finish_reason!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DecodedResults):
+            return (self.texts, self.finish_reason) == (other.texts, other.finish_reason) and \
+                all(a == b or (a != a and b != b) for a, b in zip(self.scores, other.scores))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> Any:
+        return (DecodedResults, (self.texts, self.scores, self.perf_metrics, self.finish_reason))
+
+
+class DecodedText(str, DecodedResults):
+    """The answer to a ``str`` prompt: a ``str`` (``openvino_genai`` returns a plain ``str`` there) that also
+    carries the :class:`DecodedResults` fields (``r.perf_metrics``, ``r.texts``, ``r.finish_reasons``)."""
+
+    def __new__(cls, texts: List[str], scores: List[float], perf_metrics: Optional[PerfMetrics] = None,
+                finish_reason: str = "stop") -> "DecodedText":
+        self = super().__new__(cls, results_text(texts, scores))
+        DecodedResults.__init__(self, texts, scores, perf_metrics, finish_reason)
+        return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # set up in __new__
+        pass
+
+    __str__ = str.__str__
+    __eq__ = str.__eq__  # type: ignore[assignment]
+    __hash__ = str.__hash__  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"DecodedText({str.__repr__(self)}, finish_reason={self.finish_reason!r})"
+
+    def __reduce__(self) -> Any:
+        return (DecodedText, (self.texts, self.scores, self.perf_metrics, self.finish_reason))
+
+
+def results_text(texts: List[str], scores: List[float]) -> str:
+    """pybind's string form of results: the text of one sequence, else ``"score: text"`` lines."""
+    if len(texts) == 1:
+        return texts[0]
+    return "\n".join(f"{s:.6f}: {t}" for s, t in zip(scores, texts))
 
 
 def split_results_string(text: str, expected: int) -> tuple:

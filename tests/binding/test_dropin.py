@@ -1,0 +1,255 @@
+"""Drop-in behaviour against openvino_genai (the pybind oracle) on the same model folder: errors as RuntimeError,
+GenerationConfig semantics, the pipeline's model defaults, result types, ChatHistory, streamers, property values
+and clear refusals of what the C ABI cannot carry."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import ovgenai_c
+from ovgenai_c import errors
+
+og = pytest.importorskip("openvino_genai")
+
+from pathlib import Path  # noqa: E402
+
+TINY_IR = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "ir"
+
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}  # tokens compared across engines: one precision on both sides
+
+# upstream's own invalid configurations (tests/python_tests/test_generation_config.py lists the same rules)
+INVALID = [
+    dict(num_return_sequences=0), dict(num_return_sequences=2), dict(), dict(ignore_eos=True),
+    dict(stop_token_ids={-1}), dict(max_new_tokens=0), dict(max_new_tokens=10, min_new_tokens=20),
+    dict(max_new_tokens=1, repetition_penalty=-1.0), dict(max_new_tokens=1, presence_penalty=-3.0),
+    dict(max_new_tokens=1, frequency_penalty=3.0), dict(max_new_tokens=1, do_sample=True, top_p=1.1),
+    dict(max_new_tokens=1, do_sample=True, temperature=-1.0), dict(max_new_tokens=1, do_sample=True, min_p=1.0),
+    dict(max_new_tokens=1, num_beams=2, num_return_sequences=3), dict(max_new_tokens=1, num_beams=3, num_beam_groups=2),
+    dict(max_new_tokens=1, num_beams=3, do_sample=True), dict(max_new_tokens=1, num_beams=4, diversity_penalty=1.0),
+    dict(max_new_tokens=1, num_assistant_tokens=2, num_beams=2), dict(max_new_tokens=1, max_ngram_size=1),
+]
+COMPARED_FIELDS = sorted(set(ovgenai_c.config.FIELDS) | {"apply_chat_template"})
+
+
+@pytest.fixture(scope="module")
+def pipe():
+    with ovgenai_c.LLMPipeline(TINY_IR, "CPU", **F32) as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    return og.LLMPipeline(str(TINY_IR), "CPU", **F32)
+
+
+def _same_config(ours: ovgenai_c.GenerationConfig, theirs) -> None:
+    for name in COMPARED_FIELDS:
+        a, b = getattr(ours, name), getattr(theirs, name)
+        if name == "stop_criteria":
+            a, b = int(a), int(b.value)
+        if name == "num_assistant_tokens" and b is None:
+            b = 0  # pybind shows an unset value as None; C++ (and the C ABI) hold 0
+        if isinstance(a, float):
+            assert math.isclose(a, b, rel_tol=1e-6), name
+        else:
+            assert a == b, name
+
+
+@pytest.mark.parametrize("fields", INVALID, ids=[str(f) for f in INVALID])
+def test_invalid_configs_raise_runtime_error_like_pybind(fields):
+    theirs = og.GenerationConfig(**fields)
+    with pytest.raises(RuntimeError):
+        theirs.validate()
+    ours = ovgenai_c.GenerationConfig(**fields)
+    with pytest.raises(RuntimeError) as info:
+        ours.validate()
+    assert isinstance(info.value, errors.ConfigError)
+
+
+def test_every_error_class_is_a_runtime_error_and_keeps_its_builtin():
+    for cls in (errors.ConfigError, errors.ModelNotFoundError, errors.InvalidParameterError, errors.NotSupportedError,
+                errors.OutOfBoundsError, errors.GenerationTimeoutError, errors.LibraryNotFoundError):
+        assert issubclass(cls, RuntimeError), cls
+    assert issubclass(errors.ModelNotFoundError, FileNotFoundError)
+    assert issubclass(errors.InvalidParameterError, ValueError)
+    assert issubclass(errors.GenerationTimeoutError, TimeoutError)
+    with pytest.raises(RuntimeError):
+        ovgenai_c.LLMPipeline("/nonexistent/model", "CPU")
+
+
+def test_eos_assignment_semantics_match_pybind():
+    for make in (og.GenerationConfig, ovgenai_c.GenerationConfig):
+        c = make(max_new_tokens=3)
+        c.eos_token_id = 5
+        assert c.stop_token_ids == set()  # plain assignment leaves the stop set alone ...
+        with pytest.raises(RuntimeError):
+            c.validate()  # ... so the config is invalid until set_eos_token_id() (or update) adds it
+        c.set_eos_token_id(5)
+        assert c.stop_token_ids == {5}
+        c.validate()
+        k = make(max_new_tokens=3, eos_token_id=7, stop_token_ids={1})
+        assert k.stop_token_ids == {1, 7}
+        u = make(max_new_tokens=3)
+        u.update_generation_config(eos_token_id=9)
+        assert u.stop_token_ids == {9}
+
+
+def test_upstream_only_fields_and_predicates_match_pybind():
+    for name in ("adapters", "structured_output_config", "branching_factor", "tree_depth", "pruning_ratio",
+                 "relevance_weight", "return_omni_outputs", "apply_chat_template"):
+        assert getattr(ovgenai_c.GenerationConfig(), name) == getattr(og.GenerationConfig(), name), name
+    assert ovgenai_c.GenerationConfig().parsers == list(og.GenerationConfig().parsers)
+    cases = [dict(), dict(num_assistant_tokens=3), dict(num_assistant_tokens=3, max_ngram_size=2),
+             dict(assistant_confidence_threshold=0.4), dict(num_beams=2), dict(do_sample=True), dict(tree_depth=2)]
+    for fields in cases:
+        ours, theirs = ovgenai_c.GenerationConfig(**fields), og.GenerationConfig(**fields)
+        for pred in ("is_prompt_lookup", "is_assisting_generation", "is_beam_search", "is_greedy_decoding",
+                     "is_multinomial", "is_tree_search"):
+            assert getattr(ours, pred)() == getattr(theirs, pred)(), (fields, pred)
+
+
+def test_pipeline_config_is_the_models_as_in_genai(pipe, oracle):
+    _same_config(pipe.get_generation_config(), oracle.get_generation_config())
+    assert pipe.get_generation_config().eos_token_id != -1  # from the tokenizer, as GenAI does
+
+
+def test_pipeline_config_reads_generation_config_json(tmp_path):
+    import json
+    import shutil
+
+    folder = tmp_path / "m"
+    shutil.copytree(TINY_IR, folder)
+    (folder / "generation_config.json").write_text(json.dumps(
+        {"eos_token_id": [3, 4], "do_sample": True, "temperature": 0.7, "top_k": 20, "max_new_tokens": 12,
+         "repetition_penalty": 1.1}))
+    with ovgenai_c.LLMPipeline(folder, "CPU") as p:
+        _same_config(p.get_generation_config(), og.LLMPipeline(str(folder), "CPU").get_generation_config())
+
+
+def test_set_generation_config_round_trip_and_defaults_fill_in(pipe, oracle):
+    pipe.set_generation_config(pipe.get_generation_config())
+    fresh_ours, fresh_theirs = ovgenai_c.GenerationConfig(max_new_tokens=7), og.GenerationConfig(max_new_tokens=7)
+    pipe.set_generation_config(fresh_ours)
+    oracle.set_generation_config(fresh_theirs)
+    try:
+        _same_config(pipe.get_generation_config(), oracle.get_generation_config())  # eos and stop ids filled in
+    finally:
+        pipe.set_generation_config(ovgenai_c.GenerationConfig(max_new_tokens=64))
+        oracle.set_generation_config(og.GenerationConfig(max_new_tokens=64))
+
+
+def test_result_types_follow_the_input(pipe, oracle):
+    as_text = pipe.generate("Hello", max_new_tokens=4)
+    assert isinstance(as_text, str) and isinstance(oracle.generate("Hello", max_new_tokens=4), str)
+    assert isinstance(as_text, ovgenai_c.DecodedResults) and as_text.perf_metrics.get_num_generated_tokens() >= 1
+    batch, theirs = pipe.generate(["Hello"], max_new_tokens=4), oracle.generate(["Hello"], max_new_tokens=4)
+    assert not isinstance(batch, str) and not isinstance(theirs, str)
+    assert batch.texts == theirs.texts and str(batch) == str(theirs)
+    assert [r.name for r in batch.finish_reasons] == [r.name for r in theirs.finish_reasons] == ["LENGTH"]
+    hist = [{"role": "user", "content": "Hello"}]
+    chat = pipe.generate(ovgenai_c.ChatHistory(hist), max_new_tokens=40)
+    theirs = oracle.generate(og.ChatHistory(hist), max_new_tokens=40)
+    assert not isinstance(chat, str)
+    assert chat.texts == theirs.texts
+    assert [r.name for r in chat.finish_reasons] == [r.name for r in theirs.finish_reasons]
+
+
+def test_raw_metrics_carry_the_per_call_samples(pipe):
+    a = pipe.generate(["Hi"], max_new_tokens=3).perf_metrics
+    b = pipe.generate(["Hi"], max_new_tokens=3).perf_metrics
+    raw = (a + b).raw_metrics
+    assert len(raw.generate_durations) == 2
+    assert math.isclose(sum(raw.generate_durations) / 2000.0, (a + b).get_generate_duration().mean, rel_tol=1e-4)
+    assert math.isnan(a.get_sampling_duration().mean)  # no C getter: unknown, never a made-up number
+
+
+def test_chat_history_surface_matches_pybind():
+    ours, theirs = ovgenai_c.ChatHistory(), og.ChatHistory()
+    assert bool(ours) is bool(theirs) is False
+    msgs = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    ours.set_messages(msgs)
+    theirs.set_messages(msgs)
+    assert bool(ours) is bool(theirs) is True and ours.get_messages() == theirs.get_messages()
+    ours.set_extra_context({"enable_thinking": False})
+    theirs.set_extra_context({"enable_thinking": False})
+    assert ours.get_extra_context() == theirs.get_extra_context() and ours.get_tools() == theirs.get_tools() == []
+    assert ours.pop() == theirs.pop() and ours.pop() == theirs.pop()
+    with pytest.raises(IndexError):
+        theirs.pop()
+    with pytest.raises(IndexError):
+        ours.pop()
+    with pytest.raises(errors.InvalidParameterError):
+        ours.set_messages([{"role": "user", "content": "ok"}, {"content": "no role"}])
+    assert len(ours) == 0  # a bad list changes nothing
+
+
+def test_tool_call_stop_ends_like_stop(pipe):
+    assert int(ovgenai_c.StreamingStatus.TOOL_CALL_STOP) == og.StreamingStatus.TOOL_CALL_STOP.value
+    seen = []
+
+    def streamer(text):
+        seen.append(text)
+        return ovgenai_c.StreamingStatus.TOOL_CALL_STOP
+
+    r = pipe.generate("Hello", max_new_tokens=30, streamer=streamer)
+    assert len(seen) == 1 and r.finish_reason == "stop"
+    assert r.perf_metrics.get_num_generated_tokens() < 30
+
+
+def test_text_streamer_gets_genai_chunks(pipe, oracle):
+    ours_chunks, their_chunks = [], []
+    tok = pipe.get_tokenizer()
+    assert isinstance(tok, ovgenai_c.Tokenizer) and pipe.get_tokenizer() is tok
+    r1 = pipe.generate("Tell me", max_new_tokens=20,
+                       streamer=ovgenai_c.TextStreamer(tok, lambda s: ours_chunks.append(s)))
+    r2 = oracle.generate("Tell me", max_new_tokens=20,
+                         streamer=og.TextStreamer(oracle.get_tokenizer(), lambda s: their_chunks.append(s)))
+    assert str(r1) == r2
+    assert "".join(ours_chunks) == "".join(their_chunks)
+
+
+def test_token_level_streamer_is_refused_by_name(pipe):
+    class Ids(ovgenai_c.StreamerBase):
+        def write(self, token):
+            return ovgenai_c.StreamingStatus.RUNNING
+
+        def end(self):
+            pass
+
+    with pytest.raises(errors.NotSupportedError, match="Ids is a token-level streamer"):
+        pipe.generate("Hi", max_new_tokens=2, streamer=Ids())
+
+
+@pytest.mark.parametrize("props, word", [({"prompt_lookup": True}, "prompt_lookup"),
+                                         ({"draft_model": object()}, "draft_model"),
+                                         ({"adapters": object()}, "adapters")])
+def test_features_the_c_api_cannot_create_are_refused_by_name(props, word):
+    with pytest.raises(errors.NotSupportedError, match=word):
+        ovgenai_c.LLMPipeline(TINY_IR, "CPU", **props)
+
+
+@pytest.mark.parametrize("fields, word", [(dict(num_assistant_tokens=3, max_ngram_size=2), "assisted generation"),
+                                          (dict(assistant_confidence_threshold=0.5), "assisted generation"),
+                                          (dict(structured_output_config=object()), "structured_output_config"),
+                                          (dict(tree_depth=2), "tree_depth")])
+def test_config_features_the_c_api_cannot_carry_are_refused_by_name(pipe, fields, word):
+    with pytest.raises(errors.NotSupportedError, match=word):
+        pipe.generate("Hi", max_new_tokens=2, **fields)
+
+
+def test_openvino_property_objects_are_passed_as_their_strings():
+    import openvino as ov
+    import openvino.properties.hint as hints
+
+    from ovgenai_c.pipeline import property_strings
+
+    got = dict(property_strings({"INFERENCE_PRECISION_HINT": ov.Type.f32,
+                                 "PERFORMANCE_HINT": hints.PerformanceMode.LATENCY,
+                                 hints.execution_mode(): hints.ExecutionMode.ACCURACY}))
+    assert got == {"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY", "EXECUTION_MODE_HINT": "ACCURACY"}
+    key, any_value = hints.inference_precision(ov.Type.f32)
+    assert dict(property_strings({key: any_value})) == {"INFERENCE_PRECISION_HINT": "f32"}
+    with ovgenai_c.LLMPipeline(TINY_IR, "CPU", INFERENCE_PRECISION_HINT=ov.Type.f32) as p:
+        assert p.properties["INFERENCE_PRECISION_HINT"] == "f32"
+        assert p.generate("Hi", max_new_tokens=2)
