@@ -14,9 +14,15 @@ from .errors import (ConfigError, DeviceError, GenAIError, GenerationTimeoutErro
                      ModelNotFoundError, NotSupportedError, PipelineClosedError)
 from .config import GenerationConfig, StopCriteria
 from .chat import ChatHistory
-from .results import DecodedResults, MeanStdPair, PerfMetrics
+from .results import DecodedResults, DecodedText, GenerationFinishReason, MeanStdPair, PerfMetrics, RawPerfMetrics
 from ._streaming import StreamingStatus
 from ._loader import library_info, load_library
+
+def draft_model(*args: Any, **kwargs: Any) -> Any:
+    """openvino_genai's speculative-decoding property: the GenAI C API cannot pass a draft model, so this refuses."""
+    raise NotSupportedError("draft_model(): speculative decoding needs a draft pipeline object, which the GenAI C API "
+                            "cannot pass")
+
 
 _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "TextStream": ("pipeline", "TextStream"),
          "Tokenizer": ("tokenizer", "Tokenizer"), "TokenizedInputs": ("tokenizer", "TokenizedInputs"),
@@ -43,7 +49,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "LLMPipeline", "TextStream", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
-    "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "PerfMetrics",
+    "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "PerfMetrics",
+    "RawPerfMetrics", "GenerationFinishReason", "draft_model",
     "MeanStdPair", "StreamingStatus", "library_info", "load_library", "GenAIError", "ConfigError", "DeviceError",
     "GenerationTimeoutError", "LibraryNotFoundError", "ModelNotFoundError", "NotSupportedError",
     "PipelineClosedError",
