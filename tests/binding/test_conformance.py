@@ -201,8 +201,10 @@ def test_corrupt_model_fails_with_an_exception_not_a_crash(real_lib, tmp_path):
 
 def test_matches_openvino_genai_sdpa_on_the_tiny_model(real_lib):
     ov_genai = pytest.importorskip("openvino_genai", reason="openvino_genai (oracle) not installed")
-    oracle = ov_genai.LLMPipeline(str(TINY_IR), "CPU", ATTENTION_BACKEND="SDPA")
-    with ovgenai_c.LLMPipeline(TINY_IR, library=real_lib, ATTENTION_BACKEND="SDPA") as ours:
+    from testsupport import PRECISION_HINT  # both sides under one explicit precision (bf16 is AMX CPUs' default)
+
+    oracle = ov_genai.LLMPipeline(str(TINY_IR), "CPU", ATTENTION_BACKEND="SDPA", **PRECISION_HINT)
+    with ovgenai_c.LLMPipeline(TINY_IR, library=real_lib, ATTENTION_BACKEND="SDPA", **PRECISION_HINT) as ours:
         for prompt, n in [("Hello", 16), ("What is the capital of France?", 32), ("é中🎉", 20)]:
             want = str(oracle.generate(prompt, max_new_tokens=n, ignore_eos=True))
             got = str(ours.generate(prompt, max_new_tokens=n, ignore_eos=True))
