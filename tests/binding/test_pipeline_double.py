@@ -212,7 +212,7 @@ def test_timeout_cancels_natively(make_pipe, double):
     assert double.ctl.ovd_last_callback_status() == 2
 
 
-def test_keyboard_interrupt_cancels_and_raises_after_c_returns(make_pipe, double):
+def test_keyboard_interrupt_cancels_and_raises_after_c_returns(make_pipe, double, python_sigint_handler):
     double.ctl.ovd_set_token_delay_us(20000)
     pipe = make_pipe()
     timer = threading.Timer(0.2, _thread.interrupt_main)

@@ -16,6 +16,8 @@ from ovgenai_c import StreamingStatus, errors
 
 from relsupport import STATS, TINY_IR
 
+pytestmark = pytest.mark.usefixtures("python_sigint_handler")  # Ctrl-C cases (KeyboardInterrupt)
+
 LONG = dict(max_new_tokens=5000, ignore_eos=True)  # seconds of work on the tiny model unless cancelled
 BOUND = 3.0
 

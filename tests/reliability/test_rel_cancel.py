@@ -19,6 +19,8 @@ from ovgenai_c import StreamingStatus
 
 from relsupport import STATS
 
+pytestmark = pytest.mark.usefixtures("python_sigint_handler")  # Ctrl-C cases (KeyboardInterrupt)
+
 WORDS = 40            # tokens of each reply (the double streams one word per token)
 DELAY_US = 2000       # per token: a generation takes ~80 ms, long enough to be hit in flight
 BOUND = 3.0           # seconds any single cancellation may take
