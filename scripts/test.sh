@@ -9,6 +9,7 @@
 # Extra arguments go to the two pytest parts. OVGENAI_C_NO_ASAN=1 skips the sanitizer build and part.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+export PYTHONUNBUFFERED=1  # pip's and pytest's progress shows as it happens, also through the pipes below
 ROOT="$PWD"
 T0=$SECONDS
 say() { printf '[test.sh %3dm%02ds] %s\n' $(((SECONDS - T0) / 60)) $(((SECONDS - T0) % 60)) "$*"; }

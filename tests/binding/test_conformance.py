@@ -10,6 +10,7 @@ import pytest
 
 import ovgenai_c
 from ovgenai_c import _loader, errors
+from testsupport import PRECISION_HINT  # one explicit precision on both sides (bf16 is AMX CPUs' default)
 
 TINY_IR = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "ir"
 
@@ -35,7 +36,7 @@ def real_lib(request):
 
 @pytest.fixture(scope="module")
 def pipe(real_lib):
-    p = ovgenai_c.LLMPipeline(TINY_IR, "CPU", library=real_lib)
+    p = ovgenai_c.LLMPipeline(TINY_IR, "CPU", library=real_lib, **PRECISION_HINT)  # repeatable on bf16 CPUs too
     yield p
     p.close()
 
@@ -96,7 +97,8 @@ def test_stop_strings(pipe):
 
 
 def test_chat_cancel_drops_the_turn(real_lib):
-    with ovgenai_c.LLMPipeline(TINY_IR, library=real_lib) as a, ovgenai_c.LLMPipeline(TINY_IR, library=real_lib) as b:
+    with ovgenai_c.LLMPipeline(TINY_IR, library=real_lib, **PRECISION_HINT) as a, \
+            ovgenai_c.LLMPipeline(TINY_IR, library=real_lib, **PRECISION_HINT) as b:
         a.start_chat()
         b.start_chat()
         a.generate("first", max_new_tokens=6, ignore_eos=True)
@@ -201,8 +203,6 @@ def test_corrupt_model_fails_with_an_exception_not_a_crash(real_lib, tmp_path):
 
 def test_matches_openvino_genai_sdpa_on_the_tiny_model(real_lib):
     ov_genai = pytest.importorskip("openvino_genai", reason="openvino_genai (oracle) not installed")
-    from testsupport import PRECISION_HINT  # both sides under one explicit precision (bf16 is AMX CPUs' default)
-
     oracle = ov_genai.LLMPipeline(str(TINY_IR), "CPU", ATTENTION_BACKEND="SDPA", **PRECISION_HINT)
     with ovgenai_c.LLMPipeline(TINY_IR, library=real_lib, ATTENTION_BACKEND="SDPA", **PRECISION_HINT) as ours:
         for prompt, n in [("Hello", 16), ("What is the capital of France?", 32), ("é中🎉", 20)]:

@@ -15,6 +15,7 @@ import ovgenai_c
 from ovgenai_c import StreamingStatus, errors
 
 from relsupport import STATS, TINY_IR
+from testsupport import PRECISION_HINT
 
 pytestmark = pytest.mark.usefixtures("python_sigint_handler")  # Ctrl-C cases (KeyboardInterrupt)
 
@@ -24,7 +25,7 @@ BOUND = 3.0
 
 @pytest.fixture(scope="module")
 def bpipe(bundled_lib):
-    p = ovgenai_c.LLMPipeline(TINY_IR, library=bundled_lib)
+    p = ovgenai_c.LLMPipeline(TINY_IR, library=bundled_lib, **PRECISION_HINT)  # repeatable on bf16 CPUs too
     yield p
     p.close()
 
