@@ -61,30 +61,32 @@ asan_key() {
     } | sha256sum | cut -c1-16
 }
 
-sanitizer_lane() {  # runs in the background; its output goes to $LOGS/asan.log
+sanitizer_lane() {  # runs in the background: its steps are told on fd 3 (the terminal), the rest goes to asan.log
     local key dir t=$SECONDS
+    note() { say "$@"; say "$@" >&3; }
     key=$(asan_key)
     dir="$CACHE/asan-build/$key"
     mkdir -p "$CACHE/asan-build"
     exec 9>"$dir.lock"
     flock 9 2>/dev/null || true
     if [[ -f "$dir/ok" && -f "$dir/libovgenai_c_bundled.so" ]]; then
-        say "ASan build: reusing $dir (native/ sources unchanged)"
+        note "ASan build: reusing $dir (native/ sources unchanged)"
         echo "asan build: reused $dir" >>"$SUMMARY"
     else
         rm -rf "$dir"
-        say "ASan build: building the ASan/UBSan variant of the backend into $dir"
+        note "ASan build: building the ASan/UBSan variant of the backend into $dir (a few minutes on 2 cores)"
         if ! OVGENAI_C_BUILD_DIR="$dir" nice -n 5 bash scripts/build_backend.sh --sanitize; then
-            say "ASan build FAILED after $((SECONDS - t)) s"
+            note "ASan build FAILED after $((SECONDS - t)) s (log: $LOGS/asan.log)"
             echo "asan build: FAILED after $((SECONDS - t)) s (log $LOGS/asan.log)" >>"$SUMMARY"
             return 1
         fi
+        find "$dir" -name '*.o' -delete  # only the library is reused
         touch "$dir/ok"
-        say "ASan build: done in $((SECONDS - t)) s"
+        note "ASan build: done in $((SECONDS - t)) s"
         echo "asan build: built in $((SECONDS - t)) s ($dir)" >>"$SUMMARY"
     fi
     flock -u 9 2>/dev/null || true
-    say "sanitizer part: the bundled reliability subset under ASan + UBSan"
+    note "sanitizer part: the bundled reliability subset under ASan + UBSan (log: $LOGS/pytest-asan.log)"
     OVGENAI_C_ASAN_LIB="$dir/libovgenai_c_bundled.so" \
         pytest_part "sanitizers (ASan+UBSan)" "$LOGS/pytest-asan.log" tests/reliability/test_rel_sanitizers.py -rs
 }
@@ -95,7 +97,7 @@ if [[ "${OVGENAI_C_NO_ASAN:-0}" == "1" ]]; then
     echo "sanitizers: skipped (OVGENAI_C_NO_ASAN=1)" >>"$SUMMARY"
 else
     say "2/3 in the background: ASan build (or its cached copy), then the sanitizer part (log: $LOGS/asan.log)"
-    sanitizer_lane >"$LOGS/asan.log" 2>&1 &
+    sanitizer_lane 3>&1 >"$LOGS/asan.log" 2>&1 &
     asan_pid=$!
 fi
 
