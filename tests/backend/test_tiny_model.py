@@ -126,6 +126,17 @@ def test_precision_hint_reaches_compile_model(api, tiny_dir, create_pipe):
     api.lib.ov_genai_llm_pipeline_free(pipe)
 
 
+def test_the_cpu_default_precision_generates(api, tiny_dir, create_pipe):
+    """Without the hint the plugin picks its default (bf16 on AMX / avx512_bf16 CPUs): it loads and generates."""
+    st, pipe = create_pipe(tiny_dir, precision=False)
+    assert st == 0, api.last_error()
+    try:
+        r = generate(api, pipe, "Hi", Config(api, max_new_tokens=8, ignore_eos=True), want_perf=True)
+        assert r.status == 0 and r.text and r.perf["num_generated"] == 8
+    finally:
+        api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
 def test_properties(api, tiny_dir, create_pipe):
     st, pipe = create_pipe(tiny_dir, "ATTENTION_BACKEND", "PA")  # PagedAttention runner (test_paged_attention.py)
     assert st == 0, api.last_error()
