@@ -286,6 +286,8 @@ Re-make (needs numpy, gguf, openvino-genai, and SmolLM2's GGUF from the `llm-smo
 
     python scripts/make_tiny_model.py --smol-gguf /tmp/smol/SmolLM2-135M-Instruct.Q4_1.gguf
 
+Re-record only `expected.json` from the committed IR: `python scripts/make_tiny_model.py --expected-only`.
+
 sha256:
 
 """
