@@ -2,9 +2,10 @@
 # The test command (README, .ci/run). Every step says what it does and how long it took:
 #   1. pip install '.[test]' (verbose: pip's progress and the CMake build of the bundled backend);
 #   2. in the background: the ASan/UBSan variant of the backend (reused from ~/.cache/ovgenai_c/asan-build/<key>/
-#      while native/, the flags, the compiler and the openvino wheel are unchanged), then the sanitizer part;
-#   3. meanwhile in the foreground: the whole suite on the default engine (PagedAttention), then the backend and
-#      conformance suites again on the stateful SDPA engine.
+#      while native/, the flags, the compiler and the openvino wheel are unchanged), then the sanitizer part, then
+#      -- when the ASan build was cached -- the backend and conformance suites on the stateful SDPA engine;
+#   3. meanwhile in the foreground: the whole suite on the default engine (PagedAttention), then (when the ASan
+#      build had to be made) the SDPA part.
 # A one-line summary per part at the end; the exit status is non-zero when any part fails (or runs no tests).
 # Extra arguments go to the two pytest parts. OVGENAI_C_NO_ASAN=1 skips the sanitizer build and part.
 set -uo pipefail
@@ -61,11 +62,15 @@ asan_key() {
     } | sha256sum | cut -c1-16
 }
 
+sdpa_part() {
+    OVGENAI_C_BUNDLED_ATTENTION_BACKEND=SDPA pytest_part "backend+conformance (SDPA engine)" "$LOGS/pytest-sdpa.log" \
+        tests/backend tests/binding/test_conformance.py "$@"
+}
+
 sanitizer_lane() {  # runs in the background: its steps are told on fd 3 (the terminal), the rest goes to asan.log
-    local key dir t=$SECONDS
+    local dir=$1 with_sdpa=$2 t=$SECONDS rc=0
+    shift 2
     note() { say "$@"; say "$@" >&3; }
-    key=$(asan_key)
-    dir="$CACHE/asan-build/$key"
     mkdir -p "$CACHE/asan-build"
     exec 9>"$dir.lock"
     flock 9 2>/dev/null || true
@@ -88,16 +93,30 @@ sanitizer_lane() {  # runs in the background: its steps are told on fd 3 (the te
     flock -u 9 2>/dev/null || true
     note "sanitizer part: the bundled reliability subset under ASan + UBSan (log: $LOGS/pytest-asan.log)"
     OVGENAI_C_ASAN_LIB="$dir/libovgenai_c_bundled.so" \
-        pytest_part "sanitizers (ASan+UBSan)" "$LOGS/pytest-asan.log" tests/reliability/test_rel_sanitizers.py -rs
+        pytest_part "sanitizers (ASan+UBSan)" "$LOGS/pytest-asan.log" tests/reliability/test_rel_sanitizers.py -rs ||
+        rc=1
+    if [[ $with_sdpa == 1 ]]; then
+        note "pytest (background): the backend and conformance suites on the stateful SDPA engine (log: $LOGS/pytest-sdpa.log)"
+        sdpa_part "$@" || rc=1
+        note "$(grep "^backend+conformance" "$SUMMARY" | tail -n 1)"
+    fi
+    return $rc
 }
 
 asan_pid=""
+sdpa_in_background=0
 if [[ "${OVGENAI_C_NO_ASAN:-0}" == "1" ]]; then
     say "2/3 sanitizer part skipped (OVGENAI_C_NO_ASAN=1)"
     echo "sanitizers: skipped (OVGENAI_C_NO_ASAN=1)" >>"$SUMMARY"
 else
-    say "2/3 in the background: ASan build (or its cached copy), then the sanitizer part (log: $LOGS/asan.log)"
-    sanitizer_lane 3>&1 >"$LOGS/asan.log" 2>&1 &
+    asan_dir="$CACHE/asan-build/$(asan_key)"
+    if [[ -f "$asan_dir/ok" ]]; then
+        sdpa_in_background=1  # no build to wait for: the background lane also takes the SDPA part
+        say "2/3 in the background: the sanitizer part on the cached ASan build, then the SDPA part (log: $LOGS/asan.log)"
+    else
+        say "2/3 in the background: ASan build (not cached yet), then the sanitizer part (log: $LOGS/asan.log)"
+    fi
+    sanitizer_lane "$asan_dir" "$sdpa_in_background" "$@" 3>&1 >"$LOGS/asan.log" 2>&1 &
     asan_pid=$!
 fi
 
@@ -106,20 +125,18 @@ rc_all=0
 say "3/3 pytest: everything on the bundled backend's default engine (PagedAttention, like the official library)"
 pytest_part "suite (PA engine)" "$LOGS/pytest-pa.log" tests --ignore=tests/reliability/test_rel_sanitizers.py "$@" ||
     rc_all=1
-say "pytest: the backend and conformance suites on the stateful SDPA engine (token-exact to GenAI's SDPA path)"
-OVGENAI_C_BUNDLED_ATTENTION_BACKEND=SDPA pytest_part "backend+conformance (SDPA engine)" "$LOGS/pytest-sdpa.log" \
-    tests/backend tests/binding/test_conformance.py "$@" || rc_all=1
+if [[ $sdpa_in_background == 0 ]]; then
+    say "pytest: the backend and conformance suites on the stateful SDPA engine (token-exact to GenAI's SDPA path)"
+    sdpa_part "$@" || rc_all=1
+fi
 
 if [[ -n "$asan_pid" ]]; then
     if kill -0 "$asan_pid" 2>/dev/null; then
         say "waiting for the sanitizer lane (progress: tail -f $LOGS/asan.log)"
     fi
-    if ! wait "$asan_pid"; then
+    if ! wait "$asan_pid"; then  # its steps were told as they happened; on failure, the end of its log
         rc_all=1
         tail -n 40 "$LOGS/asan.log"
-    else
-        grep -E '^\[test.sh' "$LOGS/asan.log"
-        tail -n 1 "$LOGS/asan.log"
     fi
 fi
 
