@@ -559,10 +559,43 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+# x86 feature flags that decide OpenVINO's CPU kernels, highest first: the first one present is the ISA level
+_ISA_LEVELS = ("amx_bf16", "avx512_bf16", "avx512f", "avx2", "avx", "sse4_2")
+_ISA_FLAGS = ("amx_bf16", "amx_int8", "amx_tile", "avx512_bf16", "avx512_vnni", "avx512f", "avx_vnni", "avx2", "fma",
+              "avx", "sse4_2")
+
+
+def _cpu_isa(cpuinfo: str = "/proc/cpuinfo") -> Dict[str, Any]:
+    """The CPU's model and ISA level from /proc/cpuinfo (bf16 is OpenVINO's default precision on amx_bf16 /
+    avx512_bf16 CPUs, f32 below)."""
+    model, flags = "", set()
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and not model:
+                    model = value.strip()
+                elif key == "flags" and not flags:
+                    flags = set(value.split())
+                if model and flags:
+                    break
+    except OSError as exc:
+        return {"ok": False, "error": _one_line(exc)}
+    level = next((f for f in _ISA_LEVELS if f in flags), "unknown" if not flags else "below sse4_2")
+    return {"ok": True, "model": model or "unknown", "isa": level, "flags": [f for f in _ISA_FLAGS if f in flags]}
+
+
 def _devices(timeout: float = 60.0) -> Dict[str, Any]:
-    """The devices OpenVINO reports, asked in a child interpreter (keeps this process's libraries clean)."""
-    code = ("import json, openvino as ov; c = ov.Core(); "
-            "print(json.dumps({'version': ov.get_version(), 'devices': list(c.available_devices)}))")
+    """The devices OpenVINO reports and the CPU plugin's default inference precision, asked in a child interpreter
+    (keeps this process's libraries clean)."""
+    code = ("import json, openvino as ov; c = ov.Core(); d = list(c.available_devices); p = None\n"
+            "try:\n"
+            "    t = c.get_property('CPU', 'INFERENCE_PRECISION_HINT') if 'CPU' in d else None\n"
+            "    p = t.get_type_name() if t is not None else None\n"
+            "except Exception:\n"
+            "    pass\n"
+            "print(json.dumps({'version': ov.get_version(), 'devices': d, 'cpu_inference_precision': p}))")
     try:
         r = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            stdin=subprocess.DEVNULL, timeout=timeout)
@@ -601,6 +634,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         lib_ok = False
         report["library"] = {"ok": False, "error": str(exc)}
     report["openvino"] = _devices()
+    report["cpu"] = _cpu_isa()
     try:
         report["default_model"] = models.default_model_status()
     except Exception as exc:  # never let a cache problem hide the rest of the report
@@ -640,6 +674,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         _out(f"openvino:       ok, {ov['version']}; devices: {', '.join(ov['devices']) or 'none'}")
     else:
         _out(f"openvino:       unavailable ({ov.get('error')})")
+    cpu = report["cpu"]
+    if cpu.get("ok"):
+        _out(f"cpu:            {cpu['model']}; ISA level {cpu['isa']} ({', '.join(cpu['flags']) or 'no x86 flags'})")
+    else:
+        _out(f"cpu:            unknown ({cpu.get('error')})")
+    if ov.get("ok") and ov.get("cpu_inference_precision"):
+        note = " (bf16 on this CPU: pass INFERENCE_PRECISION_HINT=f32 for f32 results)" \
+            if ov["cpu_inference_precision"] == "bf16" else ""
+        _out(f"  precision:    {ov['cpu_inference_precision']} (CPU plugin INFERENCE_PRECISION_HINT default){note}")
     dm = report["default_model"]
     if "error" in dm:
         _out(f"default model:  unknown ({dm['error']})")

@@ -2,13 +2,14 @@
 # Configure + build the bundled backend (native/) and copy the .so into ovgenai_c/_bundled/ for in-tree use.
 #   scripts/build_backend.sh             -> native/build/
 #   scripts/build_backend.sh --sanitize  -> native/build-asan/libovgenai_c_bundled.so (address,undefined; not copied)
+#                                           ($OVGENAI_C_BUILD_DIR instead of native/build-asan when set)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="$here/native/build"
 dest="$here/ovgenai_c/_bundled/libovgenai_c_bundled.so"
 extra=()
 if [[ "${1:-}" == "--sanitize" ]]; then
-    build="$here/native/build-asan"
+    build="${OVGENAI_C_BUILD_DIR:-$here/native/build-asan}"
     extra=(-DOVGENAI_C_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo)
     # the sanitizer build stays in native/build-asan/ (it needs libasan preloaded, and nothing under
     # ovgenai_c/ may pick it up or package it)

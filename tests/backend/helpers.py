@@ -163,3 +163,27 @@ def owned_pipe(api, create, path, *props):
     assert st == 0, api.last_error()
     yield pipe
     api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
+def run_in_child(body: str, timeout: float = 600):
+    """Runs `body` (Python source) in a child interpreter, for calls known to crash inside OpenVINO on some CPUs.
+    The child has `api` (the bundled library over cffi), `create(path, *props)` (as the create_pipe fixture: the
+    f32 precision hint unless the props set one), `Config`, `generate` and `TINY` (the tiny IR folder). Hand the
+    result to testsupport.child_outcome."""
+    import pathlib
+    import subprocess
+    import sys
+    import textwrap
+
+    here = pathlib.Path(__file__).resolve().parent
+    prelude = textwrap.dedent(f"""
+        import sys
+        sys.path[:0] = [{str(here)!r}, {str(here.parent)!r}]
+        import conftest as _c
+        from helpers import Config, generate
+        api = _c.load_api(_c._lib_path())
+        create = lambda path, *props, **kw: _c._create(api, path, *props, **kw)
+        TINY = _c.REPO / "tests" / "fixtures" / "tiny" / "ir"
+        """)
+    return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(body)], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import Config, chat_with_oracle, default_backend, generate, make_streamer
+from testsupport import PRECISION_HINT
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
 
@@ -41,7 +42,7 @@ def _string_form(res):
 @pytest.fixture(scope="module")
 def oracle_tiny(tiny_dir):
     props = {} if default_backend() == "PA" else {"ATTENTION_BACKEND": "SDPA"}
-    return og.LLMPipeline(str(tiny_dir), "CPU", **props)
+    return og.LLMPipeline(str(tiny_dir), "CPU", **props, **PRECISION_HINT)
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))

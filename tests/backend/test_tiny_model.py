@@ -8,7 +8,9 @@ import shutil
 
 import pytest
 
-from helpers import Config, chat_history, default_backend, generate, generate_with_history, make_streamer
+from helpers import (Config, chat_history, default_backend, generate, generate_with_history, make_streamer,
+                     run_in_child)
+from testsupport import GOLDEN_PRECISION, PRECISION_HINT, child_outcome
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 EXPECTED = REPO / "tests" / "fixtures" / "tiny" / "expected.json"
@@ -18,19 +20,25 @@ EXPECTED = REPO / "tests" / "fixtures" / "tiny" / "expected.json"
 def tiny_oracle(tiny_dir):
     og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
     if default_backend() == "PA":  # the suite runs on PA: compare with GenAI's default (PA) pipeline
-        return og.LLMPipeline(str(tiny_dir), "CPU")
-    return og.LLMPipeline(str(tiny_dir), "CPU", ATTENTION_BACKEND="SDPA")
+        return og.LLMPipeline(str(tiny_dir), "CPU", **PRECISION_HINT)
+    return og.LLMPipeline(str(tiny_dir), "CPU", ATTENTION_BACKEND="SDPA", **PRECISION_HINT)
 
 
-def test_golden_chat_template_case(api, tiny_pipe):
-    cases = [c for c in json.loads(EXPECTED.read_text())["cases"] if c["chat_template"]]
+def test_golden_chat_template_case(api, tiny_dir, create_pipe):
+    golden = json.loads(EXPECTED.read_text())
+    cases = [c for c in golden["cases"] if c["chat_template"]]
     assert cases
-    for c in cases:
-        r = generate(api, tiny_pipe, c["prompt"], Config(api, max_new_tokens=c["max_new_tokens"]), want_perf=True)
-        assert r.status == 0, api.last_error()
-        assert r.text == c["text"]
-        assert r.perf["num_input"] == len(c["input_ids"])
-        assert r.perf["num_generated"] == len(c["output_ids"])
+    st, pipe = create_pipe(tiny_dir, "INFERENCE_PRECISION_HINT", golden["precision"])  # as the golden was made
+    assert st == 0, api.last_error()
+    try:
+        for c in cases:
+            r = generate(api, pipe, c["prompt"], Config(api, max_new_tokens=c["max_new_tokens"]), want_perf=True)
+            assert r.status == 0, api.last_error()
+            assert r.text == c["text"]
+            assert r.perf["num_input"] == len(c["input_ids"])
+            assert r.perf["num_generated"] == len(c["output_ids"])
+    finally:
+        api.lib.ov_genai_llm_pipeline_free(pipe)
 
 
 @pytest.mark.parametrize("prompt", ["Hello", "中文 é 🙂", "a\nb\tc", "What is 2+2?"])
@@ -89,18 +97,44 @@ def test_streaming_never_splits_utf8(api, tiny_pipe):
     assert "".join(chunks) == r.text
 
 
-def test_properties_reach_compile_model(api, tiny_dir, create_pipe, tmp_path):
+def test_properties_reach_compile_model(api, tiny_dir, tmp_path):
+    """CACHE_DIR and PERFORMANCE_HINT reach compile_model. In a child: compiling with PERFORMANCE_HINT=THROUGHPUT
+    raises SIGFPE inside OpenVINO's CPU plugin under bf16 on AMX (the f32 hint, set here, avoids it)."""
     cache = tmp_path / "cache"
-    st, pipe = create_pipe(tiny_dir, "CACHE_DIR", str(cache), "PERFORMANCE_HINT", "THROUGHPUT")
+    proc = run_in_child(f"""
+        st, pipe = create(TINY, "CACHE_DIR", {str(cache)!r}, "PERFORMANCE_HINT", "THROUGHPUT")
+        assert st == 0, api.last_error()
+        try:
+            assert generate(api, pipe, "Hi", Config(api, max_new_tokens=3)).status == 0
+        finally:
+            api.lib.ov_genai_llm_pipeline_free(pipe)
+        st, pipe = create(TINY, "PERFORMANCE_HINT", "NOT_A_HINT")
+        err = api.last_error()
+        assert st == -17 and ("PERFORMANCE_HINT" in err or "NOT_A_HINT" in err), (st, err)
+        """)
+    child_outcome(proc, "PERFORMANCE_HINT=THROUGHPUT on the tiny model")
+    assert cache.is_dir() and any(cache.iterdir())  # OpenVINO wrote its model cache there
+
+
+def test_precision_hint_reaches_compile_model(api, tiny_dir, create_pipe):
+    """The INFERENCE_PRECISION_HINT every comparison here relies on is handed to the CPU plugin: a value it does
+    not know is refused at create, naming the property."""
+    st, pipe = create_pipe(tiny_dir, "INFERENCE_PRECISION_HINT", "f99")
+    assert st == -17 and ("INFERENCE_PRECISION_HINT" in api.last_error() or "f99" in api.last_error())
+    st, pipe = create_pipe(tiny_dir, "INFERENCE_PRECISION_HINT", GOLDEN_PRECISION)
+    assert st == 0, api.last_error()
+    api.lib.ov_genai_llm_pipeline_free(pipe)
+
+
+def test_the_cpu_default_precision_generates(api, tiny_dir, create_pipe):
+    """Without the hint the plugin picks its default (bf16 on AMX / avx512_bf16 CPUs): it loads and generates."""
+    st, pipe = create_pipe(tiny_dir, precision=False)
     assert st == 0, api.last_error()
     try:
-        assert generate(api, pipe, "Hi", Config(api, max_new_tokens=3)).status == 0
+        r = generate(api, pipe, "Hi", Config(api, max_new_tokens=8, ignore_eos=True), want_perf=True)
+        assert r.status == 0 and r.text and r.perf["num_generated"] == 8
     finally:
         api.lib.ov_genai_llm_pipeline_free(pipe)
-    assert cache.is_dir() and any(cache.iterdir())  # OpenVINO wrote its model cache there
-    st, pipe = create_pipe(tiny_dir, "PERFORMANCE_HINT", "NOT_A_HINT")
-    err = api.last_error()
-    assert st == -17 and ("PERFORMANCE_HINT" in err or "NOT_A_HINT" in err)
 
 
 def test_properties(api, tiny_dir, create_pipe):
@@ -112,12 +146,21 @@ def test_properties(api, tiny_dir, create_pipe):
     assert st == -17
     st, pipe = create_pipe(tiny_dir, "NO_SUCH_PROPERTY_XYZ", "1")
     assert st == -17 and "NO_SUCH_PROPERTY_XYZ" in api.last_error()
-    st, pipe = create_pipe(tiny_dir, "INFERENCE_NUM_THREADS", "1", "ATTENTION_BACKEND", "SDPA")
-    assert st == 0, api.last_error()
-    assert generate(api, pipe, "Hi", Config(api, max_new_tokens=3)).status == 0
-    api.lib.ov_genai_llm_pipeline_free(pipe)
     p = api.ffi.new("ov_genai_llm_pipeline**")
     assert api.lib.ov_genai_llm_pipeline_create(str(tiny_dir).encode(), b"NO_SUCH_DEVICE", 0, p) == -17
+
+
+@pytest.mark.parametrize("props", [("INFERENCE_NUM_THREADS", "1"), ("NUM_STREAMS", "2")])
+def test_threading_properties(api, tiny_dir, props):
+    """In a child: INFERENCE_NUM_THREADS=1 / NUM_STREAMS=2 raise SIGFPE inside OpenVINO's CPU plugin under bf16
+    on AMX (the f32 hint, set here, avoids it)."""
+    proc = run_in_child(f"""
+        st, pipe = create(TINY, *{props!r}, "ATTENTION_BACKEND", "SDPA")
+        assert st == 0, api.last_error()
+        assert generate(api, pipe, "Hi", Config(api, max_new_tokens=3)).status == 0
+        api.lib.ov_genai_llm_pipeline_free(pipe)
+        """)
+    child_outcome(proc, "=".join(props) + " on the tiny model")
 
 
 def test_missing_tokenizers_extension(api, tiny_dir, create_pipe, monkeypatch):

@@ -158,12 +158,12 @@ def test_status_tables_cover_every_status_and_inherit_builtins():
     assert "does not report its text" in str(errors.error_for(-17, "f"))
 
 
-def test_import_is_cheap_and_loads_nothing_native():
-    code = ("import time, sys; t = time.perf_counter(); import ovgenai_c; dt = time.perf_counter() - t; "
-            "mods = [m for m in sys.modules if m.startswith(('openvino', '_cffi', 'cffi'))]; print(dt, mods)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(" ", 1)
-    assert float(out[0]) < 0.1
-    assert out[1].strip() == "[]"
+def test_import_loads_nothing_native():
+    """``import ovgenai_c`` loads no native module (cffi, openvino); its time is measured by the benchmark."""
+    code = ("import sys; import ovgenai_c; "
+            "print([m for m in sys.modules if m.startswith(('openvino', '_cffi', 'cffi'))])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_no_library_anywhere_lists_every_place_tried(tmp_path):

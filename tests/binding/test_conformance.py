@@ -20,6 +20,7 @@ import pytest
 
 import ovgenai_c
 from ovgenai_c import _loader, errors
+from testsupport import PRECISION_HINT  # one explicit precision on both sides (bf16 is AMX CPUs' default)
 
 TINY_IR = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "ir"
 CHILD_ENV = "OVGENAI_C_CONFORMANCE_LIBRARY"
@@ -92,7 +93,7 @@ def real_lib():
 
 @pytest.fixture(scope="module")
 def pipe(real_lib):
-    p = ovgenai_c.LLMPipeline(TINY_IR, "CPU", library=real_lib)
+    p = ovgenai_c.LLMPipeline(TINY_IR, "CPU", library=real_lib, **PRECISION_HINT)  # repeatable on bf16 CPUs too
     yield p
     p.close()
 
@@ -153,7 +154,8 @@ def test_stop_strings(pipe):
 
 
 def test_chat_cancel_drops_the_turn(real_lib):
-    with ovgenai_c.LLMPipeline(TINY_IR, library=real_lib) as a, ovgenai_c.LLMPipeline(TINY_IR, library=real_lib) as b:
+    with ovgenai_c.LLMPipeline(TINY_IR, library=real_lib, **PRECISION_HINT) as a, \
+            ovgenai_c.LLMPipeline(TINY_IR, library=real_lib, **PRECISION_HINT) as b:
         a.start_chat()
         b.start_chat()
         a.generate("first", max_new_tokens=6, ignore_eos=True)
@@ -258,8 +260,8 @@ def test_corrupt_model_fails_with_an_exception_not_a_crash(real_lib, tmp_path):
 
 def test_matches_openvino_genai_sdpa_on_the_tiny_model(real_lib):
     ov_genai = pytest.importorskip("openvino_genai", reason="openvino_genai (oracle) not installed")
-    oracle = ov_genai.LLMPipeline(str(TINY_IR), "CPU", ATTENTION_BACKEND="SDPA")
-    with ovgenai_c.LLMPipeline(TINY_IR, library=real_lib, ATTENTION_BACKEND="SDPA") as ours:
+    oracle = ov_genai.LLMPipeline(str(TINY_IR), "CPU", ATTENTION_BACKEND="SDPA", **PRECISION_HINT)
+    with ovgenai_c.LLMPipeline(TINY_IR, library=real_lib, ATTENTION_BACKEND="SDPA", **PRECISION_HINT) as ours:
         for prompt, n in [("Hello", 16), ("What is the capital of France?", 32), ("é中🎉", 20)]:
             want = str(oracle.generate(prompt, max_new_tokens=n, ignore_eos=True))
             got = str(ours.generate(prompt, max_new_tokens=n, ignore_eos=True))

@@ -154,13 +154,13 @@ def test_closing_a_stream_early_cancels_natively_and_leaks_nothing(make_pipe, do
     double.ctl.ovd_set_token_delay_us(20000)
     pipe = make_pipe()
     words = " ".join(f"w{i}" for i in range(100))
+    before = double.ctl.ovd_callback_count()
     it = pipe.stream(words, max_new_tokens=1000)
     first = next(it)
     assert first
-    t0 = time.monotonic()
     it.close()
-    assert time.monotonic() - t0 < 2.0
     assert double.ctl.ovd_last_callback_status() == 2
+    assert double.ctl.ovd_callback_count() - before < 50  # cancelled natively, not run to the end (~100 tokens)
     assert double.live("results") == 0 and double.live("config") == 0
     double.ctl.ovd_set_token_delay_us(0)
     assert str(pipe.generate("next", max_new_tokens=5)) == "Echo: next"
@@ -203,16 +203,16 @@ def test_astream_full_run(make_pipe, double):
 def test_timeout_cancels_natively(make_pipe, double):
     double.ctl.ovd_set_token_delay_us(50000)
     pipe = make_pipe()
-    t0 = time.monotonic()
+    before = double.ctl.ovd_callback_count()
     with pytest.raises(errors.GenerationTimeoutError) as info:
         pipe.generate(" ".join(["w"] * 200), max_new_tokens=1000, timeout=0.2)
-    assert time.monotonic() - t0 < 2.0
+    assert double.ctl.ovd_callback_count() - before < 150  # cancelled natively, not run to the end (~200 tokens)
     assert isinstance(info.value, TimeoutError)
     assert info.value.partial_text.startswith("Echo:")
     assert double.ctl.ovd_last_callback_status() == 2
 
 
-def test_keyboard_interrupt_cancels_and_raises_after_c_returns(make_pipe, double):
+def test_keyboard_interrupt_cancels_and_raises_after_c_returns(make_pipe, double, python_sigint_handler):
     double.ctl.ovd_set_token_delay_us(20000)
     pipe = make_pipe()
     timer = threading.Timer(0.2, _thread.interrupt_main)

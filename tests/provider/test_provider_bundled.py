@@ -1,7 +1,6 @@
 """The provider over the real tiny fixture model and the bundled backend (skipped when it is not built)."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -36,11 +35,11 @@ def test_tiny_model_through_the_provider(bundled, monkeypatch):
         assert again.text == r.text  # greedy is deterministic
         chunks = list(p.stream([{"role": "user", "content": "Hello"}], num_predict=4, temperature=0))
         assert "".join(chunks) == r.text
+        full = p.chat([{"role": "user", "content": "Hello"}], num_predict=200, temperature=0).text
         s = p.stream([{"role": "user", "content": "Hello"}], num_predict=200, temperature=0)
         next(s)
-        t0 = time.monotonic()
-        s.close()  # cancels natively
-        assert time.monotonic() - t0 < 5
+        s.close()  # cancels natively (and waits for C): what was generated is a strict prefix of the full answer
+        assert full.startswith(s.text) and len(s.text) < len(full)
         assert p.chat([{"role": "user", "content": "Hi"}], num_predict=2).text  # the session still works
         assert pool.stats["created"] == 1
     finally:

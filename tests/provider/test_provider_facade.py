@@ -140,14 +140,13 @@ def test_stream_close_cancels_natively(model, ctl, pool):
     ctl.delay(200_000)
     p = Provider(model, library=ctl.library, pool=pool)
     words = " ".join(f"w{i}" for i in range(50))  # ~10 s if not cancelled
-    t0 = time.monotonic()
+    before = int(ctl.ctl.ovd_callback_count())
     with p.stream(words) as s:
         first = next(s)
         assert first == "Echo: "
         assert pool.sessions()[0]["refs"] == 1
-    elapsed = time.monotonic() - t0
-    assert elapsed < 3, elapsed
     assert int(ctl.ctl.ovd_last_callback_status()) == CANCEL
+    assert int(ctl.ctl.ovd_callback_count()) - before < 25  # cancelled, not run to the end (51 tokens)
     assert pool.sessions()[0]["refs"] == 0
     ctl.delay(0)
     assert p.prompt("again") == "Echo: again"  # the session survives a cancel
@@ -172,15 +171,16 @@ def test_astream_and_task_cancel(model, ctl, pool):
         task = asyncio.create_task(consume())
         while not got:
             await asyncio.sleep(0.01)
-        t0 = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        return time.monotonic() - t0, got
+        return got
 
-    elapsed, got = asyncio.run(cancel_midway())
-    assert elapsed < 3 and got[0] == "Echo: " and len(got) < 10
+    before = int(ctl.ctl.ovd_callback_count())
+    got = asyncio.run(cancel_midway())
+    assert got[0] == "Echo: " and len(got) < 10
     assert int(ctl.ctl.ovd_last_callback_status()) == CANCEL
+    assert int(ctl.ctl.ovd_callback_count()) - before < 25  # cancelled, not run to the end (51 tokens)
     assert pool.sessions()[0]["refs"] == 0
 
 
@@ -265,10 +265,11 @@ def test_timeout_cancels(model, ctl, pool):
 
     ctl.delay(200_000)
     p = Provider(model, library=ctl.library, pool=pool)
-    t0 = time.monotonic()
+    before = int(ctl.ctl.ovd_callback_count())
     with pytest.raises(GenerationTimeoutError):
         p.prompt(" ".join(f"w{i}" for i in range(50)), timeout=0.3)
-    assert time.monotonic() - t0 < 3
+    assert int(ctl.ctl.ovd_last_callback_status()) == CANCEL
+    assert int(ctl.ctl.ovd_callback_count()) - before < 25  # cancelled, not run to the end (51 tokens)
     assert pool.sessions()[0]["refs"] == 0
 
 
@@ -288,6 +289,7 @@ def test_forgotten_stream_cancels_and_gives_the_session_back(model, ctl, pool):
 
     ctl.delay(200_000)
     p = Provider(model, library=ctl.library, pool=pool)
+    before = int(ctl.ctl.ovd_callback_count())
     s = p.stream(" ".join(f"w{i}" for i in range(50)))
     assert next(s) == "Echo: "
     del s
@@ -297,9 +299,9 @@ def test_forgotten_stream_cancels_and_gives_the_session_back(model, ctl, pool):
         time.sleep(0.02)
     assert pool.sessions()[0]["refs"] == 0
     ctl.delay(0)
-    t0 = time.monotonic()
     assert p.prompt("next") == "Echo: next"
-    assert time.monotonic() - t0 < 2  # the old job (~10 s) was cancelled, not left running on the owner thread
+    # the old job (51 tokens, ~10 s) was cancelled, not left running on the owner thread before this prompt
+    assert int(ctl.ctl.ovd_callback_count()) - before < 25
 
 
 def test_thinking_is_split_from_the_answer(tmp_path, ctl, pool):

@@ -15,6 +15,9 @@ import ovgenai_c
 from ovgenai_c import StreamingStatus, errors
 
 from relsupport import STATS, TINY_IR
+from testsupport import PRECISION_HINT
+
+pytestmark = pytest.mark.usefixtures("python_sigint_handler")  # Ctrl-C cases (KeyboardInterrupt)
 
 LONG = dict(max_new_tokens=5000, ignore_eos=True)  # seconds of work on the tiny model unless cancelled
 BOUND = 3.0
@@ -22,7 +25,7 @@ BOUND = 3.0
 
 @pytest.fixture(scope="module")
 def bpipe(bundled_lib):
-    p = ovgenai_c.LLMPipeline(TINY_IR, library=bundled_lib)
+    p = ovgenai_c.LLMPipeline(TINY_IR, library=bundled_lib, **PRECISION_HINT)  # repeatable on bf16 CPUs too
     yield p
     p.close()
 

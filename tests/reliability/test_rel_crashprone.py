@@ -96,12 +96,12 @@ done()
 """,
     "stream-closed-from-another-thread-while-blocked": """
 ctl.ovd_set_token_delay_us(20000)
+before = ctl.ovd_callback_count()
 it = p.stream(" ".join(["w"] * 200), max_new_tokens=1000)
 next(it)
 threading.Timer(0.05, it.close).start()
-t0 = time.time()
 rest = list(it)
-assert time.time() - t0 < 3
+assert ctl.ovd_callback_count() - before < 150  # closed: cancelled natively, not run to its ~200 tokens
 ctl.ovd_set_token_delay_us(0)
 done()
 """,
