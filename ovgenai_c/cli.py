@@ -248,7 +248,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         raise CliError(f"generate takes [MODEL] PROMPT, got {len(words)} arguments; quote the prompt")
     if prompt == "-":
         prompt = sys.stdin.read().rstrip("\n")
-    provider = _provider(args, model)
+    provider = _provider(args, model, announce=sys.stderr.isatty())  # a person watching sees the load start
     load_s = provider.load()
     opts = _options(args)
     if args.json:
