@@ -24,7 +24,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from . import _ffi, _sharedlibs, errors
 
@@ -65,6 +65,11 @@ class LoadedLibrary:
     openvino_path: Optional[str] = None  # real path of the libopenvino mapped for this library
     openvino_version: Optional[str] = None  # read from the mapped library (ov_get_openvino_version)
     openvino_c_path: Optional[str] = None  # real path of the libopenvino_c mapped beside it, if any
+    extras: FrozenSet[str] = frozenset()  # the optional ovgenai_c_bundled_* functions the library exports
+
+    def has_extra(self, name: str) -> bool:
+        """Whether the library exports the optional extra ``name`` (cdefs/9*: the bundled backend's)."""
+        return name in self.extras
 
     def last_error(self) -> Optional[str]:
         """The bundled backend's text for the last failure on this thread (None elsewhere)."""
@@ -405,6 +410,7 @@ def _open(source: str, path: Path) -> LoadedLibrary:
         has_live_counter="ovgenai_c_bundled_live_handles" in present_optional,
         has_cancel_only_streaming="ovgenai_c_bundled_set_cancel_only_streaming" in present_optional,
         openvino_path=openvino_path, openvino_version=versions.get("openvino"), openvino_c_path=openvino_c,
+        extras=frozenset(present_optional),
     )
 
 

@@ -579,7 +579,9 @@ class LLMPipeline:
                 st.lib.check(lib.ov_genai_decoded_results_get_perf_metrics(results, pm_pp),
                              "ov_genai_decoded_results_get_perf_metrics")
                 try:
-                    perf = _results.read_perf_metrics(lib, ffi, pm_pp[0], st.lib.check)
+                    perf = _results.read_perf_metrics(
+                        lib, ffi, pm_pp[0], st.lib.check,
+                        with_raw=st.lib.has_extra("ovgenai_c_bundled_perf_metrics_get_raw"))
                 finally:
                     lib.ov_genai_decoded_results_perf_metrics_free(pm_pp[0])
                 return text, perf

@@ -22,10 +22,10 @@ _PAIRS = ("ttft", "tpot", "ipot", "throughput", "inference_duration", "generate_
 
 @dataclass
 class RawPerfMetrics:
-    """Per-call samples in microseconds, as ``openvino_genai.RawPerfMetrics``. The C ABI reports one mean per
-    call, so each call contributes one sample to the per-call lists; per-token lists (``m_durations``,
-    ``m_new_token_times``, ``m_batch_sizes``, ``token_infer_durations``, ``sampling_durations``) stay empty
-    because no C getter carries them."""
+    """The samples behind the means, in microseconds, as ``openvino_genai.RawPerfMetrics``. The bundled backend
+    gives every series (an extra); through the C ABI alone each call contributes one sample to the per-call
+    lists and the per-token lists stay empty, because no C getter carries them. ``sampling_durations`` is empty
+    on both (not measured)."""
 
     generate_durations: List[float] = field(default_factory=list)
     tokenization_durations: List[float] = field(default_factory=list)
@@ -146,8 +146,28 @@ class PerfMetrics:
         return d
 
 
-def read_perf_metrics(lib: Any, ffi: Any, handle: Any, check: Callable) -> PerfMetrics:
-    """Read every value of a native ``ov_genai_perf_metrics`` (the caller frees it)."""
+_RAW_SERIES = ("generate_durations", "tokenization_durations", "detokenization_durations", "chat_template_durations",
+               "inference_durations", "token_infer_durations", "m_times_to_first_token", "m_durations",
+               "m_batch_sizes", "m_new_token_times")
+
+
+def _read_raw(lib: Any, ffi: Any, handle: Any, check: Callable) -> RawPerfMetrics:
+    """The raw series through the bundled extra ``ovgenai_c_bundled_perf_metrics_get_raw`` (two calls each)."""
+    raw = RawPerfMetrics()
+    size = ffi.new("size_t*")
+    for name in _RAW_SERIES:
+        fn = "ovgenai_c_bundled_perf_metrics_get_raw"
+        check(lib.ovgenai_c_bundled_perf_metrics_get_raw(handle, name.encode(), ffi.NULL, size), fn)
+        values = ffi.new("double[]", max(size[0], 1))
+        check(lib.ovgenai_c_bundled_perf_metrics_get_raw(handle, name.encode(), values, size), fn)
+        series = [values[i] for i in range(size[0])]
+        setattr(raw, name, [int(v) for v in series] if name == "m_batch_sizes" else series)
+    return raw
+
+
+def read_perf_metrics(lib: Any, ffi: Any, handle: Any, check: Callable, with_raw: bool = False) -> PerfMetrics:
+    """Read every value of a native ``ov_genai_perf_metrics`` (the caller frees it). ``with_raw``: the library
+    has the raw-series extra (the bundled backend); else the raw lists hold one per-call sample each."""
     f = ffi.new("float*")
     n = ffi.new("size_t*")
     check(lib.ov_genai_perf_metrics_get_load_time(handle, f), "ov_genai_perf_metrics_get_load_time")
@@ -165,7 +185,10 @@ def read_perf_metrics(lib: Any, ffi: Any, handle: Any, check: Callable) -> PerfM
     samples = {name: 1 for name in _PAIRS}
     for name in ("tpot", "ipot"):
         samples[name] = max(gen - 1, 1) if name == "tpot" else max(gen, 1)
-    raw = RawPerfMetrics(**{k: [pairs[name].mean * 1000.0] for k, name in _RAW_FROM_PAIR.items()})
+    if with_raw:
+        raw = _read_raw(lib, ffi, handle, check)
+    else:
+        raw = RawPerfMetrics(**{k: [pairs[name].mean * 1000.0] for k, name in _RAW_FROM_PAIR.items()})
     return PerfMetrics(load_time=load, num_generation_tokens=gen, num_input_tokens=inp, pairs=pairs, samples=samples,
                        raw_metrics=raw)
 
