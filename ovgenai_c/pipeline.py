@@ -213,6 +213,13 @@ def _close_all_at_exit() -> None:
         st.owner.join(5)
 
 
+def _check_timeout(timeout: Any) -> None:
+    """generate/stream/astream: a timeout is a positive number of seconds (checked before anything starts)."""
+    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
+                                or not timeout > 0):
+        raise errors.InvalidParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
+
+
 _NOT_STREAMABLE = ("GenAI streams only one sequence with greedy or multinomial decoding (not beam search, not "
                    "num_return_sequences > 1)")
 
@@ -670,9 +677,7 @@ class LLMPipeline:
         arguments set GenerationConfig fields for this call.
         """
         on_text = self._check_streamer(streamer)
-        if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
-                                    or not timeout > 0):
-            raise errors.InvalidParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        _check_timeout(timeout)
         if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):
             return self._generate_batch(inputs, generation_config, on_text, timeout, kwargs)
         job, bridge, effective = self._start_generate(inputs, generation_config, on_text, kwargs, timeout)
@@ -712,6 +717,7 @@ class LLMPipeline:
         Closing the iterator early (``close()``, ``break`` in a ``with`` block, garbage collection) cancels
         natively and waits until C has let go. The full result is in ``.result`` once the iterator is done.
         """
+        _check_timeout(timeout)
         q: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         job, bridge, effective = self._start_generate(inputs, generation_config, q.put, kwargs)
         job.add_done_callback(lambda _j: q.put(_END))
@@ -721,9 +727,7 @@ class LLMPipeline:
                       timeout: Optional[float] = None, **kwargs: Any) -> AsyncIterator[str]:
         """Async iterator of text pieces; cancelling the consuming task cancels generation natively.
         ``timeout`` (seconds, whole call) cancels natively and raises GenerationTimeoutError."""
-        if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
-                                    or not timeout > 0):
-            raise errors.InvalidParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        _check_timeout(timeout)
         loop = asyncio.get_running_loop()
         aq: "asyncio.Queue[Any]" = asyncio.Queue()
 

@@ -403,3 +403,27 @@ def test_astream_timeout(make_pipe, double):
     assert double.ctl.ovd_last_callback_status() == 2
     double.ctl.ovd_set_token_delay_us(0)
     assert pipe.generate("ok", max_new_tokens=3) == "Echo: ok"
+
+
+@pytest.mark.parametrize("entry", ["generate", "stream", "astream"])
+@pytest.mark.parametrize("bad", [True, -1, 0, "x", float("nan")])
+def test_bad_timeout_is_refused_before_anything_runs(make_pipe, double, entry, bad):
+    import asyncio
+
+    from ovgenai_c import errors
+
+    pipe = make_pipe()
+    generates = lambda: sum(op == "generate" for op, _, _ in double.thread_log())  # noqa: E731
+    before = generates()
+    with pytest.raises(errors.InvalidParameterError, match="timeout must be a positive number"):
+        if entry == "generate":
+            pipe.generate("hi", max_new_tokens=2, timeout=bad)
+        elif entry == "stream":
+            pipe.stream("hi", max_new_tokens=2, timeout=bad)
+        else:
+            async def consume():
+                async for _ in pipe.astream("hi", max_new_tokens=2, timeout=bad):
+                    pass
+            asyncio.run(consume())
+    assert generates() == before  # refused before anything reached C
+    assert pipe.generate("hi", max_new_tokens=2)  # the pipeline is still usable
