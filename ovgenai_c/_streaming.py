@@ -75,7 +75,13 @@ class StreamBridge:
         try:
             self.chunks += 1
             if self.returned != StreamingStatus.RUNNING:
-                return int(self.returned)  # C asked again after we said stop/cancel
+                # After a STOP/CANCEL the library flushes the text its streamer still held back (GenAI's
+                # TextStreamer.end()): that text is part of the answer and reaches the user's streamer as in
+                # GenAI (its return value no longer matters). Not after our own cancel or a streamer error.
+                text = self.assembler.feed(data)
+                if text and self.error is None and not self.cancel_event.is_set():
+                    self._deliver(text)
+                return int(self.returned)
             if self.cancel_event.is_set():
                 self.returned = StreamingStatus.CANCEL
                 return int(self.returned)
@@ -96,7 +102,7 @@ class StreamBridge:
         if tail and self.error is None:
             try:
                 self.text_parts.append(tail)
-                if self.on_text is not None and self.returned == StreamingStatus.RUNNING:
+                if self.on_text is not None and not self.cancel_event.is_set():
                     self.on_text(tail)
             except BaseException as exc:
                 self.error = exc

@@ -808,13 +808,24 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         status = stream_pending(seqs[0]);
     size_t total_len = prompt_len;  // tokens in the KV cache after the next infer minus one
     std::vector<int32_t> beam_rows;
+    // GenAI's PagedAttention pipeline streams from a worker thread and sees a STOP/CANCEL only after its next
+    // step, which samples one more token (returned, not streamed); the step after that still runs for the
+    // stopped request (feeding that token, counting a generated token) but its token is dropped. With a callback
+    // faster than a step this is always so: we do the same.
+    const size_t steps_after_stop = paged_ ? 2 : 0;
+    size_t steps_done_after_stop = 0;
     while (true) {
         std::vector<size_t> running;
         for (size_t i = 0; i < seqs.size(); ++i)
             if (!seqs[i].finished)
                 running.push_back(i);
-        if (running.empty() || status != StreamStatus::Running)
+        if (running.empty())
             break;
+        if (status != StreamStatus::Running) {
+            if (steps_done_after_stop >= steps_after_stop)
+                break;
+            ++steps_done_after_stop;
+        }
         const size_t B = running.size();
         beam_rows.resize(B);
         std::vector<int64_t> step_ids(B);
@@ -829,6 +840,8 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             kv_tokens_.push_back(seqs[running[0]].gen.back());
         kv_batch_ = B;
         ++total_len;
+        if (status != StreamStatus::Running && steps_done_after_stop == steps_after_stop)
+            break;  // GenAI's last step for a stopped request: inferred and counted, its token dropped
 
         for (size_t b = 0; b < B; ++b) {
             Seq& s = seqs[running[b]];
@@ -836,8 +849,21 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             auto toks = sample_for(s, b, 1);
             accept(s, toks[0]);
         }
-        if (streamer && seqs.size() == 1)
+        if (streamer && seqs.size() == 1 && status == StreamStatus::Running)
             status = stream_pending(seqs[0]);
+    }
+    // Upstream's stateful loop streams a token while the inference that feeds it is already running, so after a
+    // STOP/CANCEL the KV cache holds that token too. Only a chat keeps the cache: feed it there as well, so the
+    // next turn reuses exactly what GenAI's does.
+    if (!paged_ && chat_ && status != StreamStatus::Running && seqs.size() == 1 && !seqs[0].finished) {
+        const Seq& s = seqs[0];
+        feed_step({s.gen.back()}, {static_cast<int32_t>(s.row)}, total_len);
+        Timer t;
+        req_.start_async();
+        req_.wait();
+        infer_total_us += t.us();
+        kv_tokens_.push_back(s.gen.back());
+        ++total_len;
     }
     if (streamer && status == StreamStatus::Running && seqs.size() == 1) {
         seqs[0].finished = true;
