@@ -391,6 +391,14 @@ DecodedResults LLMEngine::generate_with_history(const ChatHistoryData& history, 
         throw std::runtime_error("the model has no chat template; generate_with_history needs one");
     if (!history.messages.is_array() || history.messages.size() == 0)
         throw std::invalid_argument("chat history must not be empty");
+    // As upstream's stateful pipeline: the KV cache of the previous call is reused only when this history
+    // continues the previous one (more messages, the earlier ones equal); otherwise it starts over. The PA engine
+    // always goes through the prefix-cache rule instead (GenAI's PA pipeline keeps no chat state).
+    bool continues = history.messages.size() > history_.size();
+    for (size_t i = 0; continues && i < history_.size(); ++i)
+        continues = history.messages.as_array()[i] == history_.as_array()[i];
+    if (!continues && !paged_)
+        reset_kv();
     history_ = history.messages;
     PerfMetrics perf;
     std::string text = render(history.messages, &history.tools, &history.extra_context, perf);
@@ -409,7 +417,9 @@ void LLMEngine::finish_chat() {
     chat_ = false;
     chat_input_ = ChatInput::Undef;
     history_ = JsonValue::array();
-    reset_kv();
+    // GenAI's PA pipeline keeps its prefix cache across chats: the next request may reuse these blocks
+    if (!paged_)
+        reset_kv();
 }
 
 // ---------------------------------------------------------------- KV cache
@@ -484,12 +494,13 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
         size_t p = 0;
         while (p < kv_tokens_.size() && p < full.size() && kv_tokens_[p] == full[p])
             ++p;
+        // PA (chat or not, as GenAI's PA pipeline, whose prefix cache is all it reuses): whole blocks of the
+        // common prefix, or the old sequence's partly filled last block too when the old sequence is entirely a
+        // prefix of the new prompt (what GenAI's block-hash prefix cache can restore)
+        if (paged_ && p != kv_tokens_.size())
+            p -= p % paged_->block_size();
         if (p == full.size())
             --p;  // at least one token must be fed
-        // outside chat: whole blocks, or the old sequence's partly filled last block when the old sequence
-        // is entirely a prefix of the new prompt (what GenAI's block-hash prefix cache can restore)
-        if (!chat_ && p != kv_tokens_.size())
-            p -= p % paged_->block_size();
         if (p < kv_tokens_.size() || kv_batch_ != 1)
             trim_kv(p);
         cached = kv_tokens_.size();
