@@ -1,4 +1,5 @@
-// ovgenai_c_bundled_* extras: version, thread-local last error, live handle counters, cancel-only streaming.
+// ovgenai_c_bundled_* extras: version, thread-local last error, live handle counters, cancel-only streaming,
+// apply_chat_template.
 #include <atomic>
 
 #include "c_api/capi.hpp"
@@ -43,4 +44,22 @@ extern "C" long ovgenai_c_bundled_live_handles(const char* kind) {
         if (std::strcmp(kind, kKindNames[i]) == 0)
             return g_live[i].load();
     return -1;
+}
+
+extern "C" ov_status_e ovgenai_c_bundled_generation_config_set_apply_chat_template(ov_genai_generation_config* config,
+                                                                                   int apply) {
+    if (!config)
+        return ovgc::null_arg(__func__, "config", INVALID_C_PARAM);
+    config->cfg.apply_chat_template = apply != 0;
+    return OK;
+}
+
+extern "C" ov_status_e ovgenai_c_bundled_generation_config_get_apply_chat_template(const ov_genai_generation_config* config,
+                                                                                   int* apply) {
+    if (!config)
+        return ovgc::null_arg(__func__, "config", INVALID_C_PARAM);
+    if (!apply)
+        return ovgc::null_arg(__func__, "apply", INVALID_C_PARAM);
+    *apply = config->cfg.apply_chat_template ? 1 : 0;
+    return OK;
 }

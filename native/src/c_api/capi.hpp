@@ -21,11 +21,7 @@ extern "C" {
 #include "03_generation_config.h"
 #include "04_perf_metrics.h"
 #include "05_llm_pipeline.h"
-// ovgenai_c extras (also declared in cdefs/90_ovgenai_c_bundled.h)
-const char* ovgenai_c_bundled_version(void);
-const char* ovgenai_c_bundled_last_error(void);
-long ovgenai_c_bundled_live_handles(const char* kind);
-void ovgenai_c_bundled_set_cancel_only_streaming(int on);
+#include "90_ovgenai_c_bundled.h"  // ovgenai_c extras
 }
 #pragma GCC visibility pop
 
