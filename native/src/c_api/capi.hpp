@@ -48,6 +48,11 @@ struct Counted {
 
 void set_last_error(const std::string& text);
 bool cancel_only_streaming();  // ovgenai_c_bundled_set_cancel_only_streaming on this thread
+struct TokenStreamer {
+    ovgenai_c_bundled_token_callback callback = nullptr;
+    void* args = nullptr;
+};
+TokenStreamer token_streamer();  // ovgenai_c_bundled_set_token_streamer on this thread
 
 // Runs f (returning the status type) and maps any escaping exception to a status.
 // E is ov_status_e, ov_genai_chat_history_status_e or ov_genai_json_container_status_e.

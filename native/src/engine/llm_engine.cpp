@@ -245,6 +245,12 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     }
     if (use_pa)
         paged_ = std::make_unique<PagedKV>(compiled, req_);
+    for (auto& out : compiled.outputs()) {
+        auto& names = out.get_names();
+        const auto& ps = out.get_partial_shape();
+        if (names.count("logits") && ps.rank().is_static() && ps.rank().get_length() >= 1 && ps[ps.rank().get_length() - 1].is_static())
+            vocab_size_ = static_cast<size_t>(ps[ps.rank().get_length() - 1].get_length());
+    }
 
     if (is_file(dir + "/generation_config.json"))
         config_.update_from_json_file(dir + "/generation_config.json");
@@ -408,6 +414,23 @@ DecodedResults LLMEngine::generate_with_history(const ChatHistoryData& history, 
     return run_chat_tokens(std::move(tokens), cfg, streamer, start, std::move(perf));
 }
 
+DecodedResults LLMEngine::generate_tokens(const std::vector<int64_t>& ids, const GenerationConfig* cfg_in,
+                                          const StreamCallback* streamer) {
+    const auto start = Clock::now();
+    if (chat_)
+        throw std::runtime_error("generate from token ids inside a chat is not supported by the bundled backend; "
+                                 "call finish_chat() first");
+    GenerationConfig cfg = resolve(cfg_in);
+    check_supported(cfg, streamer != nullptr);
+    if (ids.empty())
+        throw std::invalid_argument("the input has no tokens (none with attention_mask 1)");
+    for (size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] < 0 || (vocab_size_ && static_cast<size_t>(ids[i]) >= vocab_size_))
+            throw std::invalid_argument("input token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                                        " is outside the model's vocabulary [0, " + std::to_string(vocab_size_) + ")");
+    return run_chat_tokens(ids, cfg, streamer, start, PerfMetrics());
+}
+
 void LLMEngine::start_chat() {
     finish_chat();
     chat_ = true;
@@ -520,6 +543,7 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
     DecodedResults res;
     for (auto& t : rr.tokens)
         res.texts.push_back(tokenizer_->decode(t));
+    res.tokens = std::move(rr.tokens);
     res.scores = rr.scores;
     const auto detok_stop = Clock::now();
 
@@ -575,8 +599,9 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         window = std::max(window, tokenizer_->encode(s, false).size());
     const size_t stream_hold = (!cfg.stop_strings.empty() && !cfg.include_stop_str_in_output) ? window : 0;
 
-    std::unique_ptr<TextStreamer> ts;  // none in cancel-only mode: the callback then gets "" per token
-    if (streamer && stream_text_)
+    std::unique_ptr<TextStreamer> ts;  // none in cancel-only mode (the callback then gets "" per token) and
+                                       // with a token streamer (it gets the ids)
+    if (streamer && stream_text_ && !token_streamer_)
         ts = std::make_unique<TextStreamer>(*tokenizer_, *streamer);
 
     float infer_total_us = 0.0f;
@@ -723,7 +748,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         static const std::string no_text;
         while (s.streamed < limit && st == StreamStatus::Running) {
             const int64_t token = s.gen[s.streamed++];
-            st = ts ? ts->put(token) : (*streamer)(no_text);
+            st = token_streamer_ ? token_streamer_(&token, 1) : ts ? ts->put(token) : (*streamer)(no_text);
         }
         return st;
     };
@@ -822,8 +847,9 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     // GenAI's PagedAttention pipeline streams from a worker thread and sees a STOP/CANCEL only after its next
     // step, which samples one more token (returned, not streamed); the step after that still runs for the
     // stopped request (feeding that token, counting a generated token) but its token is dropped. With a callback
-    // faster than a step this is always so: we do the same.
-    const size_t steps_after_stop = paged_ ? 2 : 0;
+    // faster than a step this is always so: we do the same (not in cancel-only mode, where nobody reads the
+    // stream and a cancel should end the call at once).
+    const size_t steps_after_stop = (paged_ && (ts || token_streamer_)) ? 2 : 0;
     size_t steps_done_after_stop = 0;
     while (true) {
         std::vector<size_t> running;
