@@ -34,3 +34,7 @@ ov_status_e ovgenai_c_bundled_decoded_results_get_score(const ov_genai_decoded_r
    NULL clears it. */
 typedef ov_genai_streaming_status_e (*ovgenai_c_bundled_token_callback)(const int64_t* tokens, size_t size, void* args);
 void ovgenai_c_bundled_set_token_streamer(ovgenai_c_bundled_token_callback callback, void* args);
+/* GenAI's DecodedResults.finish_reasons[index] (GenerationFinishReason): 0 NONE (e.g. a streamer CANCEL), 1 STOP
+   (stop token, stop string or a streamer STOP), 2 LENGTH (max_new_tokens / max_length / context). */
+ov_status_e ovgenai_c_bundled_decoded_results_get_finish_reason(const ov_genai_decoded_results* results, size_t index,
+                                                                int* reason);

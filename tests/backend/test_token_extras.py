@@ -212,3 +212,49 @@ def test_result_tokens_two_call_protocol(api, pair):
         assert lib.ovgenai_c_bundled_decoded_results_get_tokens(res[0], 0, ffi.NULL, ffi.NULL) != 0
     finally:
         lib.ov_genai_decoded_results_free(res[0])
+
+
+def _reasons(api, pipe, prompt, cfg, streamer=None):
+    ffi, lib = api.ffi, api.lib
+    res = ffi.new("ov_genai_decoded_results**")
+    st = lib.ov_genai_llm_pipeline_generate(pipe, prompt.encode(), cfg.ptr, streamer if streamer is not None else
+                                            ffi.NULL, res)
+    assert st == 0, api.last_error()
+    try:
+        n = ffi.new("size_t*")
+        assert lib.ovgenai_c_bundled_decoded_results_get_num_sequences(res[0], n) == 0
+        r = ffi.new("int*")
+        out = []
+        for i in range(n[0]):
+            assert lib.ovgenai_c_bundled_decoded_results_get_finish_reason(res[0], i, r) == 0
+            out.append(r[0])
+        assert lib.ovgenai_c_bundled_decoded_results_get_finish_reason(res[0], n[0], r) == OUT_OF_BOUNDS
+        return out
+    finally:
+        lib.ov_genai_decoded_results_free(res[0])
+
+
+@pytest.mark.parametrize("case", ["eos", "length", "stop_string", "sampled3", "beams", "STOP", "CANCEL"])
+def test_finish_reasons_match_genai(api, pair, engine, case):
+    pipe, oracle = pair
+    kw = {"eos": dict(max_new_tokens=100), "length": dict(max_new_tokens=5),
+          "stop_string": dict(max_new_tokens=100, stop_strings={"!"}),
+          "sampled3": dict(max_new_tokens=30, do_sample=True, num_return_sequences=3, rng_seed=1),
+          "beams": dict(max_new_tokens=30, num_beams=3, num_return_sequences=2),
+          "STOP": dict(max_new_tokens=30), "CANCEL": dict(max_new_tokens=30)}[case]
+    if case == "sampled3" and engine == "SDPA":
+        pytest.skip("upstream's stateful pipeline reads row 0's KV cache for every sampled sequence (README)")
+    cfg = Config(api, **kw)
+    sc = keep = None
+    o_streamer = None
+    if case in ("STOP", "CANCEL"):
+        code = 1 if case == "STOP" else 2
+        seen = []
+        sc, keep = make_streamer(api, lambda s: (seen.append(s), code if len(seen) == 2 else 0)[1])
+        o_seen = []
+        want = getattr(og.StreamingStatus, case)
+        o_streamer = lambda s: (o_seen.append(s), want if len(o_seen) == 2 else og.StreamingStatus.RUNNING)[1]  # noqa: E731
+    ours = _reasons(api, pipe, "Hi" if case != "STOP" and case != "CANCEL" else "Write a poem", cfg, sc)
+    prompt = "Hi" if case not in ("STOP", "CANCEL") else "Write a poem"
+    o = oracle.generate([prompt], og.GenerationConfig(**kw), streamer=o_streamer)
+    assert ours == [r.value for r in o.finish_reasons]

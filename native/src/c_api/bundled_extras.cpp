@@ -153,3 +153,16 @@ extern "C" ov_status_e ovgenai_c_bundled_decoded_results_get_score(const ov_gena
     *score = scores[index];
     return OK;
 }
+
+extern "C" ov_status_e ovgenai_c_bundled_decoded_results_get_finish_reason(const ov_genai_decoded_results* results,
+                                                                           size_t index, int* reason) {
+    if (!results)
+        return ovgc::null_arg(__func__, "results", INVALID_C_PARAM);
+    if (!reason)
+        return ovgc::null_arg(__func__, "reason", INVALID_C_PARAM);
+    const auto& reasons = results->r.finish_reasons;
+    if (index >= reasons.size())
+        return bad_index(__func__, index, reasons.size());
+    *reason = reasons[index];
+    return OK;
+}

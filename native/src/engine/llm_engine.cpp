@@ -545,6 +545,7 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
         res.texts.push_back(tokenizer_->decode(t));
     res.tokens = std::move(rr.tokens);
     res.scores = rr.scores;
+    res.finish_reasons = rr.finish_reasons;
     const auto detok_stop = Clock::now();
 
     if (chat_ && chat_input_ == ChatInput::String) {
@@ -577,6 +578,7 @@ struct Seq {
     std::map<int64_t, size_t> counts;
     float score = 0.0f;
     bool finished = false;
+    int reason = 0;  // GenerationFinishReason: 0 NONE, 1 STOP (stop token / string / streamer STOP), 2 LENGTH
     size_t row = 0;       // row of this sequence in the last infer batch
     size_t streamed = 0;  // tokens already given to the streamer
 };
@@ -713,15 +715,18 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         const size_t g = s.gen.size();
         if (!cfg.ignore_eos && cfg.stop_token_ids.count(tok.id)) {
             s.finished = true;
+            s.reason = 1;
             return;
         }
         if (g >= max_new || (max_context_ && prompt_len + g >= max_context_)) {
             s.finished = true;
+            s.reason = 2;
         }
         const long cut = match_stop_string(s.gen);
         if (cut >= 0) {
             s.gen.resize(s.gen.size() - std::min(static_cast<size_t>(cut), s.gen.size()));
             s.finished = true;
+            s.reason = 1;
         }
     };
 
@@ -818,6 +823,10 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
                 reset_kv();
         }
         for (auto& h : search.best(cfg.num_return_sequences)) {
+            // a hypothesis ends at a stop token / string (STOP) or at the length limit (LENGTH)
+            const bool stopped = (!h.tokens.empty() && !cfg.ignore_eos && cfg.stop_token_ids.count(h.tokens.back())) ||
+                                 h.tokens.size() < (max_context_ ? std::min(max_new, max_context_ - prompt_len) : max_new);
+            rr.finish_reasons.push_back(stopped ? 1 : 2);
             rr.tokens.push_back(std::move(h.tokens));
             rr.scores.push_back(h.score);
         }
@@ -902,6 +911,9 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         kv_tokens_.push_back(s.gen.back());
         ++total_len;
     }
+    // a streamer's STOP ends an unfinished sequence with reason STOP, a CANCEL with NONE (as GenAI)
+    if (status == StreamStatus::Stop && seqs.size() == 1 && !seqs[0].finished)
+        seqs[0].reason = 1;
     if (streamer && status == StreamStatus::Running && seqs.size() == 1) {
         seqs[0].finished = true;
         status = stream_pending(seqs[0]);
@@ -923,6 +935,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     const size_t nout = std::min(cfg.num_return_sequences, seqs.size());
     for (size_t k = 0; k < nout; ++k) {
         rr.tokens.push_back(seqs[order[k]].gen);
+        rr.finish_reasons.push_back(seqs[order[k]].reason);
         rr.scores.push_back(seqs[order[k]].score);
     }
     rr.status = status;

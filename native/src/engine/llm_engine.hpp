@@ -27,6 +27,7 @@ struct DecodedResults {
     std::vector<std::string> texts;
     std::vector<std::vector<int64_t>> tokens;  // generated token ids of each sequence (texts[i] decodes tokens[i])
     std::vector<float> scores;
+    std::vector<int> finish_reasons;  // GenAI's GenerationFinishReason per sequence: 0 NONE, 1 STOP, 2 LENGTH
     PerfMetrics perf;
     std::string to_string() const;
 };
@@ -68,6 +69,7 @@ private:
     struct RunResult {
         std::vector<std::vector<int64_t>> tokens;
         std::vector<float> scores;
+        std::vector<int> finish_reasons;
         StreamStatus status = StreamStatus::Running;
     };
 
