@@ -34,6 +34,11 @@ def status_from_streamer(value: Any) -> StreamingStatus:
     raise TypeError(f"a streamer must return None, a bool or a StreamingStatus, not {type(value).__name__}")
 
 
+def _to_c(status: StreamingStatus) -> int:
+    """The C ABI knows RUNNING, STOP and CANCEL: a tool-call stop ends the call as STOP does."""
+    return int(StreamingStatus.STOP if status == StreamingStatus.TOOL_CALL_STOP else status)
+
+
 class Utf8Assembler:
     """Turns byte chunks into text, holding back a character split across chunks until it is whole."""
 
@@ -75,8 +80,14 @@ class StreamBridge:
         """Called from the C callback (owner thread). Never raises."""
         try:
             self.chunks += 1
-            if self.returned != StreamingStatus.RUNNING:  # C asked again after we said stop/cancel
-                return int(StreamingStatus.STOP if self.returned == StreamingStatus.TOOL_CALL_STOP else self.returned)
+            if self.returned != StreamingStatus.RUNNING:
+                # After a STOP/CANCEL the library flushes the text its streamer still held back (GenAI's
+                # TextStreamer.end()): that text is part of the answer and reaches the user's streamer as in
+                # GenAI (its return value no longer matters). Not after our own cancel or a streamer error.
+                text = self.assembler.feed(data)
+                if text and self.error is None and not self.cancel_event.is_set():
+                    self._deliver(text)
+                return _to_c(self.returned)
             if self.cancel_event.is_set():
                 self.returned = StreamingStatus.CANCEL
                 return int(self.returned)
@@ -85,8 +96,7 @@ class StreamBridge:
             if self.cancel_event.is_set():
                 status = StreamingStatus.CANCEL
             self.returned = status
-            # the C ABI knows RUNNING, STOP and CANCEL: a tool-call stop ends the call as STOP does
-            return int(StreamingStatus.STOP if status == StreamingStatus.TOOL_CALL_STOP else status)
+            return _to_c(status)
         except BaseException as exc:  # stash: re-raised after the C call returns
             self.error = exc
             self.returned = StreamingStatus.CANCEL
@@ -98,7 +108,7 @@ class StreamBridge:
         if tail and self.error is None:
             try:
                 self.text_parts.append(tail)
-                if self.on_text is not None and self.returned == StreamingStatus.RUNNING:
+                if self.on_text is not None and not self.cancel_event.is_set():
                     self.on_text(tail)
             except BaseException as exc:
                 self.error = exc

@@ -190,12 +190,7 @@ def test_streaming_stop_ends_early_like_oracle(api, smol_pipe, oracle_smol):
     o_chunks = []
     o = oracle_smol.generate([PROMPTS[1]], max_new_tokens=40,
                              streamer=lambda s: (o_chunks.append(s), og.StreamingStatus.STOP)[1])
-    if default_backend() == "PA":
-        # GenAI's PA pipeline streams from another thread: it may have generated a few more tokens by the
-        # time the STOP arrives (timing dependent). We stop right away.
-        assert o.texts[0].startswith(r.text)
-        assert r.perf["num_generated"] <= o.perf_metrics.get_num_generated_tokens() < 40
-        return
+    # PA: GenAI notices the STOP one step late (worker-thread streaming); the bundled PA engine does the same
     assert r.text == o.texts[0]
     assert r.perf["num_generated"] == o.perf_metrics.get_num_generated_tokens() < 40
 

@@ -21,11 +21,7 @@ extern "C" {
 #include "03_generation_config.h"
 #include "04_perf_metrics.h"
 #include "05_llm_pipeline.h"
-// ovgenai_c extras (also declared in cdefs/90_ovgenai_c_bundled.h)
-const char* ovgenai_c_bundled_version(void);
-const char* ovgenai_c_bundled_last_error(void);
-long ovgenai_c_bundled_live_handles(const char* kind);
-void ovgenai_c_bundled_set_cancel_only_streaming(int on);
+#include "90_ovgenai_c_bundled.h"  // ovgenai_c extras
 }
 #pragma GCC visibility pop
 
@@ -52,6 +48,11 @@ struct Counted {
 
 void set_last_error(const std::string& text);
 bool cancel_only_streaming();  // ovgenai_c_bundled_set_cancel_only_streaming on this thread
+struct TokenStreamer {
+    ovgenai_c_bundled_token_callback callback = nullptr;
+    void* args = nullptr;
+};
+TokenStreamer token_streamer();  // ovgenai_c_bundled_set_token_streamer on this thread
 
 // Runs f (returning the status type) and maps any escaping exception to a status.
 // E is ov_status_e, ov_genai_chat_history_status_e or ov_genai_json_container_status_e.

@@ -1,81 +1,13 @@
 // llm_pipeline.h: decoded results and the pipeline over ovgc::LLMEngine.
 #include "c_api/capi.hpp"
+#include "c_api/pipeline_call.hpp"
 
 using ovgc::guard;
 using ovgc::null_arg;
 
-namespace {
-
-// Bridges the C streamer callback; maps its return value (anything unknown counts as RUNNING? no: as given).
-ovgc::StreamCallback make_callback(const streamer_callback* s) {
-    auto fn = s->callback_func;
-    void* args = s->args;
-    return [fn, args](const std::string& text) -> ovgc::StreamStatus {
-        ov_genai_streaming_status_e st = fn(text.c_str(), args);
-        switch (st) {
-        case OV_GENAI_STREAMING_STATUS_STOP:
-            return ovgc::StreamStatus::Stop;
-        case OV_GENAI_STREAMING_STATUS_CANCEL:
-            return ovgc::StreamStatus::Cancel;
-        default:
-            return ovgc::StreamStatus::Running;
-        }
-    };
-}
-
-ov_status_e deliver(ovgc::DecodedResults&& r, ov_genai_decoded_results** results) {
-    if (results) {
-        auto p = std::make_unique<ov_genai_decoded_results_opaque>();
-        p->r = std::move(r);
-        *results = p.release();
-    }
-    return OK;
-}
-
-// Exclusive use of a pipeline for one call: other threads wait; the same thread (a streamer callback
-// calling back into its pipeline) gets an error instead of a deadlock or corrupted state.
-class PipeLock {
-public:
-    explicit PipeLock(ov_genai_llm_pipeline_opaque* p) : p_(p) {
-        if (p_->owner.load() == std::this_thread::get_id())
-            throw std::runtime_error("re-entrant call: this pipeline is busy in a generate call on this thread "
-                                     "(called from its streamer callback?)");
-        lock_ = std::unique_lock<std::mutex>(p_->mu);
-        p_->owner.store(std::this_thread::get_id());
-    }
-    ~PipeLock() { p_->owner.store(std::thread::id{}); }
-
-private:
-    ov_genai_llm_pipeline_opaque* p_;
-    std::unique_lock<std::mutex> lock_;
-};
-
-// The shared body of generate / generate_with_history: argument checks (-14), the streamer bridge, the
-// per-pipeline lock, the engine call and the results hand-off, all inside the exception guard.
-template <typename Input, typename Call>
-ov_status_e run_generate(const char* fn, ov_genai_llm_pipeline* pipe, const Input* input, const char* input_name,
-                         const ov_genai_generation_config* config, const streamer_callback* streamer,
-                         ov_genai_decoded_results** results, Call&& call) {
-    if (!pipe || !pipe->engine)
-        return null_arg(fn, "pipe", INVALID_C_PARAM);
-    if (!input)
-        return null_arg(fn, input_name, INVALID_C_PARAM);
-    if (!streamer && !results)
-        return null_arg(fn, "streamer and results", INVALID_C_PARAM);
-    if (streamer && !streamer->callback_func)
-        return null_arg(fn, "streamer->callback_func", INVALID_C_PARAM);
-    return guard(fn, UNKNOW_EXCEPTION, [&] {
-        ovgc::StreamCallback cb;
-        if (streamer)
-            cb = make_callback(streamer);
-        PipeLock lock(pipe);
-        pipe->engine->set_stream_text(!ovgc::cancel_only_streaming());
-        auto r = call(*pipe->engine, config ? &config->cfg : nullptr, streamer ? &cb : nullptr);
-        return deliver(std::move(r), results);
-    });
-}
-
-}  // namespace
+using ovgc::deliver;
+using ovgc::PipeLock;
+using ovgc::run_generate;
 
 extern "C" {
 

@@ -245,6 +245,12 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     }
     if (use_pa)
         paged_ = std::make_unique<PagedKV>(compiled, req_);
+    for (auto& out : compiled.outputs()) {
+        auto& names = out.get_names();
+        const auto& ps = out.get_partial_shape();
+        if (names.count("logits") && ps.rank().is_static() && ps.rank().get_length() >= 1 && ps[ps.rank().get_length() - 1].is_static())
+            vocab_size_ = static_cast<size_t>(ps[ps.rank().get_length() - 1].get_length());
+    }
 
     if (is_file(dir + "/generation_config.json"))
         config_.update_from_json_file(dir + "/generation_config.json");
@@ -391,6 +397,14 @@ DecodedResults LLMEngine::generate_with_history(const ChatHistoryData& history, 
         throw std::runtime_error("the model has no chat template; generate_with_history needs one");
     if (!history.messages.is_array() || history.messages.size() == 0)
         throw std::invalid_argument("chat history must not be empty");
+    // As upstream's stateful pipeline: the KV cache of the previous call is reused only when this history
+    // continues the previous one (more messages, the earlier ones equal); otherwise it starts over. The PA engine
+    // always goes through the prefix-cache rule instead (GenAI's PA pipeline keeps no chat state).
+    bool continues = history.messages.size() > history_.size();
+    for (size_t i = 0; continues && i < history_.size(); ++i)
+        continues = history.messages.as_array()[i] == history_.as_array()[i];
+    if (!continues && !paged_)
+        reset_kv();
     history_ = history.messages;
     PerfMetrics perf;
     std::string text = render(history.messages, &history.tools, &history.extra_context, perf);
@@ -398,6 +412,23 @@ DecodedResults LLMEngine::generate_with_history(const ChatHistoryData& history, 
         throw std::invalid_argument("the rendered chat history is not valid UTF-8");
     auto tokens = tokenizer_->encode(text, false);
     return run_chat_tokens(std::move(tokens), cfg, streamer, start, std::move(perf));
+}
+
+DecodedResults LLMEngine::generate_tokens(const std::vector<int64_t>& ids, const GenerationConfig* cfg_in,
+                                          const StreamCallback* streamer) {
+    const auto start = Clock::now();
+    if (chat_)
+        throw std::runtime_error("generate from token ids inside a chat is not supported by the bundled backend; "
+                                 "call finish_chat() first");
+    GenerationConfig cfg = resolve(cfg_in);
+    check_supported(cfg, streamer != nullptr);
+    if (ids.empty())
+        throw std::invalid_argument("the input has no tokens (none with attention_mask 1)");
+    for (size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] < 0 || (vocab_size_ && static_cast<size_t>(ids[i]) >= vocab_size_))
+            throw std::invalid_argument("input token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                                        " is outside the model's vocabulary [0, " + std::to_string(vocab_size_) + ")");
+    return run_chat_tokens(ids, cfg, streamer, start, PerfMetrics());
 }
 
 void LLMEngine::start_chat() {
@@ -409,7 +440,9 @@ void LLMEngine::finish_chat() {
     chat_ = false;
     chat_input_ = ChatInput::Undef;
     history_ = JsonValue::array();
-    reset_kv();
+    // GenAI's PA pipeline keeps its prefix cache across chats: the next request may reuse these blocks
+    if (!paged_)
+        reset_kv();
 }
 
 // ---------------------------------------------------------------- KV cache
@@ -484,12 +517,13 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
         size_t p = 0;
         while (p < kv_tokens_.size() && p < full.size() && kv_tokens_[p] == full[p])
             ++p;
+        // PA (chat or not, as GenAI's PA pipeline, whose prefix cache is all it reuses): whole blocks of the
+        // common prefix, or the old sequence's partly filled last block too when the old sequence is entirely a
+        // prefix of the new prompt (what GenAI's block-hash prefix cache can restore)
+        if (paged_ && p != kv_tokens_.size())
+            p -= p % paged_->block_size();
         if (p == full.size())
             --p;  // at least one token must be fed
-        // outside chat: whole blocks, or the old sequence's partly filled last block when the old sequence
-        // is entirely a prefix of the new prompt (what GenAI's block-hash prefix cache can restore)
-        if (!chat_ && p != kv_tokens_.size())
-            p -= p % paged_->block_size();
         if (p < kv_tokens_.size() || kv_batch_ != 1)
             trim_kv(p);
         cached = kv_tokens_.size();
@@ -509,7 +543,9 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
     DecodedResults res;
     for (auto& t : rr.tokens)
         res.texts.push_back(tokenizer_->decode(t));
+    res.tokens = std::move(rr.tokens);
     res.scores = rr.scores;
+    res.finish_reasons = rr.finish_reasons;
     const auto detok_stop = Clock::now();
 
     if (chat_ && chat_input_ == ChatInput::String) {
@@ -542,6 +578,7 @@ struct Seq {
     std::map<int64_t, size_t> counts;
     float score = 0.0f;
     bool finished = false;
+    int reason = 0;  // GenerationFinishReason: 0 NONE, 1 STOP (stop token / string / streamer STOP), 2 LENGTH
     size_t row = 0;       // row of this sequence in the last infer batch
     size_t streamed = 0;  // tokens already given to the streamer
 };
@@ -564,8 +601,9 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         window = std::max(window, tokenizer_->encode(s, false).size());
     const size_t stream_hold = (!cfg.stop_strings.empty() && !cfg.include_stop_str_in_output) ? window : 0;
 
-    std::unique_ptr<TextStreamer> ts;  // none in cancel-only mode: the callback then gets "" per token
-    if (streamer && stream_text_)
+    std::unique_ptr<TextStreamer> ts;  // none in cancel-only mode (the callback then gets "" per token) and
+                                       // with a token streamer (it gets the ids)
+    if (streamer && stream_text_ && !token_streamer_)
         ts = std::make_unique<TextStreamer>(*tokenizer_, *streamer);
 
     float infer_total_us = 0.0f;
@@ -677,15 +715,18 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         const size_t g = s.gen.size();
         if (!cfg.ignore_eos && cfg.stop_token_ids.count(tok.id)) {
             s.finished = true;
+            s.reason = 1;
             return;
         }
         if (g >= max_new || (max_context_ && prompt_len + g >= max_context_)) {
             s.finished = true;
+            s.reason = 2;
         }
         const long cut = match_stop_string(s.gen);
         if (cut >= 0) {
             s.gen.resize(s.gen.size() - std::min(static_cast<size_t>(cut), s.gen.size()));
             s.finished = true;
+            s.reason = 1;
         }
     };
 
@@ -712,7 +753,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         static const std::string no_text;
         while (s.streamed < limit && st == StreamStatus::Running) {
             const int64_t token = s.gen[s.streamed++];
-            st = ts ? ts->put(token) : (*streamer)(no_text);
+            st = token_streamer_ ? token_streamer_(&token, 1) : ts ? ts->put(token) : (*streamer)(no_text);
         }
         return st;
     };
@@ -782,6 +823,10 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
                 reset_kv();
         }
         for (auto& h : search.best(cfg.num_return_sequences)) {
+            // a hypothesis ends at a stop token / string (STOP) or at the length limit (LENGTH)
+            const bool stopped = (!h.tokens.empty() && !cfg.ignore_eos && cfg.stop_token_ids.count(h.tokens.back())) ||
+                                 h.tokens.size() < (max_context_ ? std::min(max_new, max_context_ - prompt_len) : max_new);
+            rr.finish_reasons.push_back(stopped ? 1 : 2);
             rr.tokens.push_back(std::move(h.tokens));
             rr.scores.push_back(h.score);
         }
@@ -808,13 +853,25 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         status = stream_pending(seqs[0]);
     size_t total_len = prompt_len;  // tokens in the KV cache after the next infer minus one
     std::vector<int32_t> beam_rows;
+    // GenAI's PagedAttention pipeline streams from a worker thread and sees a STOP/CANCEL only after its next
+    // step, which samples one more token (returned, not streamed); the step after that still runs for the
+    // stopped request (feeding that token, counting a generated token) but its token is dropped. With a callback
+    // faster than a step this is always so: we do the same (not in cancel-only mode, where nobody reads the
+    // stream and a cancel should end the call at once).
+    const size_t steps_after_stop = (paged_ && (ts || token_streamer_)) ? 2 : 0;
+    size_t steps_done_after_stop = 0;
     while (true) {
         std::vector<size_t> running;
         for (size_t i = 0; i < seqs.size(); ++i)
             if (!seqs[i].finished)
                 running.push_back(i);
-        if (running.empty() || status != StreamStatus::Running)
+        if (running.empty())
             break;
+        if (status != StreamStatus::Running) {
+            if (steps_done_after_stop >= steps_after_stop)
+                break;
+            ++steps_done_after_stop;
+        }
         const size_t B = running.size();
         beam_rows.resize(B);
         std::vector<int64_t> step_ids(B);
@@ -829,6 +886,8 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             kv_tokens_.push_back(seqs[running[0]].gen.back());
         kv_batch_ = B;
         ++total_len;
+        if (status != StreamStatus::Running && steps_done_after_stop == steps_after_stop)
+            break;  // GenAI's last step for a stopped request: inferred and counted, its token dropped
 
         for (size_t b = 0; b < B; ++b) {
             Seq& s = seqs[running[b]];
@@ -836,9 +895,25 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             auto toks = sample_for(s, b, 1);
             accept(s, toks[0]);
         }
-        if (streamer && seqs.size() == 1)
+        if (streamer && seqs.size() == 1 && status == StreamStatus::Running)
             status = stream_pending(seqs[0]);
     }
+    // Upstream's stateful loop streams a token while the inference that feeds it is already running, so after a
+    // STOP/CANCEL the KV cache holds that token too. Only a chat keeps the cache: feed it there as well, so the
+    // next turn reuses exactly what GenAI's does.
+    if (!paged_ && chat_ && status != StreamStatus::Running && seqs.size() == 1 && !seqs[0].finished) {
+        const Seq& s = seqs[0];
+        feed_step({s.gen.back()}, {static_cast<int32_t>(s.row)}, total_len);
+        Timer t;
+        req_.start_async();
+        req_.wait();
+        infer_total_us += t.us();
+        kv_tokens_.push_back(s.gen.back());
+        ++total_len;
+    }
+    // a streamer's STOP ends an unfinished sequence with reason STOP, a CANCEL with NONE (as GenAI)
+    if (status == StreamStatus::Stop && seqs.size() == 1 && !seqs[0].finished)
+        seqs[0].reason = 1;
     if (streamer && status == StreamStatus::Running && seqs.size() == 1) {
         seqs[0].finished = true;
         status = stream_pending(seqs[0]);
@@ -860,6 +935,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     const size_t nout = std::min(cfg.num_return_sequences, seqs.size());
     for (size_t k = 0; k < nout; ++k) {
         rr.tokens.push_back(seqs[order[k]].gen);
+        rr.finish_reasons.push_back(seqs[order[k]].reason);
         rr.scores.push_back(seqs[order[k]].score);
     }
     rr.status = status;

@@ -25,7 +25,9 @@ class ChatTemplate;
 
 struct DecodedResults {
     std::vector<std::string> texts;
+    std::vector<std::vector<int64_t>> tokens;  // generated token ids of each sequence (texts[i] decodes tokens[i])
     std::vector<float> scores;
+    std::vector<int> finish_reasons;  // GenAI's GenerationFinishReason per sequence: 0 NONE, 1 STOP, 2 LENGTH
     PerfMetrics perf;
     std::string to_string() const;
 };
@@ -37,6 +39,7 @@ struct ChatHistoryData {
 };
 
 using StreamCallback = std::function<StreamStatus(const std::string&)>;
+using TokenCallback = std::function<StreamStatus(const int64_t* ids, size_t n)>;
 
 class LLMEngine {
 public:
@@ -47,6 +50,9 @@ public:
     DecodedResults generate(const std::string& prompt, const GenerationConfig* cfg, const StreamCallback* streamer);
     DecodedResults generate_with_history(const ChatHistoryData& history, const GenerationConfig* cfg,
                                          const StreamCallback* streamer);
+    // The prompt as token ids, used as they are (no template, no special tokens added); outside a chat only.
+    DecodedResults generate_tokens(const std::vector<int64_t>& ids, const GenerationConfig* cfg,
+                                   const StreamCallback* streamer);
     void start_chat();
     void finish_chat();
 
@@ -55,12 +61,15 @@ public:
     void set_generation_config(const GenerationConfig& cfg);
     // false: the streamer gets an empty string per token (cancellation checks only, no detokenisation)
     void set_stream_text(bool on) { stream_text_ = on; }
+    // set: a streaming call gives each generated token id to this instead of text to the StreamCallback
+    void set_token_streamer(TokenCallback cb) { token_streamer_ = std::move(cb); }
 
 private:
     enum class ChatInput { Undef, String, History };
     struct RunResult {
         std::vector<std::vector<int64_t>> tokens;
         std::vector<float> scores;
+        std::vector<int> finish_reasons;
         StreamStatus status = StreamStatus::Running;
     };
 
@@ -94,6 +103,8 @@ private:
     std::vector<int64_t> kv_tokens_;  // exactly the tokens whose keys/values are in the model state
     size_t kv_batch_ = 1;
     bool stream_text_ = true;
+    TokenCallback token_streamer_;
+    size_t vocab_size_ = 0;  // 0: unknown (dynamic logits dimension)
 };
 
 }  // namespace ovgc
