@@ -5,7 +5,7 @@ from __future__ import annotations
 import codecs
 import enum
 import threading
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional
 
 
 class StreamingStatus(enum.IntEnum):
@@ -55,8 +55,10 @@ class Utf8Assembler:
 class StreamBridge:
     """State of one streaming call. ``on_text`` receives whole-character text and may return a status."""
 
-    def __init__(self, on_text: Optional[Callable[[str], Any]] = None) -> None:
+    def __init__(self, on_text: Optional[Callable[[str], Any]] = None,
+                 on_tokens: Optional[Callable[[List[int]], Any]] = None) -> None:
         self.on_text = on_text
+        self.on_tokens = on_tokens  # a token-level streamer (StreamerBase.write), through the bundled extra
         self.cancel_event = threading.Event()
         self.cancel_reason: Optional[str] = None
         self.assembler = Utf8Assembler()
@@ -102,6 +104,26 @@ class StreamBridge:
             self.returned = StreamingStatus.CANCEL
             return int(StreamingStatus.CANCEL)
 
+    def on_token_ids(self, ids: List[int]) -> int:
+        """Called from the bundled token-streamer callback (owner thread): the step's ids to ``on_tokens``,
+        which returns a status. Never raises; cancellation from outside wins as for text."""
+        try:
+            if self.returned != StreamingStatus.RUNNING:
+                return _to_c(self.returned)
+            if self.cancel_event.is_set():
+                self.returned = StreamingStatus.CANCEL
+                return int(self.returned)
+            status = status_from_streamer(self.on_tokens(ids)) if self.on_tokens is not None else \
+                StreamingStatus.RUNNING
+            if self.cancel_event.is_set():
+                status = StreamingStatus.CANCEL
+            self.returned = status
+            return _to_c(status)
+        except BaseException as exc:  # stash: re-raised after the C call returns
+            self.error = exc
+            self.returned = StreamingStatus.CANCEL
+            return int(StreamingStatus.CANCEL)
+
     def finish(self) -> None:
         """After C returned: deliver bytes still held back (as replacement characters if incomplete)."""
         tail = self.assembler.flush()
@@ -138,6 +160,23 @@ def c_callback(ffi: Any) -> Any:
                 return bridge.on_chunk(data)
 
             entry = _callbacks[id(ffi)] = (_streamer, ffi)
+    return entry[0]
+
+
+def token_callback(ffi: Any) -> Any:
+    """The one cffi token-streamer callback (per FFI) of the bundled extra, dispatching to a StreamBridge."""
+    with _callbacks_lock:
+        entry = _callbacks.get(("tokens", id(ffi)))
+        if entry is None:
+            def _on_error(exc_type: Any, exc_value: Any, tb: Any) -> int:
+                return int(StreamingStatus.CANCEL)
+
+            @ffi.callback("ovgenai_c_bundled_token_callback", onerror=_on_error)
+            def _tokens(ids_ptr: Any, size: int, args: Any) -> int:
+                bridge = ffi.from_handle(args)
+                return bridge.on_token_ids([ids_ptr[i] for i in range(size)])
+
+            entry = _callbacks[("tokens", id(ffi))] = (_tokens, ffi)
     return entry[0]
 
 

@@ -409,5 +409,8 @@ def materialise(lib: Any, ffi: Any, config: GenerationConfig, check: Any) -> Any
         else:
             status = setter(handle, value)
         check(status, fn)
+    if not config.apply_chat_template:  # no upstream setter: the bundled extra (the pipeline refuses it elsewhere)
+        fn = "ovgenai_c_bundled_generation_config_set_apply_chat_template"
+        check(lib.ovgenai_c_bundled_generation_config_set_apply_chat_template(handle, 0), fn)
     return handle
 

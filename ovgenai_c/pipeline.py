@@ -11,11 +11,11 @@ import sys
 import threading
 import weakref
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from . import _loader, chat as _chat, config as _config, errors, results as _results
 from ._owner import Job, OwnerThread
-from ._streaming import StreamBridge, StreamingStatus, make_streamer_struct
+from ._streaming import StreamBridge, StreamingStatus, make_streamer_struct, token_callback
 from .chat import ChatHistory
 from .config import GenerationConfig
 from .results import DecodedResults, PerfMetrics
@@ -213,6 +213,60 @@ def _close_all_at_exit() -> None:
         st.owner.join(5)
 
 
+class _Input(NamedTuple):
+    """One generate call's input, snapshot on the caller's thread: a prompt, a conversation or token ids."""
+
+    prompt: Optional[bytes] = None
+    history: Optional[ChatHistory] = None
+    ids: Optional[List[int]] = None
+    mask: Optional[List[int]] = None
+
+
+class _Output(NamedTuple):
+    """What the owner thread read back from one C call (the extras' fields are None without them)."""
+
+    text: str
+    perf: Optional[PerfMetrics]
+    tokens: Optional[List[List[int]]] = None
+    scores: Optional[List[float]] = None
+    finish_reasons: Optional[List[int]] = None
+
+
+_TOKEN_INPUT_EXTRA = "ovgenai_c_bundled_llm_pipeline_generate_tokens"
+_TOKEN_STREAMER_EXTRA = "ovgenai_c_bundled_set_token_streamer"
+_APPLY_TEMPLATE_EXTRA = "ovgenai_c_bundled_generation_config_set_apply_chat_template"
+
+
+def _token_rows(inputs: Any) -> Optional[List[Tuple[List[int], Optional[List[int]]]]]:
+    """(ids, attention mask) per row of token input — a TokenizedInputs, a tensor or an int array — else None."""
+    ids = getattr(inputs, "input_ids", None)
+    mask = getattr(inputs, "attention_mask", None)
+    if ids is None:
+        if isinstance(inputs, (str, bytes, list, ChatHistory)) or not hasattr(inputs, "shape"):
+            return None
+        ids = inputs
+
+    def rows(t: Any, what: str) -> List[List[int]]:
+        import numpy as np
+
+        arr = np.asarray(t.data if hasattr(t, "data") and not isinstance(t, np.ndarray) else t)
+        if arr.ndim == 1:
+            arr = arr[None, :]
+        if arr.ndim != 2 or arr.dtype.kind not in "iu":
+            raise errors.InvalidParameterError(f"{what} must be a 2-D integer tensor [batch, tokens], got shape "
+                                               f"{list(arr.shape)} of {arr.dtype}")
+        return [[int(v) for v in row] for row in arr]
+
+    id_rows = rows(ids, "input_ids")
+    mask_rows: List[Optional[List[int]]] = [None] * len(id_rows)
+    if mask is not None:
+        got = rows(mask, "attention_mask")
+        if [len(r) for r in got] != [len(r) for r in id_rows]:
+            raise errors.InvalidParameterError("attention_mask must have the shape of input_ids")
+        mask_rows = list(got)
+    return list(zip(id_rows, mask_rows))
+
+
 def _check_timeout(timeout: Any) -> None:
     """generate/stream/astream: a timeout is a positive number of seconds (checked before anything starts)."""
     if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
@@ -227,6 +281,32 @@ _NOT_STREAMABLE = ("GenAI streams only one sequence with greedy or multinomial d
 def _streamable(cfg: GenerationConfig) -> bool:
     """Whether GenAI accepts a streamer for a call with this (effective) config."""
     return cfg.num_return_sequences == 1 and not cfg.is_beam_search()
+
+
+def _read_result_extras(lib: _loader.LoadedLibrary, results: Any) -> Tuple[Any, Any, Any]:
+    """(token ids, scores, finish reasons) per sequence from the bundled extras; None for what the library lacks."""
+    if not lib.has_extra("ovgenai_c_bundled_decoded_results_get_num_sequences"):
+        return None, None, None
+    c, ffi = lib.lib, lib.ffi
+    n = ffi.new("size_t*")
+    lib.check(c.ovgenai_c_bundled_decoded_results_get_num_sequences(results, n),
+              "ovgenai_c_bundled_decoded_results_get_num_sequences")
+    tokens, scores, reasons = [], [], []
+    size, score, reason = ffi.new("size_t*"), ffi.new("float*"), ffi.new("int*")
+    for i in range(n[0]):
+        lib.check(c.ovgenai_c_bundled_decoded_results_get_tokens(results, i, ffi.NULL, size),
+                  "ovgenai_c_bundled_decoded_results_get_tokens")
+        buf = ffi.new("int64_t[]", max(size[0], 1))
+        lib.check(c.ovgenai_c_bundled_decoded_results_get_tokens(results, i, buf, size),
+                  "ovgenai_c_bundled_decoded_results_get_tokens")
+        tokens.append([buf[k] for k in range(size[0])])
+        lib.check(c.ovgenai_c_bundled_decoded_results_get_score(results, i, score),
+                  "ovgenai_c_bundled_decoded_results_get_score")
+        scores.append(float(score[0]))
+        lib.check(c.ovgenai_c_bundled_decoded_results_get_finish_reason(results, i, reason),
+                  "ovgenai_c_bundled_decoded_results_get_finish_reason")
+        reasons.append(int(reason[0]))
+    return tokens, scores, reasons
 
 
 class LLMPipeline:
@@ -508,13 +588,17 @@ class LLMPipeline:
             raise errors.NotSupportedError(
                 "assisted generation (num_assistant_tokens / assistant_confidence_threshold: prompt lookup or a "
                 "draft model) is not available through the GenAI C API")
-        if not cfg.apply_chat_template:
+        if not cfg.apply_chat_template and not self._library.has_extra(_APPLY_TEMPLATE_EXTRA):
             raise errors.NotSupportedError("apply_chat_template=False cannot be expressed through the GenAI C API "
-                                           "(it has no setter; templating is always on)")
+                                           f"(it has no setter; templating is always on) on the {self._library.kind} "
+                                           "library; the bundled backend takes it")
 
-    def _prepare_inputs(self, inputs: Inputs) -> Tuple[Optional[bytes], Optional[ChatHistory]]:
+    def _prepare_inputs(self, inputs: Inputs) -> _Input:
+        if isinstance(inputs, _Input):  # a row of a token batch, already taken apart
+            self._check_token_input()
+            return inputs
         if isinstance(inputs, str):
-            return _check_text(inputs, "the prompt"), None
+            return _Input(prompt=_check_text(inputs, "the prompt"))
         if isinstance(inputs, (ChatHistory, list)):
             if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):
                 raise errors.NotSupportedError(
@@ -527,21 +611,36 @@ class LLMPipeline:
             snap._messages = [dict(m) for m in history._messages]
             snap._tools = list(history._tools)
             snap._extra_context = dict(history._extra_context)
-            return None, snap
+            return _Input(history=snap)
+        token_rows = _token_rows(inputs)
+        if token_rows is not None:
+            if len(token_rows) != 1:
+                raise errors.NotSupportedError("stream()/astream() take one row of token ids; generate() takes a batch")
+            self._check_token_input()
+            (ids, mask), = token_rows
+            return _Input(ids=ids, mask=mask)
         if isinstance(inputs, bytes):
             raise errors.InvalidParameterError("the prompt must be a str, not bytes (decode it first)")
         raise errors.InvalidParameterError(
-            f"inputs must be a str, a ChatHistory or a list of message dicts, not {type(inputs).__name__}")
+            f"inputs must be a str, a ChatHistory, a list of message dicts or token ids (TokenizedInputs), not "
+            f"{type(inputs).__name__}")
 
-    def _run_generate(self, st: _State, prompt: Optional[bytes], history: Optional[ChatHistory],
-                      send: Optional[GenerationConfig], bridge: StreamBridge, streamable: bool = True,
-                      want_text: bool = True) -> Tuple[str, Optional[PerfMetrics]]:
+    def _check_token_input(self) -> None:
+        if not self._library.has_extra(_TOKEN_INPUT_EXTRA):
+            raise errors.NotSupportedError(
+                f"token input (TokenizedInputs / input_ids) cannot pass through the GenAI C API, which takes text, "
+                f"on the {self._library.kind} library; the bundled backend takes it (or decode the ids and pass text)")
+
+    def _run_generate(self, st: _State, request: _Input, send: Optional[GenerationConfig], bridge: StreamBridge,
+                      streamable: bool = True, want_text: bool = True) -> _Output:
         """Runs on the owner thread. ``streamable``: install the callback (GenAI refuses any streamer, even
         one that only watches for cancellation, with beam search or num_return_sequences > 1). Without
         ``want_text`` a library that can (the bundled one) calls it for cancellation only, skipping the
         per-token detokenisation."""
         lib, ffi = st.lib.lib, st.lib.ffi
-        cancel_only = streamable and not want_text and st.lib.has_cancel_only_streaming
+        prompt, history = request.prompt, request.history
+        token_streamer = bridge.on_tokens is not None
+        cancel_only = streamable and not want_text and not token_streamer and st.lib.has_cancel_only_streaming
         native_cfg = ffi.NULL
         native_hist = None
         results_pp = ffi.new("ov_genai_decoded_results**")
@@ -549,6 +648,9 @@ class LLMPipeline:
         st.active = bridge
         if cancel_only:
             lib.ovgenai_c_bundled_set_cancel_only_streaming(1)
+        token_handle = ffi.new_handle(bridge) if token_streamer else None
+        if token_streamer:  # per thread, until cleared below: each generated id goes to the bridge
+            lib.ovgenai_c_bundled_set_token_streamer(token_callback(ffi), token_handle)
         try:
             if send is not None:
                 native_cfg = _config.materialise(lib, ffi, send, st.lib.check)
@@ -558,7 +660,13 @@ class LLMPipeline:
                 # independent calls, so end that state first (what finish_chat() is for).
                 st.lib.check(lib.ov_genai_llm_pipeline_finish_chat(st.handle), "ov_genai_llm_pipeline_finish_chat")
                 st.history_mode = False
-            if history is not None:
+            if request.ids is not None:
+                ids = ffi.new("int64_t[]", request.ids)
+                mask = ffi.NULL if request.mask is None else ffi.new("int64_t[]", request.mask)
+                status = lib.ovgenai_c_bundled_llm_pipeline_generate_tokens(
+                    st.handle, ids, len(request.ids), mask, native_cfg, streamer, results_pp)
+                fn = _TOKEN_INPUT_EXTRA
+            elif history is not None:
                 if not st.in_chat:
                     st.history_mode = True
                 native_hist = _chat.materialise(lib, ffi, history, st.lib.check)
@@ -574,7 +682,7 @@ class LLMPipeline:
                 if status != 0:
                     raise st.lib.error(status, fn)
                 if results == ffi.NULL:
-                    return bridge.text, None
+                    return _Output(bridge.text, None)
                 size = ffi.new("size_t*")
                 st.lib.check(lib.ov_genai_decoded_results_get_string(results, ffi.NULL, size),
                              "ov_genai_decoded_results_get_string")
@@ -591,27 +699,30 @@ class LLMPipeline:
                         with_raw=st.lib.has_extra("ovgenai_c_bundled_perf_metrics_get_raw"))
                 finally:
                     lib.ov_genai_decoded_results_perf_metrics_free(pm_pp[0])
-                return text, perf
+                return _Output(text, perf, *_read_result_extras(st.lib, results))
             finally:
                 if results != ffi.NULL:
                     lib.ov_genai_decoded_results_free(results)
         finally:
             if cancel_only:
                 lib.ovgenai_c_bundled_set_cancel_only_streaming(0)
+            if token_streamer:
+                lib.ovgenai_c_bundled_set_token_streamer(ffi.NULL, ffi.NULL)
             st.active = None
             if native_hist is not None:
                 ffi.release(native_hist)
             if native_cfg != ffi.NULL:
                 ffi.release(native_cfg)
-            del keep
+            del keep, token_handle
 
     def _start_generate(self, inputs: Inputs, generation_config: Optional[GenerationConfig],
                         on_text: Optional[Callable[[str], Any]], kwargs: Dict[str, Any],
-                        timeout: Optional[float] = None) -> Tuple[Job, StreamBridge, GenerationConfig]:
-        prompt, history = self._prepare_inputs(inputs)
+                        timeout: Optional[float] = None, on_tokens: Optional[Callable[[List[int]], Any]] = None
+                        ) -> Tuple[Job, StreamBridge, GenerationConfig]:
+        request = self._prepare_inputs(inputs)
         send, effective = self._resolve_config(generation_config, kwargs)
         streamable = _streamable(effective)
-        if on_text is not None and not streamable:
+        if (on_text is not None or on_tokens is not None) and not streamable:
             raise errors.NotSupportedError(_NOT_STREAMABLE + ": generate without a streamer, or ask for one "
                                            "sequence")
         if timeout is not None and not streamable:
@@ -619,23 +730,26 @@ class LLMPipeline:
                                            "generate without timeout=, or ask for one sequence")
         # the streamed text is read by a user streamer, or carried by a timeout's error as the partial text
         want_text = on_text is not None or timeout is not None
-        bridge = StreamBridge(on_text)
-        _, job = self._submit(lambda st: self._run_generate(st, prompt, history, send, bridge, streamable,
-                                                            want_text))
+        bridge = StreamBridge(on_text, on_tokens)
+        _, job = self._submit(lambda st: self._run_generate(st, request, send, bridge, streamable, want_text))
         return job, bridge, effective
 
     def _finish(self, job: Job, bridge: StreamBridge, effective: GenerationConfig,
-                as_text: bool = False) -> DecodedResults:
+                as_text: bool = False, encoded: bool = False) -> Any:
         """The call's results: a :class:`DecodedText` (also a ``str``) for a ``str`` prompt, as pybind returns a
-        ``str`` there, else :class:`DecodedResults`."""
+        ``str`` there, :class:`EncodedResults` for token input, else :class:`DecodedResults`."""
         if bridge.error is not None:  # the user's streamer raised: surface it intact
             job.error = None
             err, bridge.error = bridge.error, None
             raise err
-        text, perf = job.result()
+        out: _Output = job.result()
+        perf = out.perf or PerfMetrics()
+        if encoded:
+            return _results.EncodedResults(out.tokens or [], out.scores or [], perf, out.finish_reasons)
         n = effective.num_return_sequences if (effective.do_sample or effective.is_beam_search()) else 1
-        texts, scores = _results.split_results_string(text, n)
-        perf = perf or PerfMetrics()
+        texts, scores = _results.split_results_string(out.text, n)
+        if out.scores is not None and len(out.scores) == len(texts):
+            scores = out.scores  # the library tells them (bundled): GenAI's values, not NaN
         if bridge.returned == StreamingStatus.CANCEL or bridge.cancel_event.is_set():
             reason = "cancel"
         elif bridge.returned == StreamingStatus.STOP:
@@ -646,22 +760,27 @@ class LLMPipeline:
         else:
             reason = "stop"
         cls = _results.DecodedText if as_text else DecodedResults
-        return cls(texts=texts, scores=scores, perf_metrics=perf, finish_reason=reason)
+        return cls(texts=texts, scores=scores, perf_metrics=perf, finish_reason=reason,
+                   finish_reasons=out.finish_reasons)
 
-    @staticmethod
-    def _check_streamer(streamer: Any) -> Optional[Callable[[str], Any]]:
+    def _check_streamer(self, streamer: Any) -> Tuple[Optional[Callable[[str], Any]],
+                                                      Optional[Callable[[List[int]], Any]], Any]:
+        """(text callback, token callback, the StreamerBase whose end() closes the call) for ``streamer``."""
         if streamer is None:
-            return None
+            return None, None, None
         streamers = sys.modules.get(f"{__package__}.streamers")  # only user code that made one imported it
         if streamers is not None and isinstance(streamer, streamers.StreamerBase):
             if isinstance(streamer, streamers.TextStreamer) and streamer.skip_special_tokens:
                 # the library decodes with GenAI's TextStreamer rules already: hand its chunks to the callback
-                return streamer.write_text
+                return streamer.write_text, None, None
+            if self._library.has_extra(_TOKEN_STREAMER_EXTRA):  # the bundled backend streams token ids
+                return None, lambda ids: streamers.deliver_tokens(streamer, ids), streamer
             raise errors.NotSupportedError(
                 f"{type(streamer).__name__} is a token-level streamer (StreamerBase.write gets token ids): the GenAI "
-                "C API streams decoded text only; pass a callable taking text, or a TextStreamer")
+                f"C API streams decoded text only on the {self._library.kind} library; pass a callable taking text, "
+                "or a TextStreamer")
         if callable(streamer):
-            return streamer
+            return streamer, None, None
         raise errors.InvalidParameterError(
             f"streamer must be a callable taking the new text (str), not {type(streamer).__name__}; token-level "
             "StreamerBase objects are not supported by the GenAI C API, which streams text")
@@ -676,12 +795,28 @@ class LLMPipeline:
         ``timeout`` (seconds) cancels natively and raises :class:`GenerationTimeoutError`. Extra keyword
         arguments set GenerationConfig fields for this call.
         """
-        on_text = self._check_streamer(streamer)
+        on_text, on_tokens, token_streamer = self._check_streamer(streamer)
         _check_timeout(timeout)
         if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):
-            return self._generate_batch(inputs, generation_config, on_text, timeout, kwargs)
-        job, bridge, effective = self._start_generate(inputs, generation_config, on_text, kwargs, timeout)
-        as_text = isinstance(inputs, str)
+            return self._generate_batch(inputs, generation_config, streamer, timeout, kwargs)
+        rows = _token_rows(inputs)
+        if rows is not None and len(rows) > 1:
+            return self._generate_token_batch(rows, generation_config, streamer, timeout, kwargs)
+        if isinstance(inputs, _Input):
+            inputs, rows = inputs, []
+        result = self._generate_one(inputs, generation_config, on_text, on_tokens, timeout, kwargs,
+                                    as_text=isinstance(inputs, str), encoded=rows is not None)
+        if token_streamer is not None:
+            token_streamer.end()  # as GenAI, once the generation is over
+        return result
+
+    __call__ = generate
+
+    def _generate_one(self, inputs: Any, generation_config: Optional[GenerationConfig],
+                      on_text: Optional[Callable[[str], Any]], on_tokens: Optional[Callable[[List[int]], Any]],
+                      timeout: Optional[float], kwargs: Dict[str, Any], as_text: bool, encoded: bool) -> Any:
+        job, bridge, effective = self._start_generate(inputs, generation_config, on_text, kwargs, timeout,
+                                                      on_tokens)
         job.wait(timeout=timeout, on_timeout=lambda: bridge.cancel("timeout"),
                  on_interrupt=lambda: bridge.cancel("interrupt"))
         if bridge.cancel_reason == "timeout":
@@ -690,25 +825,39 @@ class LLMPipeline:
             err = errors.GenerationTimeoutError(f"generate() exceeded its timeout of {timeout} s and was cancelled")
             err.partial_text = bridge.text  # type: ignore[attr-defined]
             raise err
-        return self._finish(job, bridge, effective, as_text)
+        return self._finish(job, bridge, effective, as_text, encoded)
 
-    __call__ = generate
+    def _generate_token_batch(self, rows: List[Tuple[List[int], Optional[List[int]]]],
+                              generation_config: Optional[GenerationConfig], streamer: Any, timeout: Optional[float],
+                              kwargs: Dict[str, Any]) -> Any:
+        """Several rows of token ids: one after the other (one sequence per C call), results concatenated."""
+        if streamer is not None:
+            raise errors.NotSupportedError("a streamer can be used with one row of token ids at a time, not a batch")
+        self._check_token_input()
+        self._resolve_config(generation_config, dict(kwargs))
+        parts = [self.generate(_Input(ids=ids, mask=mask), generation_config, timeout=timeout, **kwargs)
+                 for ids, mask in rows]
+        perf = parts[0].perf_metrics
+        for r in parts[1:]:
+            perf = perf + r.perf_metrics
+        return _results.EncodedResults([t for r in parts for t in r.tokens], [x for r in parts for x in r.scores],
+                                       perf, [int(f) for r in parts for f in r.finish_reasons])
 
     def _generate_batch(self, prompts: List[str], generation_config: Optional[GenerationConfig],
-                        on_text: Optional[Callable[[str], Any]], timeout: Optional[float],
-                        kwargs: Dict[str, Any]) -> DecodedResults:
+                        streamer: Any, timeout: Optional[float], kwargs: Dict[str, Any]) -> DecodedResults:
         """A list of prompts, as openvino_genai accepts: run one after the other (the C API takes one prompt)."""
-        if on_text is not None and len(prompts) > 1:
+        if streamer is not None and len(prompts) > 1:
             raise errors.NotSupportedError("a streamer can be used with one prompt at a time, not a batch")
         for i, p in enumerate(prompts):  # refuse a bad prompt before generating for the good ones
             _check_text(p, f"prompt {i}")
         self._resolve_config(generation_config, dict(kwargs))
-        parts = [self.generate(p, generation_config, on_text, timeout=timeout, **kwargs) for p in prompts]
+        parts = [self.generate(p, generation_config, streamer, timeout=timeout, **kwargs) for p in prompts]
         perf = parts[0].perf_metrics
         for r in parts[1:]:
             perf = perf + r.perf_metrics
         return DecodedResults(texts=[t for r in parts for t in r.texts], scores=[x for r in parts for x in r.scores],
-                              perf_metrics=perf, finish_reason=parts[-1].finish_reason)
+                              perf_metrics=perf, finish_reason=parts[-1].finish_reason,
+                              finish_reasons=[int(f) for r in parts for f in r.finish_reasons])
 
     def stream(self, inputs: Inputs, generation_config: Optional[GenerationConfig] = None, *,
                timeout: Optional[float] = None, **kwargs: Any) -> "TextStream":

@@ -223,15 +223,19 @@ class DecodedResults:
     finish_reason: str  # "stop" (natural end / stop rule / streamer STOP), "length" or "cancel"
 
     def __init__(self, texts: List[str], scores: List[float], perf_metrics: Optional[PerfMetrics] = None,
-                 finish_reason: str = "stop") -> None:
+                 finish_reason: str = "stop", finish_reasons: Optional[List[int]] = None) -> None:
         self.texts = list(texts)
         self.scores = list(scores)
         self.perf_metrics = perf_metrics if perf_metrics is not None else PerfMetrics()
         self.finish_reason = finish_reason
+        self._finish_reasons = None if finish_reasons is None else [GenerationFinishReason(r) for r in finish_reasons]
 
     @property
     def finish_reasons(self) -> List[GenerationFinishReason]:
-        """One :class:`GenerationFinishReason` per text (a cancelled call counts as STOP)."""
+        """One :class:`GenerationFinishReason` per text: the library's own where it tells them (the bundled
+        backend), else derived from the call's outcome (a cancelled call then counts as STOP)."""
+        if self._finish_reasons is not None and len(self._finish_reasons) == len(self.texts):
+            return list(self._finish_reasons)
         return [_FINISH.get(self.finish_reason, GenerationFinishReason.NONE)] * len(self.texts)
 
     @property
@@ -261,9 +265,9 @@ class DecodedText(str, DecodedResults):
     carries the :class:`DecodedResults` fields (``r.perf_metrics``, ``r.texts``, ``r.finish_reasons``)."""
 
     def __new__(cls, texts: List[str], scores: List[float], perf_metrics: Optional[PerfMetrics] = None,
-                finish_reason: str = "stop") -> "DecodedText":
+                finish_reason: str = "stop", finish_reasons: Optional[List[int]] = None) -> "DecodedText":
         self = super().__new__(cls, results_text(texts, scores))
-        DecodedResults.__init__(self, texts, scores, perf_metrics, finish_reason)
+        DecodedResults.__init__(self, texts, scores, perf_metrics, finish_reason, finish_reasons)
         return self
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # set up in __new__
@@ -278,6 +282,25 @@ class DecodedText(str, DecodedResults):
 
     def __reduce__(self) -> Any:
         return (DecodedText, (self.texts, self.scores, self.perf_metrics, self.finish_reason))
+
+
+class EncodedResults:
+    """Token ids per sequence, their scores, why each ended and the perf metrics: what ``generate()`` returns for
+    token input (``TokenizedInputs`` / an ids tensor), as ``openvino_genai.EncodedResults``."""
+
+    def __init__(self, tokens: List[List[int]], scores: List[float], perf_metrics: Optional[PerfMetrics] = None,
+                 finish_reasons: Optional[List[int]] = None) -> None:
+        self.tokens = [list(t) for t in tokens]
+        self.scores = list(scores)
+        self.perf_metrics = perf_metrics if perf_metrics is not None else PerfMetrics()
+        self.finish_reasons = [GenerationFinishReason(r) for r in (finish_reasons or [])]
+
+    @property
+    def extended_perf_metrics(self) -> PerfMetrics:  # pybind name compatibility
+        return self.perf_metrics
+
+    def __repr__(self) -> str:
+        return f"EncodedResults(tokens={self.tokens!r}, scores={self.scores!r})"
 
 
 def results_text(texts: List[str], scores: List[float]) -> str:
