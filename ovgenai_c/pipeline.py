@@ -563,7 +563,8 @@ class LLMPipeline:
             send = None
         else:
             send = (generation_config or self._config).copy()
-            send.update_generation_config(**kwargs)
+            if kwargs:  # as pybind: only keyword fields go through update_generation_config (which adds eos)
+                send.update_generation_config(**kwargs)
             effective = send = self._with_model_defaults(send)
         self._check_expressible(effective)
         effective.validate(eos_from_model=self._eos_unknown)
