@@ -125,7 +125,11 @@ def test_stop_from_streamer_ends_early(pipe):
         return len(pieces) >= 3
 
     res = pipe.generate("Count", max_new_tokens=40, ignore_eos=True, streamer=streamer)
-    assert len(pieces) == 3
+    # after the STOP the library may flush the text its detokeniser still held back, once (GenAI's
+    # TextStreamer.end()); the streamer sees that too, and nothing after it. GenAI's PagedAttention path sees the
+    # STOP one step late and returns that step's token unstreamed: the answer starts with what was streamed.
+    assert 3 <= len(pieces) <= 4
+    assert str(res).startswith("".join(pieces))
     assert res.perf_metrics.get_num_generated_tokens() < 40
 
 
