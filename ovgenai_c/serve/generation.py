@@ -91,7 +91,8 @@ class Generation:
         try:
             item = await anyio.to_thread.run_sync(next, self.stream, _END, abandon_on_cancel=True)
         except BaseException as exc:
-            self.error = exc
+            if not isinstance(exc, anyio.get_cancelled_exc_class()):  # cancelled: the client went away
+                self.error = exc
             await self.close()
             raise
         if item is _END:
