@@ -38,6 +38,13 @@ class SlotStats:
     last_completion_tokens: Optional[int] = None
 
 
+class _Waiter:
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.provider: Any = None
+        self.gone = False
+
+
 class ModelSlot:
     """The pipelines of one model and the requests waiting for them."""
 
@@ -47,7 +54,7 @@ class ModelSlot:
         self.providers = providers
         self.max_queue = max_queue
         self._free: Deque[Any] = collections.deque(providers)
-        self._waiters: Deque["asyncio.Future[Any]"] = collections.deque()
+        self._waiters: Deque[_Waiter] = collections.deque()
         self.stats = SlotStats()
         self.last_used = time.monotonic()
         self.loaded_at = time.time()
@@ -58,7 +65,7 @@ class ModelSlot:
 
     @property
     def waiting(self) -> int:
-        return sum(1 for f in self._waiters if not f.done())
+        return sum(1 for w in self._waiters if not w.gone and w.provider is None)
 
     @property
     def busy(self) -> bool:
@@ -73,30 +80,33 @@ class ModelSlot:
         if self.waiting >= self.max_queue:
             self.stats.rejected += 1
             raise QueueFullError(self.name, self.running, self.waiting)
-        fut: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
-        self._waiters.append(fut)
+        waiter = _Waiter()
+        self._waiters.append(waiter)
         try:
-            return await asyncio.wait_for(asyncio.shield(fut), timeout)
+            with anyio.fail_after(timeout):
+                await waiter.event.wait()
+            return waiter.provider
         except BaseException as exc:
-            if fut.done() and not fut.cancelled():
-                self.release(fut.result())  # handed over just as we gave up: pass it on
+            if waiter.provider is not None:
+                self.release(waiter.provider)  # handed over just as we gave up: pass it on
             else:
-                fut.cancel()
-            try:
-                self._waiters.remove(fut)
-            except ValueError:
-                pass
-            if isinstance(exc, asyncio.TimeoutError):
+                waiter.gone = True
+                try:
+                    self._waiters.remove(waiter)
+                except ValueError:
+                    pass
+            if isinstance(exc, TimeoutError):
                 raise RequestTimeoutError(timeout or 0.0, "waiting in the queue") from None
             raise
 
     def release(self, provider: Any) -> None:
-        """Give a provider back: to the first live waiter, else to the free list."""
+        """Give a provider back: to the first waiter still waiting, else to the free list."""
         self.last_used = time.monotonic()
         while self._waiters:
-            fut = self._waiters.popleft()
-            if not fut.done():
-                fut.set_result(provider)
+            waiter = self._waiters.popleft()
+            if not waiter.gone:
+                waiter.provider = provider
+                waiter.event.set()
                 return
         self._free.append(provider)
 
