@@ -114,11 +114,16 @@ class Generation:
                             await self.close()
                             return
                 tg.start_soon(watch)
+            failure: Optional[Exception] = None
             try:
                 while await self.next_chunk() is not None:
                     pass
+            except Exception as exc:  # raised below, not wrapped in the task group's ExceptionGroup
+                failure = exc
             finally:
                 tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
         return None if self.disconnected else self.result
 
     async def close(self) -> None:
