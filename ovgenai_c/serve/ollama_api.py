@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from .. import __version__
 from ..provider import ChatResult, model_digest
-from .errors import HTTPError, bad_request, ollama_body, to_http
+from .errors import bad_request, ollama_body, to_http
 from .generation import Ask, Generation
 from .http import CleanupStreamingResponse, endpoint, read_json
 

@@ -1,13 +1,12 @@
 """Which models the server serves, and the pipelines behind each: a :class:`ModelSlot` per loaded model holds
 ``parallel`` providers (each with its own session pool, so its own pipeline) and a bounded FIFO of waiting
-requests. Runs on the server's event loop (asyncio); provider work happens in worker threads."""
+requests. Runs on the server's event loop; provider work happens in worker threads."""
 from __future__ import annotations
 
-import asyncio
 import collections
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Deque, Dict, List, Optional
 
@@ -135,7 +134,7 @@ class ModelRegistry:
         self.default_path = Path(config.default_model) if config.default_model is not None else None
         self.default_name = self._name_for(self.default_path) if self.default_path is not None else None
         self._slots: Dict[str, ModelSlot] = {}
-        self._lock = asyncio.Lock()
+        self._lock = anyio.Lock()
 
     def _name_for(self, path: Path) -> str:
         root = os.path.realpath(self.catalog.root)
