@@ -200,3 +200,21 @@ def test_cli_serve_in_a_subprocess_survives_disconnect_and_ctrl_c(bundled, tiny_
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+def test_max_loaded_models_unloads_the_idle_one_and_refuses_when_all_are_busy(tiny_root):
+    gate, providers = threading.Event(), []
+    app = gated_app(tiny_root, gate, providers, max_loaded_models=1)
+    with ServerThread(app) as srv, httpx.Client(base_url=srv.url, timeout=60) as c:
+        registry = srv.state.registry
+        gate.set()
+        assert c.post("/api/chat", json={"model": "tiny", "messages": HELLO, "stream": False}).status_code == 200
+        assert c.post("/api/chat", json={"model": "other/tiny", "messages": HELLO, "stream": False}).status_code == 200
+        assert [s.name for s in registry.loaded()] == ["other/tiny"]  # tiny was idle: unloaded
+        gate.clear()
+        with c.stream("POST", "/api/chat", json={"model": "other/tiny", "messages": HELLO}) as held:
+            lines = held.iter_lines()
+            next(lines)
+            r = c.post("/v1/chat/completions", json={"model": "tiny", "messages": HELLO})
+            assert r.status_code == 503 and "--max-loaded-models" in r.json()["error"]["message"]
+            gate.set()
