@@ -252,8 +252,10 @@ def test_client_disconnect_cancels_natively(server, client, bundled, reference, 
 
 
 def test_four_concurrent_clients(client, reference):
+    # Prompt requests (each call independent on the pipeline); chat requests on one pooled pipeline may reuse the
+    # KV cache of the previous conversation's common prefix, which on the PA path can change a greedy answer.
     prompts = ["Hello", "What is 2+2?", "Name a colour", "Tell me a story"]
-    want = {p: reference.chat([{"role": "user", "content": p}], num_predict=12, temperature=0).text for p in prompts}
+    want = {p: reference.prompt_result(p, num_predict=12, temperature=0).text for p in prompts}
     got = {}
     errors = []
     start = threading.Barrier(len(prompts))
@@ -263,13 +265,13 @@ def test_four_concurrent_clients(client, reference):
             start.wait(60)
             with httpx.Client(base_url=client.base_url, timeout=300) as c:
                 if stream:
-                    with c.stream("POST", "/api/chat", json={"model": "tiny", "messages": [{"role": "user", "content": p}],
-                                                             "options": {"num_predict": 12, "temperature": 0}}) as r:
-                        got[p] = "".join(json.loads(x)["message"]["content"] for x in r.iter_lines() if x)
+                    with c.stream("POST", "/api/generate", json={"model": "tiny", "prompt": p,
+                                                                 "options": {"num_predict": 12, "temperature": 0}}) as r:
+                        got[p] = "".join(json.loads(x)["response"] for x in r.iter_lines() if x)
                 else:
-                    r = c.post("/v1/chat/completions", json={"model": "tiny", "max_tokens": 12, "temperature": 0,
-                                                             "messages": [{"role": "user", "content": p}]})
-                    got[p] = r.json()["choices"][0]["message"]["content"]
+                    r = c.post("/v1/completions", json={"model": "tiny", "max_tokens": 12, "temperature": 0,
+                                                        "prompt": p})
+                    got[p] = r.json()["choices"][0]["text"]
         except BaseException as exc:  # reported below
             errors.append(exc)
 
