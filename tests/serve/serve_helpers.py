@@ -26,7 +26,6 @@ class ServerThread:
         self.url = f"http://127.0.0.1:{self.port}"
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
                                                     lifespan="on"))
-        self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # not the main thread
         self.thread = threading.Thread(target=self.server.run, name="uvicorn-test", daemon=True)
 
     def __enter__(self) -> "ServerThread":
