@@ -786,6 +786,40 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from . import serve
+
+    missing = serve.missing_extra()
+    if missing:
+        raise CliError(f"serve needs the {missing!r} package: {serve.EXTRA_HINT}")
+    from .provider import Provider, SessionPool, profile_for, resolve_device
+    from .serve.config import api_key_from_env
+    from .serve.runner import run
+
+    config = serve.ServeConfig(
+        host=args.host, port=args.port, models_root=args.models_root, parallel=args.parallel,
+        max_queue=args.max_queue, request_timeout=args.request_timeout, max_body_bytes=args.max_body_bytes,
+        max_loaded_models=args.max_loaded_models, api_key=args.api_key or api_key_from_env(),
+        allow_unauthenticated=args.allow_unauthenticated)
+    try:
+        config.check()
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    lib = _library(args)
+    config.default_model = _resolve_model(args, args.model, lib.kind)
+
+    def factory(path: Path, index: int) -> Any:
+        profile = profile_for(path)
+        device = resolve_device(args.device, profile)
+        props = {} if args.no_cache else warm_start_properties(profile.properties)
+        return Provider(path, device=device, library=lib, properties=props, profile=profile,
+                        pool=SessionPool(ttl=None, max_resident=1))
+
+    _check_device(resolve_device(args.device, profile_for(config.default_model)), "--device")
+    run(config, factory, lib)
+    return 0
+
+
 # --- parser --------------------------------------------------------------------------------------------
 def _add_common(p: argparse.ArgumentParser, sub: bool) -> None:
     d: Any = argparse.SUPPRESS if sub else None
@@ -854,6 +888,10 @@ a line of three double quotes (\"\"\") starts and ends a multi-line message.""",
     "convert": f"""examples:
   {PROG} convert                              the default model's IR (prints its folder)
   {PROG} convert model.gguf model-ir""",
+    "serve": f"""examples:
+  {PROG} serve                                the default model on http://127.0.0.1:8000 (/v1 and /api)
+  {PROG} serve --models-root ~/models --port 11434 --parallel 2
+  {PROG} serve --host 0.0.0.0 --api-key KEY   a non-loopback address needs an API key""",
 }
 
 
@@ -919,6 +957,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("gguf", nargs="?", metavar="GGUF")
     p.add_argument("out", nargs="?", metavar="OUT")
     p.set_defaults(func=cmd_convert)
+
+    p = _sub(subs, "serve", help="OpenAI- (/v1) and Ollama-compatible (/api) HTTP server (needs the serve extra)")
+    _add_common(p, sub=True)
+    p.add_argument("model", nargs="?", metavar="MODEL", help="the default model (default: the project's)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; Ollama clients expect 11434)")
+    p.add_argument("--parallel", type=int, default=1, metavar="N",
+                   help="pipelines per model, each answering one request at a time (default 1)")
+    p.add_argument("--max-queue", type=int, default=8, metavar="N",
+                   help="requests waiting per model beyond those running; more get HTTP 429 (default 8)")
+    p.add_argument("--request-timeout", type=float, default=600.0, metavar="S",
+                   help="seconds per request, queueing included; then cancelled, HTTP 504 (default 600)")
+    p.add_argument("--max-body-bytes", type=int, default=1 << 20, metavar="N",
+                   help="request body limit, larger gets HTTP 413 (default 1 MiB)")
+    p.add_argument("--max-loaded-models", type=int, default=2, metavar="N", help="models loaded at once (default 2)")
+    p.add_argument("--api-key", help="require 'Authorization: Bearer KEY' (default: OVGENAI_C_API_KEY)")
+    p.add_argument("--allow-unauthenticated", action="store_true",
+                   help="allow a non-loopback --host without an API key")
+    _add_loading(p)
+    p.set_defaults(func=cmd_serve)
     return parser
 
 
@@ -953,7 +1011,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _check_bench_flags(args)
         else:
             _check_flags(args)
-        if args.func in (cmd_generate, cmd_chat, cmd_bench):
+        if args.func in (cmd_generate, cmd_chat, cmd_bench, cmd_serve):
             _check_model_arg(args)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

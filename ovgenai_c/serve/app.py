@@ -1,0 +1,51 @@
+"""The ASGI application: OpenAI routes under /v1, Ollama routes under /api, optional bearer auth."""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Optional
+
+import anyio
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+from .config import ServeConfig
+from .http import BearerAuth
+from .ollama_api import OllamaRoutes
+from .openai_api import OpenAIRoutes
+from .registry import ModelRegistry, ProviderFactory, default_provider_factory
+
+
+@dataclass
+class ServerState:
+    config: ServeConfig
+    registry: ModelRegistry
+
+
+def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] = None,
+               library: Any = None) -> Starlette:
+    """The server for ``config``. ``provider_factory(path, index)`` makes the provider of pipeline ``index`` of a
+    model (default: a :class:`~ovgenai_c.provider.Provider` on ``library`` with its own session pool).
+    ``app.state.server`` is the :class:`ServerState` (registry, slots, stats)."""
+    config.check()
+    registry = ModelRegistry(config, provider_factory or default_provider_factory(library))
+    state = ServerState(config, registry)
+
+    async def root(request: Request) -> PlainTextResponse:
+        return PlainTextResponse("ovgenai_c is running")  # what Ollama answers at / (clients probe it)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await anyio.to_thread.run_sync(registry.close)
+
+    routes = [Route("/", root, methods=["GET", "HEAD"])] + OpenAIRoutes(state).routes() + \
+        OllamaRoutes(state).routes()
+    app = Starlette(routes=routes, middleware=[Middleware(BearerAuth, api_key=config.api_key)], lifespan=lifespan)
+    app.state.server = state
+    return app

@@ -1,0 +1,150 @@
+"""One request's generation on a leased provider, driven from the event loop.
+
+The provider's :class:`~ovgenai_c.provider.ChatStream` runs the native call on the pipeline's owner thread; each
+chunk is fetched in a worker thread. :meth:`Generation.close` (client gone, timeout, error, or done) closes the
+stream — a native CANCEL within one token, waiting until C has let go — and gives the provider back to its slot.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+import anyio
+
+from ..provider import ChatResult
+from ..provider.options import check_options
+from .errors import RequestTimeoutError
+from .registry import ModelRegistry, ModelSlot
+
+_END = object()
+
+
+@dataclass
+class Ask:
+    """What to generate: ``messages`` (a list of chat messages) or a plain prompt ``str``; Ollama-style options."""
+
+    messages: Any
+    system: Optional[str] = None
+    tools: Optional[List[Dict[str, Any]]] = None
+    think: Optional[bool] = None
+    options: Dict[str, Any] = field(default_factory=dict)
+
+
+def clamp_options(options: Dict[str, Any], provider: Any) -> Dict[str, Any]:
+    """Validated options with ``num_predict`` clamped to the model's context window (when known)."""
+    opts = check_options(options)
+    ctx = getattr(getattr(provider, "capabilities", None), "context_length", None)
+    n = opts.get("num_predict")
+    if ctx and n is not None and n > ctx:
+        opts["num_predict"] = ctx
+    return opts
+
+
+class Generation:
+    """A started generation; iterate with :meth:`next_chunk` or :meth:`collect`, always :meth:`close`."""
+
+    def __init__(self, slot: ModelSlot, provider: Any, stream: Any, started: float, load_s: float) -> None:
+        self.slot = slot
+        self.provider = provider
+        self.stream = stream
+        self.started = started
+        self.load_s = load_s
+        self.finished = False
+        self.disconnected = False
+        self._closed = False
+        self.error: Optional[BaseException] = None
+
+    @classmethod
+    async def start(cls, registry: ModelRegistry, model: Optional[str], ask: Ask,
+                    timeout: Optional[float]) -> "Generation":
+        started = time.monotonic()
+        slot = await registry.slot(model)
+        provider = await slot.acquire(timeout)
+        try:
+            left = None if timeout is None else timeout - (time.monotonic() - started)
+            if left is not None and left <= 0:
+                raise RequestTimeoutError(timeout or 0.0, "waiting in the queue")
+            opts = clamp_options(ask.options, provider)
+            t0 = time.monotonic()
+
+            def begin() -> Any:
+                return provider.stream(ask.messages, ask.tools or None, system=ask.system, think=ask.think,
+                                       timeout=left, **opts)
+
+            stream = await anyio.to_thread.run_sync(begin)
+            load_s = time.monotonic() - t0
+        except BaseException:
+            slot.release(provider)
+            slot.stats.failed += 1
+            raise
+        return cls(slot, provider, stream, started, load_s)
+
+    @property
+    def result(self) -> Optional[ChatResult]:
+        return getattr(self.stream, "result", None)
+
+    async def next_chunk(self) -> Optional[str]:
+        """The next text piece, or None when the answer is complete (then :attr:`result` is set)."""
+        if self.finished:
+            return None
+        try:
+            item = await anyio.to_thread.run_sync(next, self.stream, _END, abandon_on_cancel=True)
+        except BaseException as exc:
+            if not isinstance(exc, anyio.get_cancelled_exc_class()):  # cancelled: the client went away
+                self.error = exc
+            await self.close()
+            raise
+        if item is _END:
+            self.finished = True
+            await self.close()
+            return None
+        return item
+
+    async def collect(self, receive: Any = None) -> Optional[ChatResult]:
+        """Run to the end. ``receive`` (the ASGI receive): a client disconnect cancels the generation (and then
+        None is returned: nobody is listening)."""
+        async with anyio.create_task_group() as tg:
+            if receive is not None:
+                async def watch() -> None:
+                    while True:
+                        message = await receive()
+                        if message.get("type") == "http.disconnect":
+                            self.disconnected = True
+                            await self.close()
+                            return
+                tg.start_soon(watch)
+            failure: Optional[Exception] = None
+            try:
+                while await self.next_chunk() is not None:
+                    pass
+            except Exception as exc:  # raised below, not wrapped in the task group's ExceptionGroup
+                failure = exc
+            finally:
+                tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        return None if self.disconnected else self.result
+
+    async def close(self) -> None:
+        """Cancel natively if unfinished, wait for C, release the provider (idempotent; shielded)."""
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            try:
+                await anyio.to_thread.run_sync(self.stream.close)
+            finally:
+                stats = self.slot.stats
+                res = self.result
+                if self.finished and res is not None and not self.disconnected:
+                    stats.completed += 1
+                    stats.last_finish_reason = res.finish_reason
+                    stats.last_completion_tokens = res.usage.get("completion_tokens")
+                elif self.error is not None:
+                    stats.failed += 1
+                else:
+                    stats.cancelled += 1
+                    stats.last_finish_reason = "cancel"
+                    stats.last_completion_tokens = None
+                self.slot.release(self.provider)

@@ -1,0 +1,283 @@
+"""OpenAI-compatible routes: POST /v1/chat/completions, POST /v1/completions, GET /v1/models[/{id}].
+
+Unknown request fields and features the C API cannot honour (n > 1, logprobs, response_format other than text,
+a forced tool_choice...) are refused with 400 naming the field, never ignored. Unset ``temperature`` keeps the
+model's own generation config (GenAI's default), unlike OpenAI's sampling at 1.0.
+"""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any, Dict, List, Optional
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from .errors import HTTPError, bad_request
+from .generation import Ask, Generation
+from .http import CleanupStreamingResponse, endpoint, read_json
+
+IGNORED = {"user", "store", "metadata", "service_tier", "parallel_tool_calls", "modalities"}
+COMMON = {"model", "stream", "stream_options", "max_tokens", "temperature", "top_p", "seed", "stop", "n",
+          "presence_penalty", "frequency_penalty", "logprobs", "top_logprobs", "logit_bias"} | IGNORED
+CHAT_FIELDS = COMMON | {"messages", "max_completion_tokens", "tools", "tool_choice", "response_format"}
+COMPLETION_FIELDS = COMMON | {"prompt", "echo", "suffix", "best_of"}
+
+
+def _check_fields(body: Dict[str, Any], known: set) -> None:
+    for name in body:
+        if name not in known:
+            raise bad_request(f"unknown or unsupported parameter {name!r}", name, "unknown_parameter")
+
+
+def _options(body: Dict[str, Any], chat: bool) -> Dict[str, Any]:
+    """Ollama-style provider options from OpenAI fields; refuses what cannot be honoured."""
+    n = body.get("n")
+    if n is not None and n != 1:
+        raise bad_request(f"n={n!r} is not supported: one pipeline returns one answer per request; send n "
+                          "requests", "n", "unsupported_parameter")
+    if body.get("logprobs") or body.get("top_logprobs") is not None:
+        raise bad_request("logprobs are not available through the GenAI C API", "logprobs", "unsupported_parameter")
+    if body.get("logit_bias"):
+        raise bad_request("logit_bias is not available through the GenAI C API", "logit_bias",
+                          "unsupported_parameter")
+    if body.get("modalities") not in (None, ["text"]):
+        raise bad_request("only the text modality is supported", "modalities", "unsupported_parameter")
+    opts: Dict[str, Any] = {}
+    limit = body.get("max_completion_tokens") if chat and body.get("max_completion_tokens") is not None \
+        else body.get("max_tokens")
+    if limit is not None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise bad_request(f"max_tokens must be a positive integer, got {limit!r}", "max_tokens")
+        opts["num_predict"] = limit
+    for src, dst in (("temperature", "temperature"), ("top_p", "top_p"), ("seed", "seed"), ("stop", "stop"),
+                     ("presence_penalty", "presence_penalty"), ("frequency_penalty", "frequency_penalty")):
+        if body.get(src) is not None:
+            opts[dst] = body[src]
+    return opts
+
+
+def _text_of(content: Any, where: str) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for i, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind != "text" or not isinstance(part.get("text"), str):
+                raise bad_request(f"{where}.content[{i}]: only text parts are supported, got type {kind!r}",
+                                  "messages", "unsupported_content")
+            parts.append(part["text"])
+        return "".join(parts)
+    raise bad_request(f"{where}.content must be a string or a list of text parts", "messages")
+
+
+def _arguments(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def convert_messages(messages: Any) -> List[Dict[str, Any]]:
+    """OpenAI chat messages → the provider's message dicts (tool-call arguments as objects, as templates use)."""
+    if not isinstance(messages, list) or not messages:
+        raise bad_request("'messages' must be a non-empty list of message objects", "messages")
+    out: List[Dict[str, Any]] = []
+    for i, m in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+            raise bad_request(f"{where} must be an object with a string 'role'", "messages")
+        role = "system" if m["role"] == "developer" else m["role"]
+        if role not in ("system", "user", "assistant", "tool"):
+            raise bad_request(f"{where}: unknown role {m['role']!r}", "messages")
+        msg: Dict[str, Any] = {"role": role, "content": _text_of(m.get("content"), where)}
+        if role == "assistant" and m.get("tool_calls"):
+            calls = []
+            for c in m["tool_calls"]:
+                fn = c.get("function") if isinstance(c, dict) else None
+                if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+                    raise bad_request(f"{where}.tool_calls: each needs function.name", "messages")
+                call = {"type": "function", "function": {"name": fn["name"], "arguments": _arguments(fn.get("arguments"))}}
+                if c.get("id"):
+                    call["id"] = c["id"]
+                calls.append(call)
+            msg["tool_calls"] = calls
+        if role == "tool" and m.get("tool_call_id"):
+            msg["tool_call_id"] = m["tool_call_id"]
+        if m.get("name"):
+            msg["name"] = m["name"]
+        out.append(msg)
+    return out
+
+
+def _tools(body: Dict[str, Any]) -> Optional[List[Dict[str, Any]]]:
+    tools = body.get("tools")
+    choice = body.get("tool_choice")
+    if choice not in (None, "auto", "none"):
+        raise bad_request(f"tool_choice={choice!r} is not supported (only 'auto' and 'none'): the model cannot be "
+                          "forced to call a tool", "tool_choice", "unsupported_parameter")
+    if not tools or choice == "none":
+        return None
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        raise bad_request("'tools' must be a list of tool objects", "tools")
+    return tools
+
+
+def openai_tool_calls(calls: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    out = []
+    for c in calls:
+        fn = c.get("function", {})
+        args = fn.get("arguments")
+        out.append({"id": "call_" + uuid.uuid4().hex[:24], "type": "function",
+                    "function": {"name": fn.get("name"),
+                                 "arguments": args if isinstance(args, str) else json.dumps(args)}})
+    return out
+
+
+def _sse(obj: Any) -> bytes:
+    return b"data: " + json.dumps(obj, ensure_ascii=False).encode() + b"\n\n"
+
+
+class OpenAIRoutes:
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+    def routes(self) -> List[Route]:
+        return [Route("/v1/chat/completions", self.chat, methods=["POST"]),
+                Route("/v1/completions", self.completions, methods=["POST"]),
+                Route("/v1/models", self.models, methods=["GET"]),
+                Route("/v1/models/{model:path}", self.model, methods=["GET"])]
+
+    async def _start(self, body: Dict[str, Any], ask: Ask) -> Generation:
+        return await Generation.start(self.state.registry, body.get("model"), ask, self.state.config.request_timeout)
+
+    @endpoint(ollama=False)
+    async def chat(self, request: Request) -> Response:
+        body = await read_json(request, self.state.config.max_body_bytes)
+        _check_fields(body, CHAT_FIELDS)
+        fmt = body.get("response_format")
+        if fmt is not None and (not isinstance(fmt, dict) or fmt.get("type") != "text"):
+            kind = fmt.get("type") if isinstance(fmt, dict) else fmt
+            raise bad_request(f"response_format {kind!r} is not supported (only 'text'): constrained output is not "
+                              "available through the GenAI C API", "response_format", "unsupported_parameter")
+        ask = Ask(convert_messages(body.get("messages")), tools=_tools(body), options=_options(body, chat=True))
+        gen = await self._start(body, ask)
+        return await self._answer(request, body, gen, chat=True, tools=bool(ask.tools))
+
+    @endpoint(ollama=False)
+    async def completions(self, request: Request) -> Response:
+        body = await read_json(request, self.state.config.max_body_bytes)
+        _check_fields(body, COMPLETION_FIELDS)
+        prompt = body.get("prompt")
+        if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
+            prompt = prompt[0]
+        if not isinstance(prompt, str):
+            raise bad_request("'prompt' must be a string (or a list of one string); token-id prompts and batches "
+                              "are not supported", "prompt")
+        for name, ok in (("echo", not body.get("echo")), ("suffix", not body.get("suffix")),
+                         ("best_of", body.get("best_of") in (None, 1))):
+            if not ok:
+                raise bad_request(f"{name} is not supported", name, "unsupported_parameter")
+        gen = await self._start(body, Ask(prompt, options=_options(body, chat=False)))
+        return await self._answer(request, body, gen, chat=False, tools=False)
+
+    async def _answer(self, request: Request, body: Dict[str, Any], gen: Generation, chat: bool,
+                      tools: bool) -> Response:
+        cid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
+        created = int(time.time())
+        model = gen.slot.name
+        if not body.get("stream"):
+            try:
+                res = await gen.collect(request.receive)
+            finally:
+                await gen.close()
+            if res is None:
+                return Response(status_code=499)
+            usage = dict(res.usage)
+            if chat:
+                message: Dict[str, Any] = {"role": "assistant", "content": res.text}
+                if res.tool_calls:
+                    message["tool_calls"] = openai_tool_calls(res.tool_calls)
+                    message["content"] = res.text or None
+                choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": res.finish_reason}
+            else:
+                choice = {"index": 0, "text": res.text, "logprobs": None, "finish_reason": res.finish_reason}
+            return JSONResponse({"id": cid, "object": "chat.completion" if chat else "text_completion",
+                                 "created": created, "model": model, "choices": [choice], "usage": usage})
+        so = body.get("stream_options") or {}
+        include_usage = isinstance(so, dict) and bool(so.get("include_usage"))
+        obj = "chat.completion.chunk" if chat else "text_completion"
+
+        def chunk(delta: Optional[Dict[str, Any]] = None, text: Optional[str] = None,
+                  finish: Optional[str] = None) -> Dict[str, Any]:
+            c: Dict[str, Any] = {"index": 0, "logprobs": None, "finish_reason": finish}
+            if chat:
+                c["delta"] = delta or {}
+            else:
+                c["text"] = text or ""
+            return {"id": cid, "object": obj, "created": created, "model": model, "choices": [c]}
+
+        async def events():
+            try:
+                if chat:
+                    yield _sse(chunk({"role": "assistant", "content": ""}))
+                while True:
+                    try:
+                        piece = await gen.next_chunk()
+                    except Exception as exc:
+                        from .errors import openai_body, to_http
+
+                        yield _sse(openai_body(to_http(exc)))
+                        break
+                    if piece is None:
+                        res = gen.result
+                        reason = res.finish_reason if res else "stop"
+                        if tools and res is not None:  # buffered: the text may have been a tool call
+                            delta: Dict[str, Any] = {}
+                            if res.text:
+                                delta["content"] = res.text
+                            if res.tool_calls:
+                                delta["tool_calls"] = [dict(c, index=i) for i, c in
+                                                       enumerate(openai_tool_calls(res.tool_calls))]
+                            yield _sse(chunk(delta))
+                        yield _sse(chunk(finish=reason))
+                        if include_usage and res is not None:
+                            yield _sse({"id": cid, "object": obj, "created": created, "model": model,
+                                        "choices": [], "usage": dict(res.usage)})
+                        break
+                    if not tools and piece:
+                        yield _sse(chunk({"content": piece}, text=piece))
+                yield b"data: [DONE]\n\n"
+            finally:
+                await gen.close()
+
+        return CleanupStreamingResponse(events(), gen.close, media_type="text/event-stream",
+                                        headers={"Cache-Control": "no-cache"})
+
+    @endpoint(ollama=False)
+    async def models(self, request: Request) -> Response:
+        data = [self._model_obj(e) for e in self.state.registry.entries()]
+        return JSONResponse({"object": "list", "data": data})
+
+    @endpoint(ollama=False)
+    async def model(self, request: Request) -> Response:
+        name, _path = self.state.registry.resolve(request.path_params["model"])
+        for e in self.state.registry.entries():
+            if e.name == name:
+                return JSONResponse(self._model_obj(e))
+        raise HTTPError(404, f"no model named {name!r}", "model", "model_not_found")
+
+    @staticmethod
+    def _model_obj(entry: Any) -> Dict[str, Any]:
+        try:
+            created = int(entry.path.stat().st_mtime)
+        except OSError:
+            created = 0
+        return {"id": entry.name, "object": "model", "created": created, "owned_by": "ovgenai_c"}

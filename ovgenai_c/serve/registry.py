@@ -1,0 +1,212 @@
+"""Which models the server serves, and the pipelines behind each: a :class:`ModelSlot` per loaded model holds
+``parallel`` providers (each with its own session pool, so its own pipeline) and a bounded FIFO of waiting
+requests. Runs on the server's event loop; provider work happens in worker threads."""
+from __future__ import annotations
+
+import collections
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Deque, Dict, List, Optional
+
+import anyio
+
+from ..provider import Catalog, ModelEntry, Provider, SessionPool
+from ..provider.errors import CatalogError
+from .config import ServeConfig
+from .errors import HTTPError, QueueFullError, RequestTimeoutError
+
+ProviderFactory = Callable[[Path, int], Any]  # (model path, pipeline index) -> Provider
+
+
+def default_provider_factory(library: Any = None) -> ProviderFactory:
+    def make(path: Path, index: int) -> Provider:
+        return Provider(path, library=library, pool=SessionPool(ttl=None, max_resident=1))
+    return make
+
+
+@dataclass
+class SlotStats:
+    requests: int = 0
+    completed: int = 0
+    cancelled: int = 0
+    failed: int = 0
+    rejected: int = 0
+    last_finish_reason: Optional[str] = None
+    last_completion_tokens: Optional[int] = None
+
+
+class _Waiter:
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.provider: Any = None
+        self.gone = False
+
+
+class ModelSlot:
+    """The pipelines of one model and the requests waiting for them."""
+
+    def __init__(self, name: str, path: Path, providers: List[Any], max_queue: int) -> None:
+        self.name = name
+        self.path = path
+        self.providers = providers
+        self.max_queue = max_queue
+        self._free: Deque[Any] = collections.deque(providers)
+        self._waiters: Deque[_Waiter] = collections.deque()
+        self.stats = SlotStats()
+        self.last_used = time.monotonic()
+        self.loaded_at = time.time()
+
+    @property
+    def running(self) -> int:
+        return len(self.providers) - len(self._free)
+
+    @property
+    def waiting(self) -> int:
+        return sum(1 for w in self._waiters if not w.gone and w.provider is None)
+
+    @property
+    def busy(self) -> bool:
+        return self.running > 0 or self.waiting > 0
+
+    async def acquire(self, timeout: Optional[float]) -> Any:
+        """A free provider; waits in FIFO order. Full queue → 429; waiting past ``timeout`` → 504."""
+        self.stats.requests += 1
+        self.last_used = time.monotonic()
+        if self._free and not self.waiting:
+            return self._free.popleft()
+        if self.waiting >= self.max_queue:
+            self.stats.rejected += 1
+            raise QueueFullError(self.name, self.running, self.waiting)
+        waiter = _Waiter()
+        self._waiters.append(waiter)
+        try:
+            with anyio.fail_after(timeout):
+                await waiter.event.wait()
+            return waiter.provider
+        except BaseException as exc:
+            if waiter.provider is not None:
+                self.release(waiter.provider)  # handed over just as we gave up: pass it on
+            else:
+                waiter.gone = True
+                try:
+                    self._waiters.remove(waiter)
+                except ValueError:
+                    pass
+            if isinstance(exc, TimeoutError):
+                raise RequestTimeoutError(timeout or 0.0, "waiting in the queue") from None
+            raise
+
+    def release(self, provider: Any) -> None:
+        """Give a provider back: to the first waiter still waiting, else to the free list."""
+        self.last_used = time.monotonic()
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.gone:
+                waiter.provider = provider
+                waiter.event.set()
+                return
+        self._free.append(provider)
+
+    def sessions(self) -> List[Dict[str, Any]]:
+        out: List[Dict[str, Any]] = []
+        for p in self.providers:
+            pool = getattr(p, "pool", None)
+            out.extend(pool.sessions() if pool is not None else [])
+        return out
+
+    def close(self) -> None:
+        for p in self.providers:
+            pool = getattr(p, "pool", None)
+            if pool is not None:
+                pool.close(timeout=30.0)
+
+
+class ModelRegistry:
+    """Model names → slots. Names are catalog names (``--models-root``); no name (or the default model's name)
+    is the default model; an Ollama-style ``:latest`` tag is ignored."""
+
+    def __init__(self, config: ServeConfig, factory: ProviderFactory) -> None:
+        self.config = config
+        self.catalog = Catalog(config.models_root)
+        self.factory = factory
+        self.default_path = Path(config.default_model) if config.default_model is not None else None
+        self.default_name = self._name_for(self.default_path) if self.default_path is not None else None
+        self._slots: Dict[str, ModelSlot] = {}
+        self._lock = anyio.Lock()
+
+    def _name_for(self, path: Path) -> str:
+        root = os.path.realpath(self.catalog.root)
+        real = os.path.realpath(path)
+        if real.startswith(root.rstrip(os.sep) + os.sep):
+            return Path(os.path.relpath(real, root)).as_posix()
+        return path.parent.name if path.name == "ir" else path.name
+
+    def entries(self) -> List[ModelEntry]:
+        """Every servable model: the catalog's, plus the default model when it lives elsewhere."""
+        items = self.catalog.list()
+        if self.default_path is not None and self.default_name not in {e.name for e in items}:
+            from ..provider.model_info import model_format
+
+            fmt = model_format(self.default_path) or "ir"
+            items.insert(0, self.catalog._entry(self.default_name, self.default_path, fmt))  # type: ignore[arg-type]
+        return items
+
+    def resolve(self, name: Optional[str]) -> "tuple[str, Path]":
+        """(canonical name, path) of a requested model; unknown → :class:`CatalogError` (404)."""
+        if name is not None and not isinstance(name, str):
+            raise HTTPError(400, f"'model' must be a string, got {type(name).__name__}", "model")
+        text = (name or "").strip()
+        if text.endswith(":latest"):
+            text = text[: -len(":latest")]
+        if not text or text == self.default_name:
+            if self.default_path is None:
+                raise CatalogError("no model was named and the server has no default model")
+            return self.default_name, self.default_path  # type: ignore[return-value]
+        if text in self._slots:
+            return text, self._slots[text].path
+        entry = self.catalog.resolve(text)
+        return entry.name, entry.path
+
+    async def slot(self, name: Optional[str]) -> ModelSlot:
+        canonical, path = self.resolve(name)
+        async with self._lock:
+            slot = self._slots.get(canonical)
+            if slot is not None:
+                return slot
+            if len(self._slots) >= self.config.max_loaded_models:
+                idle = sorted((s for s in self._slots.values() if not s.busy), key=lambda s: s.last_used)
+                if not idle:
+                    raise HTTPError(503, f"cannot load {canonical!r}: {len(self._slots)} model(s) are loaded and "
+                                         "all are busy (--max-loaded-models)", "model", "server_busy")
+                gone = idle[0]
+                del self._slots[gone.name]
+                await anyio.to_thread.run_sync(gone.close)
+            return await anyio.to_thread.run_sync(self._make_slot, canonical, path)
+
+    def _make_slot(self, name: str, path: Path) -> ModelSlot:
+        slot = ModelSlot(name, path, [self.factory(path, i) for i in range(self.config.parallel)],
+                         self.config.max_queue)
+        self._slots[name] = slot
+        return slot
+
+    def preload_default(self) -> Optional[ModelSlot]:
+        """Create the default model's slot and load its pipelines now (before serving; not on the event loop)."""
+        if self.default_path is None:
+            return None
+        slot = self._slots.get(self.default_name) or self._make_slot(self.default_name, self.default_path)  # type: ignore[arg-type]
+        for p in slot.providers:
+            p.load()
+        return slot
+
+    def loaded(self) -> List[ModelSlot]:
+        return list(self._slots.values())
+
+    def get_loaded(self, name: str) -> Optional[ModelSlot]:
+        return self._slots.get(name)
+
+    def close(self) -> None:
+        for s in list(self._slots.values()):
+            s.close()
+        self._slots.clear()

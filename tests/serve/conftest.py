@@ -1,0 +1,41 @@
+"""Fixtures of the server tests: skipped without the serve extra or the bundled backend."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+pytest.importorskip("httpx")
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY_IR = ROOT / "tests" / "fixtures" / "tiny" / "ir"
+
+
+@pytest.fixture(scope="session")
+def bundled():
+    from ovgenai_c import _loader
+    from testsupport import bundled_library_path
+
+    p = bundled_library_path()
+    if p is not None and p.is_file():
+        return _loader.open_library(str(p))
+    pytest.skip("the bundled backend is not built")
+
+
+@pytest.fixture(scope="session")
+def tiny_root(tmp_path_factory) -> Path:
+    """A models root holding copies of the tiny fixture model as ``tiny`` and ``other/tiny`` (copies: the catalog
+    refuses symlinks that leave the root)."""
+    root = tmp_path_factory.mktemp("models")
+    shutil.copytree(TINY_IR, root / "tiny")
+    shutil.copytree(TINY_IR, root / "other" / "tiny")
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _no_device_env(monkeypatch):
+    monkeypatch.delenv("OVGENAI_DEVICE", raising=False)
+    monkeypatch.delenv("OVGENAI_C_API_KEY", raising=False)
