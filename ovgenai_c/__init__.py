@@ -14,6 +14,7 @@ from .errors import (ConfigError, DeviceError, GenAIError, GenerationTimeoutErro
                      ModelNotFoundError, NotSupportedError, PipelineClosedError)
 from .config import GenerationConfig, StopCriteria
 from .chat import ChatHistory
+from .scheduler import SchedulerConfig
 from .results import DecodedResults, MeanStdPair, PerfMetrics
 from ._streaming import StreamingStatus
 from ._loader import library_info, load_library
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "LLMPipeline", "TextStream", "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "PerfMetrics",
+    "SchedulerConfig",
     "MeanStdPair", "StreamingStatus", "library_info", "load_library", "GenAIError", "ConfigError", "DeviceError",
     "GenerationTimeoutError", "LibraryNotFoundError", "ModelNotFoundError", "NotSupportedError",
     "PipelineClosedError",

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -94,6 +95,13 @@ private:
     std::vector<int64_t> kv_tokens_;  // exactly the tokens whose keys/values are in the model state
     size_t kv_batch_ = 1;
     bool stream_text_ = true;
+
+    // SchedulerConfig of the PA engine (OVGENAI_C_* create properties); the defaults are GenAI's
+    // latency-oriented config, which its LLMPipeline uses on CPU when no scheduler_config is given.
+    size_t max_batched_tokens_ = std::numeric_limits<size_t>::max();
+    bool split_fuse_ = true;
+    size_t max_num_seqs_ = 256;
+    bool prefix_caching_ = true;
 };
 
 }  // namespace ovgc
