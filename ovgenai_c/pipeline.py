@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from . import _loader, chat as _chat, config as _config, errors, results as _results
+from .scheduler import scheduler_properties
 from ._owner import Job, OwnerThread
 from ._streaming import StreamBridge, StreamingStatus, make_streamer_struct
 from .chat import ChatHistory
@@ -206,7 +207,11 @@ class LLMPipeline:
             raise errors.DeviceError(f"malformed device name {device!r} (expected e.g. 'CPU', 'GPU.0', 'AUTO:GPU,CPU')")
         if config is not None and not isinstance(config, dict):
             raise errors.InvalidParameterError(f"config must be a dict of properties, not {type(config).__name__}")
-        props = property_strings({**(config or {}), **properties})
+        merged = {**(config or {}), **properties}
+        sched = merged.pop("scheduler_config", None)
+        props = property_strings(merged)
+        if sched is not None:  # selects PagedAttention, as in GenAI (ATTENTION_BACKEND=PA wins)
+            props = [kv for kv in props if kv[0] != "ATTENTION_BACKEND"] + scheduler_properties(sched, lib.kind)
         self.models_path = path
         self.device = device
         self.properties = dict(props)

@@ -147,3 +147,24 @@ def test_scheduler_keys_select_pa_over_sdpa(api, create_pipe, tiny_dir):
         assert r.status != 0 and "did not fit in the KV cache" in api.last_error()
     finally:
         next(gen, None)
+
+
+def test_llm_pipeline_scheduler_config_keyword_end_to_end(og, smol_dir):
+    """ovgenai_c.LLMPipeline(path, "CPU", scheduler_config=...) as upstream's benchmark_genai sample builds it,
+    with ATTENTION_BACKEND=SDPA also given (scheduler_config wins, as in GenAI)."""
+    import ovgenai_c
+
+    cfg = ovgenai_c.SchedulerConfig()
+    cfg.enable_prefix_caching = False
+    cfg.max_num_batched_tokens = 16
+    theirs = og.SchedulerConfig()
+    theirs.enable_prefix_caching = False
+    theirs.max_num_batched_tokens = 16
+    oracle = og.LLMPipeline(str(smol_dir), "CPU", scheduler_config=theirs)
+    with ovgenai_c.LLMPipeline(str(smol_dir), "CPU", scheduler_config=cfg, ATTENTION_BACKEND="SDPA") as pipe:
+        assert pipe.properties["OVGENAI_C_MAX_NUM_BATCHED_TOKENS"] == "16"
+        assert pipe.properties["ATTENTION_BACKEND"] == "PA"
+        for p in (LONG_PROMPT[:600], "Why is the sky blue?"):
+            assert str(pipe.generate(p, max_new_tokens=20)) == oracle.generate([p], max_new_tokens=20).texts[0]
+    with pytest.raises(ovgenai_c.NotSupportedError, match="use_cache_eviction"):
+        ovgenai_c.LLMPipeline(str(smol_dir), "CPU", scheduler_config=ovgenai_c.SchedulerConfig(use_cache_eviction=True))
