@@ -168,3 +168,21 @@ def test_llm_pipeline_scheduler_config_keyword_end_to_end(og, smol_dir):
             assert str(pipe.generate(p, max_new_tokens=20)) == oracle.generate([p], max_new_tokens=20).texts[0]
     with pytest.raises(ovgenai_c.NotSupportedError, match="use_cache_eviction"):
         ovgenai_c.LLMPipeline(str(smol_dir), "CPU", scheduler_config=ovgenai_c.SchedulerConfig(use_cache_eviction=True))
+
+
+@pytest.mark.parametrize("fields", [dict(do_sample=True, num_return_sequences=4, rng_seed=1),
+                                    dict(num_beams=4, num_return_sequences=2)])
+def test_more_sequences_than_the_batch_is_dropped_as_in_genai(api, create_pipe, og, smol_dir, fields):
+    gen, oracle = _pair(api, create_pipe, og, smol_dir, max_num_batched_tokens=2)
+    pipe = next(gen)
+    try:
+        with pytest.raises(RuntimeError, match="did not fit"):
+            oracle.generate(["Hi there"], max_new_tokens=5, **fields)
+        r = generate(api, pipe, "Hi there", Config(api, max_new_tokens=5, **fields))
+        assert r.status != 0
+        assert "need more than SchedulerConfig max_num_batched_tokens (2)" in api.last_error()
+        r = generate(api, pipe, "Hi there", Config(api, max_new_tokens=5))  # one sequence fits: 2-token chunks
+        assert r.status == 0, api.last_error()
+        assert r.text == oracle.generate(["Hi there"], max_new_tokens=5).texts[0]
+    finally:
+        next(gen, None)

@@ -793,6 +793,10 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     auto feed_step = [&](const std::vector<int64_t>& step_ids, const std::vector<int32_t>& parents, size_t total_len) {
         const size_t B = step_ids.size();
         if (paged_) {
+            if (B > max_batched_tokens_)  // GenAI's scheduler then schedules nothing and drops the request
+                throw std::runtime_error("the request was dropped: " + std::to_string(B) +
+                                         " sequences need more than SchedulerConfig max_num_batched_tokens (" +
+                                         std::to_string(max_batched_tokens_) + ") tokens per step");
             paged_->prepare_decode(step_ids, parents);
             return;
         }
