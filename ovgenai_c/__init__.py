@@ -14,6 +14,7 @@ from .errors import (ConfigError, DeviceError, GenAIError, GenerationTimeoutErro
                      ModelNotFoundError, NotSupportedError, PipelineClosedError)
 from .config import GenerationConfig, StopCriteria
 from .chat import ChatHistory
+from .scheduler import SchedulerConfig
 from .results import DecodedResults, DecodedText, GenerationFinishReason, MeanStdPair, PerfMetrics, RawPerfMetrics
 from ._streaming import StreamingStatus
 from ._loader import library_info, load_library
@@ -50,7 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "LLMPipeline", "TextStream", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
     "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "PerfMetrics",
-    "RawPerfMetrics", "GenerationFinishReason", "draft_model",
+    "RawPerfMetrics", "GenerationFinishReason", "draft_model", "SchedulerConfig",
     "MeanStdPair", "StreamingStatus", "library_info", "load_library", "GenAIError", "ConfigError", "DeviceError",
     "GenerationTimeoutError", "LibraryNotFoundError", "ModelNotFoundError", "NotSupportedError",
     "PipelineClosedError",

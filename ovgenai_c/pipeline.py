@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from . import _loader, chat as _chat, config as _config, errors, results as _results
+from .scheduler import scheduler_properties
 from ._owner import Job, OwnerThread
 from ._streaming import StreamBridge, StreamingStatus, make_streamer_struct, token_callback
 from .chat import ChatHistory
@@ -333,9 +334,12 @@ class LLMPipeline:
             raise errors.DeviceError(f"malformed device name {device!r} (expected e.g. 'CPU', 'GPU.0', 'AUTO:GPU,CPU')")
         if config is not None and not isinstance(config, dict):
             raise errors.InvalidParameterError(f"config must be a dict of properties, not {type(config).__name__}")
-        all_props = {**(config or {}), **properties}
-        _refuse_unsupported_properties(all_props)
-        props = property_strings(all_props)
+        merged = {**(config or {}), **properties}
+        sched = merged.pop("scheduler_config", None)
+        _refuse_unsupported_properties(merged)
+        props = property_strings(merged)
+        if sched is not None:  # selects PagedAttention, as in GenAI (ATTENTION_BACKEND=PA wins)
+            props = [kv for kv in props if kv[0] != "ATTENTION_BACKEND"] + scheduler_properties(sched, lib.kind)
         self.models_path = path
         self.device = device
         self.properties = dict(props)

@@ -185,16 +185,65 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     std::string backend = OVGC_DEFAULT_ATTENTION_BACKEND;
     if (const char* env = std::getenv("OVGENAI_C_BUNDLED_ATTENTION_BACKEND"); env && *env)
         backend = env;
+    // SchedulerConfig fields (ovgenai_c.scheduler): any of them selects PA, as scheduler_config does in GenAI.
+    bool scheduler_config = false;
+    size_t num_kv_blocks = 0, cache_size_gb = 0;
+    auto size_value = [](const std::string& key, const std::string& v) -> size_t {
+        size_t pos = 0;
+        unsigned long long n = 0;
+        try {
+            if (v.empty() || v[0] == '-')
+                throw std::invalid_argument(v);
+            n = std::stoull(v, &pos, 10);
+        } catch (const std::exception&) {
+            pos = 0;
+        }
+        if (pos == 0 || pos != v.size())
+            throw std::invalid_argument(key + " must be a non-negative integer, got '" + v + "'");
+        return static_cast<size_t>(n);
+    };
+    auto flag_value = [](const std::string& key, const std::string& v) -> bool {
+        if (v == "YES" || v == "true" || v == "True" || v == "1")
+            return true;
+        if (v == "NO" || v == "false" || v == "False" || v == "0")
+            return false;
+        throw std::invalid_argument(key + " must be YES or NO, got '" + v + "'");
+    };
     for (auto& [k, v] : properties) {
         if (k == "ATTENTION_BACKEND") {
             backend = v;
+            continue;
+        }
+        if (k.rfind("OVGENAI_C_", 0) == 0) {
+            if (k == "OVGENAI_C_MAX_NUM_BATCHED_TOKENS")
+                max_batched_tokens_ = size_value(k, v);
+            else if (k == "OVGENAI_C_DYNAMIC_SPLIT_FUSE")
+                split_fuse_ = flag_value(k, v);
+            else if (k == "OVGENAI_C_MAX_NUM_SEQS")
+                max_num_seqs_ = size_value(k, v);
+            else if (k == "OVGENAI_C_ENABLE_PREFIX_CACHING")
+                prefix_caching_ = flag_value(k, v);
+            else if (k == "OVGENAI_C_NUM_KV_BLOCKS")
+                num_kv_blocks = size_value(k, v);
+            else if (k == "OVGENAI_C_CACHE_SIZE")
+                cache_size_gb = size_value(k, v);
+            else
+                throw std::invalid_argument("unknown bundled-backend property '" + k + "'");
+            scheduler_config = true;
             continue;
         }
         compile_props[k] = v;
     }
     if (backend != "SDPA" && backend != "PA")
         throw std::invalid_argument("ATTENTION_BACKEND must be SDPA or PA, got '" + backend + "'");
-    const bool use_pa = backend == "PA";
+    const bool use_pa = backend == "PA" || scheduler_config;
+    if (scheduler_config) {
+        if (max_batched_tokens_ == 0)
+            throw std::invalid_argument("SchedulerConfig max_num_batched_tokens must be greater than 0");
+        if (cache_size_gb > std::numeric_limits<size_t>::max() / (1024ULL * 1024ULL * 1024ULL))
+            throw std::invalid_argument("SchedulerConfig cache_size " + std::to_string(cache_size_gb) +
+                                        " GB is larger than available memory size on the system");
+    }
 
     load_tokenizers_extension();
     tokenizer_ = std::make_unique<Tokenizer>(core(), dir);
@@ -244,7 +293,7 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
         throw std::runtime_error(std::string("compiling the model for device '") + device + "' failed: " + e.what());
     }
     if (use_pa)
-        paged_ = std::make_unique<PagedKV>(compiled, req_);
+        paged_ = std::make_unique<PagedKV>(compiled, req_, num_kv_blocks, cache_size_gb * 1024ULL * 1024ULL * 1024ULL);
     for (auto& out : compiled.outputs()) {
         auto& names = out.get_names();
         const auto& ps = out.get_partial_shape();
@@ -513,7 +562,7 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
     // Chat reuses the KV cache of the previous turn. With PA, plain generate calls also keep the previous
     // request's blocks and reuse whole blocks of a common prefix (as GenAI's default CPU pipeline, whose
     // latency-oriented scheduler config enables prefix caching).
-    if (chat_ || paged_) {
+    if ((chat_ && !paged_) || (paged_ && prefix_caching_)) {
         size_t p = 0;
         while (p < kv_tokens_.size() && p < full.size() && kv_tokens_[p] == full[p])
             ++p;
@@ -619,8 +668,30 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
 
     // ---- prefill
     if (paged_) {
-        paged_->prepare_prefill(full.data() + cached, feed);
+        // GenAI's scheduler: with dynamic_split_fuse the prompt goes in chunks of max_num_batched_tokens
+        // (from the first token not restored from the prefix cache); without it, whole or not at all.
+        if (!split_fuse_ && max_num_seqs_ > max_batched_tokens_)
+            throw std::invalid_argument("Max num batched tokens (" + std::to_string(max_batched_tokens_) +
+                                        ") must be greater or equal to max num sequences (" +
+                                        std::to_string(max_num_seqs_) + ")");
+        if (!split_fuse_ && feed > max_batched_tokens_)
+            throw std::invalid_argument("Sequence length (" + std::to_string(feed) +
+                                        ") is longer than max number of tokens in batch (" +
+                                        std::to_string(max_batched_tokens_) + ")");
+        float chunks_us = 0.0f;
+        size_t done = 0;
+        while (feed - done > max_batched_tokens_) {
+            paged_->prepare_prefill(full.data() + cached + done, max_batched_tokens_);
+            Timer t;
+            req_.start_async();
+            req_.wait();
+            chunks_us += t.us();
+            done += max_batched_tokens_;
+        }
+        paged_->prepare_prefill(full.data() + cached + done, feed - done);
         run_infer_sync();
+        perf.raw.token_infer_us.back() += chunks_us;  // the whole prefill is one first-token step
+        infer_total_us += chunks_us;
         perf.raw.batch_sizes.push_back(1);
         perf.num_input_tokens = prompt_len;  // as GenAI's PA pipeline: reused (prefix-cached) tokens still count
     } else {
@@ -763,6 +834,10 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     auto feed_step = [&](const std::vector<int64_t>& step_ids, const std::vector<int32_t>& parents, size_t total_len) {
         const size_t B = step_ids.size();
         if (paged_) {
+            if (B > max_batched_tokens_)  // GenAI's scheduler then schedules nothing and drops the request
+                throw std::runtime_error("the request was dropped: " + std::to_string(B) +
+                                         " sequences need more than SchedulerConfig max_num_batched_tokens (" +
+                                         std::to_string(max_batched_tokens_) + ") tokens per step");
             paged_->prepare_decode(step_ids, parents);
             return;
         }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -105,6 +106,13 @@ private:
     bool stream_text_ = true;
     TokenCallback token_streamer_;
     size_t vocab_size_ = 0;  // 0: unknown (dynamic logits dimension)
+
+    // SchedulerConfig of the PA engine (OVGENAI_C_* create properties); the defaults are GenAI's
+    // latency-oriented config, which its LLMPipeline uses on CPU when no scheduler_config is given.
+    size_t max_batched_tokens_ = std::numeric_limits<size_t>::max();
+    bool split_fuse_ = true;
+    size_t max_num_seqs_ = 256;
+    bool prefix_caching_ = true;
 };
 
 }  // namespace ovgc

@@ -63,7 +63,8 @@ void PagedKV::transform(const std::shared_ptr<ov::Model>& model) {
     model->validate_nodes_and_infer_types();
 }
 
-PagedKV::PagedKV(const ov::CompiledModel& compiled, ov::InferRequest& req) : req_(&req) {
+PagedKV::PagedKV(const ov::CompiledModel& compiled, ov::InferRequest& req, size_t num_kv_blocks, size_t cache_bytes)
+    : req_(&req) {
     size_t value_block = 0;
     for (auto& in : compiled.inputs()) {
         const std::string name = in.get_any_name();
@@ -109,7 +110,14 @@ PagedKV::PagedKV(const ov::CompiledModel& compiled, ov::InferRequest& req) : req
         if (t.get_byte_size())
             std::memset(t.data(), 0, t.get_byte_size());
     }
-    grow(16);
+    size_t bytes_per_block = 0;
+    for (auto& c : caches_)
+        bytes_per_block += c.block_bytes;
+    limit_ = num_kv_blocks ? num_kv_blocks : (cache_bytes ? cache_bytes / bytes_per_block : 0);
+    if ((num_kv_blocks || cache_bytes) && limit_ == 0)
+        throw std::runtime_error("SchedulerConfig cache_size (" + std::to_string(cache_bytes) +
+                                 " bytes) holds no KV block of " + std::to_string(bytes_per_block) + " bytes");
+    grow(limit_ ? std::min<size_t>(16, limit_) : 16);
     reset();
 }
 
@@ -118,7 +126,15 @@ size_t PagedKV::used_blocks() const { return capacity_ - free_.size(); }
 void PagedKV::grow(size_t need_blocks) {
     if (need_blocks <= capacity_)
         return;
-    const size_t cap = std::max(need_blocks, capacity_ * 2);
+    if (limit_ && need_blocks > limit_)
+        throw std::runtime_error(
+            "the request was dropped because it did not fit in the KV cache: it needs more than " +
+            std::to_string(limit_) + " blocks of " + std::to_string(block_size_) +
+            " tokens (SchedulerConfig num_kv_blocks / cache_size). Increase cache_size / num_kv_blocks, or reduce "
+            "the prompt or generation length");
+    size_t cap = std::max(need_blocks, capacity_ * 2);
+    if (limit_)
+        cap = std::min(cap, limit_);
     for (auto& c : caches_) {
         ov::Shape shape{cap};
         shape.insert(shape.end(), c.block_shape.begin(), c.block_shape.end());

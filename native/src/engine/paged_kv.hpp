@@ -18,8 +18,11 @@ public:
     // the last token of every subsequence (a Gather before the lm_head MatMul fed by `sampled_tokens_indices`).
     static void transform(const std::shared_ptr<ov::Model>& model);
 
-    // Binds to the compiled model's inputs; allocates the caches (grown on demand).
-    PagedKV(const ov::CompiledModel& compiled, ov::InferRequest& req);
+    // Binds to the compiled model's inputs; allocates the caches (grown on demand). A fixed pool
+    // (SchedulerConfig num_kv_blocks, else cache_bytes / bytes of one block over all layers) caps the growth;
+    // 0 and 0: unlimited.
+    PagedKV(const ov::CompiledModel& compiled, ov::InferRequest& req, size_t num_kv_blocks = 0,
+            size_t cache_bytes = 0);
 
     void reset();               // drops every sequence; sequence 0 is empty
     void trim(size_t keep);     // sequence 0 keeps its first `keep` tokens (only when there is one sequence)
@@ -35,6 +38,7 @@ public:
     size_t block_size() const { return block_size_; }
     size_t capacity_blocks() const { return capacity_; }
     size_t used_blocks() const;
+    size_t block_limit() const { return limit_; }  // 0: unlimited
 
 private:
     struct Seq {
@@ -60,6 +64,7 @@ private:
     std::vector<std::pair<std::string, ov::element::Type>> extra_inputs_;  // neutral-valued inputs
     size_t block_size_ = 32;
     size_t capacity_ = 0;
+    size_t limit_ = 0;
     std::vector<int32_t> refcount_;
     std::vector<int32_t> free_;
     std::vector<Seq> seqs_;
