@@ -20,8 +20,8 @@ def render_api(api):
 
     path = bundled_library_path() or CDEFS.parent / "ovgenai_c" / "_bundled" / "libovgenai_c_bundled.so"
     ffi = cffi.FFI()
-    for name in ("00_ov_common.h", "90_ovgenai_c_bundled.h", "91_ovgenai_c_chat_template.h"):
-        ffi.cdef((CDEFS / name).read_text())
+    for header in sorted(CDEFS.glob("0*.h")) + sorted(CDEFS.glob("9*.h")):  # the extras use upstream's types
+        ffi.cdef(header.read_text())
     lib = ffi.dlopen(str(path))
     try:
         lib.ovgenai_c_bundled_render_chat_template
