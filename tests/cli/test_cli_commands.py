@@ -204,6 +204,17 @@ class Term:
     def send(self, text: str) -> None:
         os.write(self.fd, text.encode())
 
+    def __enter__(self) -> "Term":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Never leave the child behind, whatever the test did."""
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
     def wait(self, timeout: float = 20) -> int:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -223,8 +234,7 @@ class Term:
 
 def test_chat_in_a_pseudo_terminal_with_ctrl_c(double_lib_path, tmp_path, model):
     env = cli_env(double_lib_path, tmp_path)
-    term = Term(driver_args(double_lib_path, 150_000, "chat", str(model)), env)
-    try:
+    with Term(driver_args(double_lib_path, 150_000, "chat", str(model)), env) as term:
         term.expect("/reset clears the conversation")  # the banner, on a terminal only
         term.expect(">>> ")
         term.send("one two\r")
@@ -250,12 +260,6 @@ def test_chat_in_a_pseudo_terminal_with_ctrl_c(double_lib_path, tmp_path, model)
         term.expect("(conversation reset)")
         term.send("/exit\r")
         assert term.wait() == 0
-    finally:
-        try:
-            os.kill(term.pid, signal.SIGKILL)
-            os.waitpid(term.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
     assert b"Traceback" not in term.buf
     assert b"w39" not in term.buf.split(b"Echo: w0")[-1]  # the stopped answer did not run to the end
 
@@ -263,18 +267,11 @@ def test_chat_in_a_pseudo_terminal_with_ctrl_c(double_lib_path, tmp_path, model)
 def test_generate_ctrl_c_in_a_terminal(double_lib_path, tmp_path, model):
     env = cli_env(double_lib_path, tmp_path)
     words = " ".join(f"w{i}" for i in range(40))
-    term = Term(driver_args(double_lib_path, 150_000, "generate", str(model), words), env)
-    try:
+    with Term(driver_args(double_lib_path, 150_000, "generate", str(model), words), env) as term:
         term.expect("Echo: ")
         term.send("\x03")
         term.expect("[stopped]", timeout=5)
         assert term.wait() == 130
-    finally:
-        try:
-            os.kill(term.pid, signal.SIGKILL)
-            os.waitpid(term.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
     assert b"Traceback" not in term.buf
 
 
@@ -492,8 +489,7 @@ def test_bench_compare_hands_off_to_the_side_by_side_benchmark():
 def test_chat_terminal_editing_history_multiline_set_and_show(double_lib_path, tmp_path, model):
     log = tmp_path / "inputs.jsonl"
     env = cli_env(double_lib_path, tmp_path, OVD_LOG_INPUTS=str(log), TERM="xterm")
-    term = Term(driver_args(double_lib_path, 0, "chat", str(model), "-v"), env)
-    try:
+    with Term(driver_args(double_lib_path, 0, "chat", str(model), "-v"), env) as term:
         term.expect(f"Loading {model} on CPU")  # at once, before the load
         term.expect("/help for more")
         term.expect(">>> ")
@@ -523,12 +519,6 @@ def test_chat_terminal_editing_history_multiline_set_and_show(double_lib_path, t
         term.expect(">>> ")
         term.send("/exit\r")
         assert term.wait() == 0
-    finally:
-        try:
-            os.kill(term.pid, signal.SIGKILL)
-            os.waitpid(term.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
     assert b"Traceback" not in term.buf
     calls = [json.loads(x) for x in log.read_text().splitlines()]
     assert calls[0] == "Hi"  # the warm-up (a plain 2-token prompt), done before the first answer
@@ -545,20 +535,13 @@ def test_chat_history_is_recalled_in_the_next_session(double_lib_path, tmp_path,
     hist = Path(env["OVGENAI_C_CACHE"]) / "chat_history"
     hist.parent.mkdir(parents=True, exist_ok=True)
     hist.write_text("from last time\n")
-    term = Term(driver_args(double_lib_path, 0, "chat", str(model)), env)
-    try:
+    with Term(driver_args(double_lib_path, 0, "chat", str(model)), env) as term:
         term.expect(">>> ")
         term.send("\x1b[A\r")  # Up arrow: the last line of the earlier session
         term.expect("Echo: from last time")
         term.expect(">>> ")
         term.send("/exit\r")
         assert term.wait() == 0
-    finally:
-        try:
-            os.kill(term.pid, signal.SIGKILL)
-            os.waitpid(term.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
 
 
 def test_chat_piped_multiline_and_set(double_lib_path, tmp_path, model):
