@@ -165,6 +165,19 @@ def owned_pipe(api, create, path, *props):
     api.lib.ov_genai_llm_pipeline_free(pipe)
 
 
+def oracle_pair(api, create, path, engine):
+    """For a yield-fixture: (bundled pipeline, openvino_genai oracle) on `path` with the same ATTENTION_BACKEND,
+    both under the f32 precision hint (create adds it); the bundled pipeline is freed afterwards."""
+    import openvino_genai as og
+
+    from testsupport import PRECISION_HINT
+
+    gen = owned_pipe(api, create, path, "ATTENTION_BACKEND", engine)
+    pipe = next(gen)
+    yield pipe, og.LLMPipeline(str(path), "CPU", **PRECISION_HINT, ATTENTION_BACKEND=engine)
+    next(gen, None)
+
+
 def run_in_child(body: str, timeout: float = 600):
     """Runs `body` (Python source) in a child interpreter, for calls known to crash inside OpenVINO on some CPUs.
     The child has `api` (the bundled library over cffi), `create(path, *props)` (as the create_pipe fixture: the

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import Config, generate, owned_pipe
+from helpers import Config, generate, oracle_pair
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
 
 
 @pytest.fixture(scope="module", params=("SDPA", "PA"))
 def pair(api, create_pipe, smol_dir, request):
-    gen = owned_pipe(api, create_pipe, smol_dir, "ATTENTION_BACKEND", request.param)
-    pipe = next(gen)
-    yield pipe, og.LLMPipeline(str(smol_dir), "CPU", ATTENTION_BACKEND=request.param)
-    next(gen, None)
+    yield from oracle_pair(api, create_pipe, smol_dir, request.param)
 
 
 def test_apply_chat_template_false_matches_genai(api, pair):

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from helpers import Config, chat_history, generate_with_history, owned_pipe
+from helpers import Config, chat_history, generate_with_history, oracle_pair
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
 
@@ -34,18 +34,12 @@ def engine(request):
 
 @pytest.fixture(scope="module")
 def smol_pair(api, create_pipe, smol_dir, engine):
-    gen = owned_pipe(api, create_pipe, smol_dir, "ATTENTION_BACKEND", engine)
-    pipe = next(gen)
-    yield pipe, og.LLMPipeline(str(smol_dir), "CPU", ATTENTION_BACKEND=engine)
-    next(gen, None)
+    yield from oracle_pair(api, create_pipe, smol_dir, engine)
 
 
 @pytest.fixture(scope="module")
 def tiny_pair(api, create_pipe, tiny_dir, engine):
-    gen = owned_pipe(api, create_pipe, tiny_dir, "ATTENTION_BACKEND", engine)
-    pipe = next(gen)
-    yield pipe, og.LLMPipeline(str(tiny_dir), "CPU", ATTENTION_BACKEND=engine)
-    next(gen, None)
+    yield from oracle_pair(api, create_pipe, tiny_dir, engine)
 
 
 def _run_turns(api, pipe, oracle, questions, max_new, sampling, system=None):

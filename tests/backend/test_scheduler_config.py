@@ -11,6 +11,7 @@ import pytest
 
 from helpers import Config, generate, owned_pipe
 from ovgenai_c import scheduler as sched  # pure Python: loads nothing native
+from testsupport import PRECISION_HINT  # oracle and bundled under one precision (issue 11)
 
 LONG_PROMPT = ("Summarise the following notes in one sentence. " +
                " ".join(f"Note {i}: the {w} crossed the river at dawn and counted {i * 7} stones."
@@ -32,7 +33,7 @@ def _pair(api, create_pipe, og, smol_dir, **fields):
     theirs = og.SchedulerConfig()
     for k, v in fields.items():
         setattr(theirs, k, v)
-    oracle = og.LLMPipeline(str(smol_dir), "CPU", scheduler_config=theirs)
+    oracle = og.LLMPipeline(str(smol_dir), "CPU", **PRECISION_HINT, scheduler_config=theirs)
     return owned_pipe(api, create_pipe, smol_dir, *props), oracle
 
 
@@ -160,8 +161,8 @@ def test_llm_pipeline_scheduler_config_keyword_end_to_end(og, smol_dir):
     theirs = og.SchedulerConfig()
     theirs.enable_prefix_caching = False
     theirs.max_num_batched_tokens = 16
-    oracle = og.LLMPipeline(str(smol_dir), "CPU", scheduler_config=theirs)
-    with ovgenai_c.LLMPipeline(str(smol_dir), "CPU", scheduler_config=cfg, ATTENTION_BACKEND="SDPA") as pipe:
+    oracle = og.LLMPipeline(str(smol_dir), "CPU", **PRECISION_HINT, scheduler_config=theirs)
+    with ovgenai_c.LLMPipeline(str(smol_dir), "CPU", scheduler_config=cfg, **PRECISION_HINT, ATTENTION_BACKEND="SDPA") as pipe:
         assert pipe.properties["OVGENAI_C_MAX_NUM_BATCHED_TOKENS"] == "16"
         assert pipe.properties["ATTENTION_BACKEND"] == "PA"
         for p in (LONG_PROMPT[:600], "Why is the sky blue?"):

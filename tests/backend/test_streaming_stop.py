@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import Config, generate, make_streamer, owned_pipe, perf_dict
+from helpers import Config, generate, make_streamer, oracle_pair, perf_dict
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
 
@@ -23,11 +23,7 @@ def engine(request):
 @pytest.fixture(scope="module")
 def pipes(api, create_pipe, smol_dir, engine):
     """(bundled pipeline, GenAI oracle) with the same ATTENTION_BACKEND."""
-    gen = owned_pipe(api, create_pipe, smol_dir, "ATTENTION_BACKEND", engine)
-    pipe = next(gen)
-    oracle = og.LLMPipeline(str(smol_dir), "CPU", ATTENTION_BACKEND=engine)
-    yield pipe, oracle
-    next(gen, None)
+    yield from oracle_pair(api, create_pipe, smol_dir, engine)
 
 
 def _ours(api, pipe, prompt, k, status):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import Config, generate, make_streamer, owned_pipe, perf_dict
+from helpers import Config, generate, make_streamer, oracle_pair, perf_dict
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
 ov = pytest.importorskip("openvino")
@@ -22,10 +22,7 @@ def engine(request):
 
 @pytest.fixture(scope="module")
 def pair(api, create_pipe, smol_dir, engine):
-    gen = owned_pipe(api, create_pipe, smol_dir, "ATTENTION_BACKEND", engine)
-    pipe = next(gen)
-    yield pipe, og.LLMPipeline(str(smol_dir), "CPU", ATTENTION_BACKEND=engine)
-    next(gen, None)
+    yield from oracle_pair(api, create_pipe, smol_dir, engine)
 
 
 def _ids(oracle, text, chat=True):

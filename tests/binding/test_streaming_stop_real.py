@@ -9,6 +9,7 @@ import pytest
 
 import ovgenai_c
 from ovgenai_c import _loader
+from testsupport import PRECISION_HINT  # oracle and bundled under one precision (issue 11)
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
 
@@ -49,9 +50,9 @@ def test_python_streamer_gets_the_flush_after_stop(smollm2_ir, bundled_path, eng
         theirs.append(text)
         return getattr(og.StreamingStatus, status) if len(theirs) == k else og.StreamingStatus.RUNNING
 
-    with ovgenai_c.LLMPipeline(smollm2_ir, "CPU", library=bundled_path, ATTENTION_BACKEND=engine) as pipe:
+    with ovgenai_c.LLMPipeline(smollm2_ir, "CPU", library=bundled_path, **PRECISION_HINT, ATTENTION_BACKEND=engine) as pipe:
         r = pipe.generate(PROMPT, max_new_tokens=24, streamer=ours_cb)
-    o = og.LLMPipeline(smollm2_ir, "CPU", ATTENTION_BACKEND=engine).generate(
+    o = og.LLMPipeline(smollm2_ir, "CPU", **PRECISION_HINT, ATTENTION_BACKEND=engine).generate(
         [PROMPT], og.GenerationConfig(max_new_tokens=24), streamer=theirs_cb)
     assert len(ours) == k + 1  # the held-back text came after the STOP/CANCEL
     assert ours == theirs

@@ -3,7 +3,6 @@ convert a GGUF on every start), the GGUF only for the official library when no I
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import pytest
 
