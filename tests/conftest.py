@@ -35,3 +35,9 @@ def python_sigint_handler():
         yield
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers", "engine_explicit: the module picks the bundled attention engine(s) itself (both, or PA only), so "
+        "the test command's second pass on the SDPA engine skips it (-m 'not engine_explicit')")

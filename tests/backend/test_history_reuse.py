@@ -13,6 +13,7 @@ import pytest
 from helpers import Config, chat_history, generate_with_history, oracle_pair
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
+pytestmark = pytest.mark.engine_explicit  # runs its engines itself: once per test command
 
 ENGINES = ("SDPA", "PA")
 QUESTIONS = [

@@ -13,6 +13,8 @@ from helpers import Config, generate, owned_pipe
 from ovgenai_c import scheduler as sched  # pure Python: loads nothing native
 from testsupport import PRECISION_HINT  # oracle and bundled under one precision (issue 11)
 
+pytestmark = pytest.mark.engine_explicit  # PA only, whatever the default engine: once per test command
+
 LONG_PROMPT = ("Summarise the following notes in one sentence. " +
                " ".join(f"Note {i}: the {w} crossed the river at dawn and counted {i * 7} stones."
                         for i, w in enumerate(["fox", "heron", "otter", "wolf", "lynx", "crane", "badger", "stag",

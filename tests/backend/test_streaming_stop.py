@@ -9,6 +9,7 @@ import pytest
 from helpers import Config, generate, make_streamer, oracle_pair, perf_dict
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
+pytestmark = pytest.mark.engine_explicit  # runs its engines itself: once per test command
 
 PROMPT = "Write a short poem about the sea."
 ENGINES = ("SDPA", "PA")
