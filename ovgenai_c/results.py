@@ -24,8 +24,7 @@ _PAIRS = ("ttft", "tpot", "ipot", "throughput", "inference_duration", "generate_
 class RawPerfMetrics:
     """The samples behind the means, in microseconds, as ``openvino_genai.RawPerfMetrics``. The bundled backend
     gives every series (an extra); through the C ABI alone each call contributes one sample to the per-call
-    lists and the per-token lists stay empty, because no C getter carries them. ``sampling_durations`` is empty
-    on both (not measured)."""
+    lists and the per-token lists (``sampling_durations`` too) stay empty, because no C getter carries them."""
 
     generate_durations: List[float] = field(default_factory=list)
     tokenization_durations: List[float] = field(default_factory=list)
@@ -103,8 +102,14 @@ class PerfMetrics:
         return self._pair("chat_template_duration")
 
     def get_sampling_duration(self) -> MeanStdPair:
-        """Sampling time per token; NaN where the library does not report it (no C ABI getter)."""
-        return self.pairs.get("sampling_duration", MeanStdPair(math.nan, math.nan))
+        """Sampling time per step (ms) from the raw series (the bundled backend's); NaN where the library does
+        not report it (no C ABI getter)."""
+        samples = self.raw_metrics.sampling_durations
+        if not samples:
+            return MeanStdPair(math.nan, math.nan)
+        mean = sum(samples) / len(samples)
+        std = math.sqrt(sum((x - mean) ** 2 for x in samples) / len(samples))
+        return MeanStdPair(mean / 1000.0, std / 1000.0)
 
     def get_grammar_compiler_init_times(self) -> Dict[str, float]:
         """Structured output is not available through the C ABI: always empty."""
@@ -147,7 +152,8 @@ class PerfMetrics:
 
 
 _RAW_SERIES = ("generate_durations", "tokenization_durations", "detokenization_durations", "chat_template_durations",
-               "inference_durations", "token_infer_durations", "m_times_to_first_token", "m_durations",
+               "inference_durations", "token_infer_durations", "sampling_durations", "m_times_to_first_token",
+               "m_durations",
                "m_batch_sizes", "m_new_token_times")
 
 

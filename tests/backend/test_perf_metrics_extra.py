@@ -7,7 +7,7 @@ import pytest
 OK, NOT_FOUND, OUT_OF_BOUNDS, INVALID_C_PARAM = 0, -5, -6, -14
 SERIES = ("generate_durations", "tokenization_durations", "detokenization_durations", "chat_template_durations",
           "inference_durations", "token_infer_durations", "m_times_to_first_token", "m_durations", "m_batch_sizes",
-          "m_new_token_times")
+          "m_new_token_times", "sampling_durations")
 
 
 @pytest.fixture
@@ -47,6 +47,7 @@ def test_every_series_matches_the_mean_getters(api, metrics):
     assert lib.ov_genai_perf_metrics_get_ttft(metrics, mean, std) == OK
     assert got["m_times_to_first_token"][0] / 1000 == pytest.approx(mean[0], rel=1e-4)
     assert all(b > 0 for b in got["m_batch_sizes"])
+    assert len(got["sampling_durations"]) == 5 and all(d > 0 for d in got["sampling_durations"])  # one per step
 
 
 def test_two_call_convention_and_refusals(api, metrics):

@@ -32,6 +32,8 @@ bool raw_series(const ovgc::RawPerf& raw, const char* name, std::vector<double>&
         return take(raw.token_infer_us);
     if (!std::strcmp(name, "m_times_to_first_token"))
         return take(raw.ttft_us);
+    if (!std::strcmp(name, "sampling_durations"))
+        return take(raw.sampling_us);
     if (!std::strcmp(name, "m_durations"))
         return take(raw.durations_us);
     if (!std::strcmp(name, "m_batch_sizes"))

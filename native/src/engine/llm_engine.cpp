@@ -872,7 +872,12 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         GroupBeamSearch search(cfg, full, max_context_ ? std::min(max_new, max_context_ - prompt_len) : max_new,
                                match_stop_string);
         auto rows = [&](size_t row, size_t& vocab) -> const float* { return logits_row(row, vocab); };
-        search.select(rows);
+        auto timed_select = [&] {  // one sampling duration per step, as upstream's sampler records it
+            Timer t;
+            search.select(rows);
+            perf.raw.sampling_us.push_back(t.us());
+        };
+        timed_select();
         std::vector<int64_t> step_ids;
         std::vector<int32_t> parents;
         size_t total_len = prompt_len;
@@ -882,7 +887,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             run_step(1);  // upstream counts one generated token per beam-search step
             kv_batch_ = step_ids.size();
             ++total_len;
-            search.select(rows);
+            timed_select();
         }
         perf.raw.inference_us.push_back(infer_total_us);
         if (total_len != prompt_len) {
@@ -911,8 +916,10 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
 
     // ---- first token(s)
     {
+        Timer sampling;
         Seq root;
         auto toks = sample_for(root, 0, cfg.is_multinomial() ? cfg.num_return_sequences : 1);
+        perf.raw.sampling_us.push_back(sampling.us());
         for (auto& t : toks) {
             Seq s;
             s.row = 0;
@@ -964,12 +971,14 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         if (status != StreamStatus::Running && steps_done_after_stop == steps_after_stop)
             break;  // GenAI's last step for a stopped request: inferred and counted, its token dropped
 
+        Timer sampling;  // the whole step's sampling, as upstream's sampler records it
         for (size_t b = 0; b < B; ++b) {
             Seq& s = seqs[running[b]];
             s.row = b;
             auto toks = sample_for(s, b, 1);
             accept(s, toks[0]);
         }
+        perf.raw.sampling_us.push_back(sampling.us());
         if (streamer && seqs.size() == 1 && status == StreamStatus::Running)
             status = stream_pending(seqs[0]);
     }

@@ -56,6 +56,7 @@ void PerfMetrics::add(const PerfMetrics& r) {
     cat(raw.token_infer_us, r.raw.token_infer_us);
     cat(raw.ttft_us, r.raw.ttft_us);
     cat(raw.durations_us, r.raw.durations_us);
+    cat(raw.sampling_us, r.raw.sampling_us);
     raw.all_token_times.insert(raw.all_token_times.end(), r.raw.all_token_times.begin(), r.raw.all_token_times.end());
     raw.all_batch_sizes.insert(raw.all_batch_sizes.end(), r.raw.all_batch_sizes.begin(), r.raw.all_batch_sizes.end());
     num_generated_tokens += r.num_generated_tokens;

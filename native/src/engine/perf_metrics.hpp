@@ -21,6 +21,7 @@ struct RawPerf {
     std::vector<float> token_infer_us;      // one per infer request
     std::vector<float> ttft_us;             // one per generate call
     std::vector<float> durations_us;        // between consecutive token batches, per token
+    std::vector<float> sampling_us;         // one per sampling step (all sequences of the step)
     std::vector<size_t> batch_sizes;                // of the call in progress (finalize_call consumes them)
     std::vector<Clock::time_point> token_times;     // of the call in progress
     std::vector<size_t> all_batch_sizes;            // every finalized call's, kept (upstream's m_batch_sizes)
