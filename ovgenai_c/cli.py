@@ -248,6 +248,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
         raise CliError(f"generate takes [MODEL] PROMPT, got {len(words)} arguments; quote the prompt")
     if prompt == "-":
         prompt = sys.stdin.read().rstrip("\n")
+    served = _generate_on_server(args, model, prompt)
+    if served is not None:
+        return served
     provider = _provider(args, model, announce=sys.stderr.isatty())  # a person watching sees the load start
     load_s = provider.load()
     opts = _options(args)
@@ -273,6 +276,79 @@ def cmd_generate(args: argparse.Namespace) -> int:
     _out()
     if args.verbose and stream.result is not None:
         _err(_stats_line(stream.result, load_s))
+    return 0
+
+
+def _find_server(args: argparse.Namespace, model: Optional[str]) -> "tuple[Any, Dict[str, Any], Path]":
+    """(server, its entry for the model, model path) when a running ``ovgenai-c serve`` can answer for MODEL with
+    the same library and device; else ``server_client.ServerUnusable`` saying why."""
+    from . import server_client as sc
+
+    url, named = sc.server_url(getattr(args, "server", None))
+    if args.library and not named:
+        raise sc.ServerUnusable("--library was given (the server uses its own library)")
+    server = sc.find_server(url, named)
+    path = _resolve_model(args, model, None)
+    entry = server.model_for(str(path))
+    if entry is None:
+        raise sc.ServerUnusable(f"the server at {url} does not serve {path}")
+    want = args.device or os.environ.get("OVGENAI_DEVICE", "").strip() or None
+    if want and entry.get("device") and want != entry["device"]:
+        raise sc.ServerUnusable(f"the server runs {entry['name']} on {entry['device']}, not {want}")
+    return server, entry, path
+
+
+def _generate_on_server(args: argparse.Namespace, model: Optional[str], prompt: str) -> Optional[int]:
+    """Answer through a running server (the exit code), or None to load the model in-process."""
+    if getattr(args, "no_server", False):
+        return None
+    from . import server_client as sc
+
+    try:
+        server, entry, path = _find_server(args, model)
+    except sc.ServerUnusable as exc:
+        if args.verbose:
+            _err(f"[in-process: {exc}]")
+        return None
+    body: Dict[str, Any] = {"model": entry["name"], "prompt": prompt, "options": _options(args)}
+    if args.system:
+        body["system"] = args.system
+    try:
+        answer = server.generate(body)
+    except sc.ServerError as exc:
+        raise CliError(str(exc)) from None
+    pieces: List[str] = []
+    try:
+        for chunk in answer:
+            if args.json or args.no_stream:
+                pieces.append(chunk)
+            else:
+                _out(chunk, end="")
+    except KeyboardInterrupt:
+        answer.close()
+        if not (args.json or args.no_stream):
+            _out()
+            _err("[stopped]")
+        return EXIT_INTERRUPTED
+    except (sc.ServerError, OSError, ValueError) as exc:
+        if not (args.json or args.no_stream):
+            _out()
+        raise CliError(f"{exc}" if isinstance(exc, sc.ServerError) else f"the server at {server.url} failed: {exc}")
+    extra = (answer.final or {}).get("ovgenai_c") or {}
+    if args.json:
+        doc = {"model": str(path), "format": entry.get("format"), "device": entry.get("device"),
+               "library_kind": entry.get("library_kind"), "text": "".join(pieces),
+               "finish_reason": extra.get("finish_reason"), "usage": extra.get("usage"), "perf": extra.get("perf"),
+               "server": server.url}
+        _out(json.dumps(doc, indent=2, ensure_ascii=False))
+        return 0
+    _out("".join(pieces) if args.no_stream else "")
+    if args.verbose and extra.get("usage"):
+        perf, usage = extra.get("perf") or {}, extra["usage"]
+        mean = lambda k: (perf.get(k) or {}).get("mean", 0.0)  # noqa: E731
+        _err(f"[server {server.url}, {usage['prompt_tokens']} prompt tokens, {usage['completion_tokens']} generated, "
+             f"finish {extra.get('finish_reason')}, TTFT {mean('ttft'):.1f} ms, TPOT {mean('tpot'):.1f} ms, "
+             f"{mean('throughput'):.1f} tokens/s]")
     return 0
 
 
@@ -922,6 +998,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_options(p)
     p.add_argument("--no-stream", action="store_true", help="print the answer when complete")
     p.add_argument("--json", action="store_true", help="print the result with usage and perf metrics as JSON")
+    p.add_argument("--server", metavar="URL", help="answer through this `ovgenai-c serve` (default: OVGENAI_C_SERVER, "
+                                                   "then http://127.0.0.1:8000 if one runs there and serves MODEL)")
+    p.add_argument("--no-server", action="store_true", help="always load the model in this process")
     p.set_defaults(func=cmd_generate)
 
     p = _sub(subs, "bench", help="load time, TTFT, TPOT, throughput, peak RSS (--compare: the full "
