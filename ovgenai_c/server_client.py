@@ -103,6 +103,11 @@ class Answer:
 
 
 def _error_text(text: str, status: int) -> str:
+    """The server's error message as one line."""
+    return "; ".join(ln.strip() for ln in _error_message(text, status).splitlines() if ln.strip())
+
+
+def _error_message(text: str, status: int) -> str:
     try:
         err = json.loads(text).get("error")
         if isinstance(err, dict):
