@@ -182,6 +182,8 @@ class _StubServer:
     def __init__(self, path: Path, midway: bool) -> None:
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+        self.auth: list = []
+        seen = self.auth
         info = {"name": "ovgenai_c", "version": "0", "default_model": "m",
                 "models": [{"name": "m", "path": os.path.realpath(path), "loaded": True, "device": "CPU"}]}
 
@@ -196,10 +198,12 @@ class _StubServer:
                 self.wfile.write(body)
 
             def do_GET(self):
+                seen.append(self.headers.get("Authorization"))
                 self._send(200, json.dumps(info).encode())
 
             def do_POST(self):
                 self.rfile.read(int(self.headers["Content-Length"]))
+                seen.append(self.headers.get("Authorization"))
                 if midway:
                     self._send(200, b'{"response": "par", "done": false}\n{"error": "the pipeline failed"}\n')
                 else:
@@ -229,6 +233,14 @@ def test_server_error_is_one_line(world, midway):
     assert len(lines) == 1 and lines[0].startswith("ovgenai-c: error: "), r.stderr
     assert ("the pipeline failed" if midway else "'temperature' is bad") in lines[0]
     assert r.stdout == ("par\n" if midway else "")
+
+
+def test_api_key_is_sent_as_bearer(world):
+    env, root, url = world
+    with _StubServer(root / "tiny", midway=True) as stub:
+        run_cli(dict(env, OVGENAI_C_API_KEY="k3y"), "generate", "--models-root", str(root), "--server", stub.url,
+                "tiny", "Hello", *GREEDY)
+    assert stub.auth == ["Bearer k3y", "Bearer k3y"]  # the info probe, then the request
 
 
 def test_ctrl_c_mid_answer_exits_130_and_server_goes_on(world):
