@@ -127,11 +127,17 @@ def _connection(url: str, timeout: Optional[float]) -> http.client.HTTPConnectio
     return cls(u.hostname, u.port or (443 if u.scheme == "https" else 80), timeout=timeout)
 
 
+OFF = ("off", "none", "0", "no")
+
+
 def server_url(explicit: Optional[str]) -> "tuple[str, bool]":
-    """(URL, whether the user named it): ``--server``, then ``OVGENAI_C_SERVER``, then the default on loopback."""
+    """(URL, whether the user named it): ``--server``, then ``OVGENAI_C_SERVER``, then the default on loopback.
+    ``OVGENAI_C_SERVER=off`` turns the server path off (:class:`ServerUnusable`)."""
     if explicit:
         return explicit.rstrip("/"), True
     env = os.environ.get("OVGENAI_C_SERVER", "").strip()
+    if env.lower() in OFF:
+        raise ServerUnusable(f"OVGENAI_C_SERVER={env}")
     if env:
         return env.rstrip("/"), True
     return DEFAULT_URL, False

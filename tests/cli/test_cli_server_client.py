@@ -52,8 +52,7 @@ def world(bundled_path, tmp_path_factory):
     root = tmp / "models"
     shutil.copytree(TINY_IR, root / "tiny")
     env = cli_env(bundled_path, tmp)
-    for k in ("OVGENAI_C_SERVER", "OVGENAI_C_API_KEY"):
-        env.pop(k, None)
+    env.pop("OVGENAI_C_API_KEY", None)
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen([sys.executable, "-m", "ovgenai_c", "serve", "--models-root", str(root), "tiny",
@@ -165,6 +164,22 @@ def test_not_ours_runs_in_process(world, tmp_path):
         other.wait(30)
     assert r.returncode == 0, r.stderr
     assert "is not an ovgenai-c server" in r.stderr and r.stdout.strip()
+
+
+def test_server_off_in_the_environment(world):
+    env, root, url = world
+    r = run_cli(dict(env, OVGENAI_C_SERVER="off"), "generate", "--models-root", str(root), "-v", "tiny", "Hello",
+                *GREEDY)
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr
+    assert "[in-process: OVGENAI_C_SERVER=off]" in r.stderr
+
+
+def test_server_from_the_environment(world):
+    env, root, url = world
+    before = _stats(url)["completed"]
+    r = run_cli(dict(env, OVGENAI_C_SERVER=url), "generate", "--models-root", str(root), "tiny", "Hello", *GREEDY)
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr
+    assert _stats(url)["completed"] == before + 1
 
 
 def test_no_server_never_asks_it(world):
