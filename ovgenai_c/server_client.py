@@ -50,9 +50,16 @@ class Server:
 
     def generate(self, body: Dict[str, Any]) -> "Answer":
         """Start one streamed /api/generate; errors before the first line raise :class:`ServerError`."""
+        return self._post("/api/generate", body)
+
+    def chat(self, body: Dict[str, Any]) -> "Answer":
+        """Start one streamed /api/chat (``body["messages"]``)."""
+        return self._post("/api/chat", body)
+
+    def _post(self, path: str, body: Dict[str, Any]) -> "Answer":
         conn = self._conn(None)  # the answer may take long: no read timeout once the server accepted it
         try:
-            conn.request("POST", "/api/generate", json.dumps(dict(body, stream=True)).encode(), self._headers())
+            conn.request("POST", path, json.dumps(dict(body, stream=True)).encode(), self._headers())
             resp = conn.getresponse()
         except (OSError, http.client.HTTPException) as exc:
             conn.close()
@@ -83,8 +90,9 @@ class Answer:
                 obj = json.loads(line)
                 if "error" in obj:
                     raise ServerError(_error_text(json.dumps(obj), 200))
-                if obj.get("response"):
-                    yield obj["response"]
+                piece = obj.get("response") or (obj.get("message") or {}).get("content")
+                if piece:
+                    yield piece
                 if obj.get("done"):
                     self.final = obj
                     return

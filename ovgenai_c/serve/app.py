@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Optional
+from typing import Any, AsyncIterator, Dict, Optional
 
 import anyio
 from starlette.applications import Starlette
@@ -18,6 +18,11 @@ from .http import BearerAuth
 from .ollama_api import OllamaRoutes
 from .openai_api import OpenAIRoutes
 from .registry import ModelRegistry, ProviderFactory, default_provider_factory
+
+
+def _caps(provider: Any) -> Dict[str, Any]:
+    caps = getattr(provider, "capabilities", None)
+    return {k: getattr(caps, k, None) for k in ("chat", "context_length", "max_output_tokens")}
 
 
 @dataclass
@@ -47,7 +52,8 @@ def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] 
             p = slot.providers[0]
             models.append({"name": slot.name, "path": os.path.realpath(slot.path), "loaded": True,
                            "device": getattr(p, "device", None), "library_kind": getattr(p, "library_kind", None),
-                           "format": getattr(getattr(p, "info", None), "format", None)})
+                           "format": getattr(getattr(p, "info", None), "format", None),
+                           "capabilities": _caps(p), "default_options": dict(getattr(p, "default_options", {}))})
         if registry.default_path is not None and registry.get_loaded(registry.default_name) is None:
             models.insert(0, {"name": registry.default_name, "path": os.path.realpath(registry.default_path),
                               "loaded": False})

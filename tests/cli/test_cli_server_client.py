@@ -280,3 +280,16 @@ def test_ctrl_c_mid_answer_exits_130_and_server_goes_on(world):
     assert _stats(url)["cancelled"] == before + 1
     r = run_cli(env, "generate", "--models-root", str(root), "--server", url, "tiny", "Hello", *GREEDY)
     assert r.returncode == 0 and r.stdout.strip(), r.stderr
+
+
+def test_chat_through_server_equals_in_process(world):
+    env, root, url = world
+    before = _stats(url)["completed"]
+    turns = "Hello\nHow are you\n/set temperature 0\nAnd you\n"
+    served = run_cli(env, "chat", "--models-root", str(root), "--server", url, "-n", "6", "--temperature", "0",
+                     "--system", "Be brief", "tiny", input=turns)
+    local = run_cli(env, "chat", "--models-root", str(root), "--no-server", "-n", "6", "--temperature", "0",
+                    "--system", "Be brief", "tiny", input=turns)
+    assert served.returncode == 0 and local.returncode == 0, served.stderr + local.stderr
+    assert served.stdout == local.stdout and served.stdout.count("\n") >= 4
+    assert _stats(url)["completed"] == before + 3  # the three turns, each with the conversation so far
