@@ -11,6 +11,10 @@ Warm starts: chat, generate and bench pass OpenVINO's CACHE_DIR (compiled-model 
 ``<cache>/compiled``) and ATTENTION_BACKEND=SDPA (OpenVINO 2026.4 cannot re-import a cached PagedAttention
 model: its blob is rewritten on every load); ``--no-cache`` turns both off. The chat warms the model up (a
 2-token answer) while the first message is being typed.
+
+Warm answers: generate and chat hand the request to a running ``ovgenai-c serve`` that serves the same model
+(``--server URL``, ``OVGENAI_C_SERVER``, else 127.0.0.1:8000; see ``server_client``); ``--no-server`` (or
+``OVGENAI_C_SERVER=off``) loads the model in-process.
 """
 from __future__ import annotations
 
