@@ -11,6 +11,10 @@ Warm starts: chat, generate and bench pass OpenVINO's CACHE_DIR (compiled-model 
 ``<cache>/compiled``) and ATTENTION_BACKEND=SDPA (OpenVINO 2026.4 cannot re-import a cached PagedAttention
 model: its blob is rewritten on every load); ``--no-cache`` turns both off. The chat warms the model up (a
 2-token answer) while the first message is being typed.
+
+Warm answers: generate and chat hand the request to a running ``ovgenai-c serve`` that serves the same model
+(``--server URL``, ``OVGENAI_C_SERVER``, else 127.0.0.1:8000; see ``server_client``); ``--no-server`` (or
+``OVGENAI_C_SERVER=off``) loads the model in-process.
 """
 from __future__ import annotations
 
@@ -248,6 +252,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
         raise CliError(f"generate takes [MODEL] PROMPT, got {len(words)} arguments; quote the prompt")
     if prompt == "-":
         prompt = sys.stdin.read().rstrip("\n")
+    served = _generate_on_server(args, model, prompt)
+    if served is not None:
+        return served
     provider = _provider(args, model, announce=sys.stderr.isatty())  # a person watching sees the load start
     load_s = provider.load()
     opts = _options(args)
@@ -273,6 +280,79 @@ def cmd_generate(args: argparse.Namespace) -> int:
     _out()
     if args.verbose and stream.result is not None:
         _err(_stats_line(stream.result, load_s))
+    return 0
+
+
+def _find_server(args: argparse.Namespace, model: Optional[str]) -> "tuple[Any, Dict[str, Any], Path]":
+    """(server, its entry for the model, model path) when a running ``ovgenai-c serve`` can answer for MODEL with
+    the same library and device; else ``server_client.ServerUnusable`` saying why."""
+    from . import server_client as sc
+
+    url, named = sc.server_url(getattr(args, "server", None))
+    if args.library and not named:
+        raise sc.ServerUnusable("--library was given (the server uses its own library)")
+    server = sc.find_server(url, named)
+    path = _resolve_model(args, model, None)
+    entry = server.model_for(str(path))
+    if entry is None:
+        raise sc.ServerUnusable(f"the server at {url} does not serve {path}")
+    want = args.device or os.environ.get("OVGENAI_DEVICE", "").strip() or None
+    if want and entry.get("device") and want != entry["device"]:
+        raise sc.ServerUnusable(f"the server runs {entry['name']} on {entry['device']}, not {want}")
+    return server, entry, path
+
+
+def _generate_on_server(args: argparse.Namespace, model: Optional[str], prompt: str) -> Optional[int]:
+    """Answer through a running server (the exit code), or None to load the model in-process."""
+    if getattr(args, "no_server", False):
+        return None
+    from . import server_client as sc
+
+    try:
+        server, entry, path = _find_server(args, model)
+    except sc.ServerUnusable as exc:
+        if args.verbose:
+            _err(f"[in-process: {exc}]")
+        return None
+    body: Dict[str, Any] = {"model": entry["name"], "prompt": prompt, "options": _options(args)}
+    if args.system:
+        body["system"] = args.system
+    try:
+        answer = server.generate(body)
+    except sc.ServerError as exc:
+        raise CliError(str(exc)) from None
+    pieces: List[str] = []
+    try:
+        for chunk in answer:
+            if args.json or args.no_stream:
+                pieces.append(chunk)
+            else:
+                _out(chunk, end="")
+    except KeyboardInterrupt:
+        answer.close()
+        if not (args.json or args.no_stream):
+            _out()
+            _err("[stopped]")
+        return EXIT_INTERRUPTED
+    except (sc.ServerError, OSError, ValueError) as exc:
+        if not (args.json or args.no_stream):
+            _out()
+        raise CliError(f"{exc}" if isinstance(exc, sc.ServerError) else f"the server at {server.url} failed: {exc}")
+    extra = (answer.final or {}).get("ovgenai_c") or {}
+    if args.json:
+        doc = {"model": str(path), "format": entry.get("format"), "device": entry.get("device"),
+               "library_kind": entry.get("library_kind"), "text": "".join(pieces),
+               "finish_reason": extra.get("finish_reason"), "usage": extra.get("usage"), "perf": extra.get("perf"),
+               "server": server.url}
+        _out(json.dumps(doc, indent=2, ensure_ascii=False))
+        return 0
+    _out("".join(pieces) if args.no_stream else "")
+    if args.verbose and extra.get("usage"):
+        perf, usage = extra.get("perf") or {}, extra["usage"]
+        mean = lambda k: (perf.get(k) or {}).get("mean", 0.0)  # noqa: E731
+        _err(f"[server {server.url}, {usage['prompt_tokens']} prompt tokens, {usage['completion_tokens']} generated, "
+             f"finish {extra.get('finish_reason')}, TTFT {mean('ttft'):.1f} ms, TPOT {mean('tpot'):.1f} ms, "
+             f"{mean('throughput'):.1f} tokens/s]")
     return 0
 
 
@@ -401,6 +481,69 @@ class ChatSettings:
                 f"options:      {shown}"]
 
 
+class _RemoteStream:
+    """One chat answer streamed from the server, shaped like the provider's stream (iterate, ``close``, ``result``,
+    ``text``)."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+        self.text = ""
+        self.result: Any = None
+
+    def __iter__(self) -> Any:
+        for piece in self.answer:
+            self.text += piece
+            yield piece
+        extra = (self.answer.final or {}).get("ovgenai_c") or {}
+        self.result = argparse.Namespace(text=self.text, finish_reason=extra.get("finish_reason"),
+                                         usage=extra.get("usage"), perf=extra.get("perf") or {})
+
+    def close(self) -> None:
+        self.answer.close()
+
+
+class _RemoteChat:
+    """The chat's provider when a running server answers: what /show reads, and ``stream`` over /api/chat."""
+
+    def __init__(self, server: Any, entry: Dict[str, Any], path: Path) -> None:
+        caps = entry.get("capabilities") or {}
+        self.server, self.name, self.path = server, entry["name"], path
+        self.device, self.library_kind = entry.get("device"), entry.get("library_kind")
+        self.info = argparse.Namespace(format=entry.get("format"))
+        self.capabilities = argparse.Namespace(chat=caps.get("chat", True), context_length=caps.get("context_length"),
+                                               max_output_tokens=caps.get("max_output_tokens"))
+        self.default_options = dict(entry.get("default_options") or {})
+
+    def stream(self, messages: List[Dict[str, Any]], system: Optional[str] = None, **options: Any) -> _RemoteStream:
+        msgs = ([{"role": "system", "content": system}] if system is not None else []) + list(messages)
+        return _RemoteStream(self.server.chat({"model": self.name, "messages": msgs, "options": options}))
+
+
+def _remote_stats_line(server: Any, result: Any) -> str:
+    perf, usage = result.perf or {}, result.usage or {}
+
+    def mean(k: str) -> float:
+        return float((perf.get(k) or {}).get("mean", 0.0))
+
+    return (f"[server {server.url}, {usage.get('prompt_tokens')} prompt tokens, {usage.get('completion_tokens')} "
+            f"generated, finish {result.finish_reason}, TTFT {mean('ttft'):.1f} ms, TPOT {mean('tpot'):.1f} ms, "
+            f"{mean('throughput'):.1f} tokens/s]")
+
+
+def _chat_on_server(args: argparse.Namespace) -> Optional[_RemoteChat]:
+    if getattr(args, "no_server", False):
+        return None
+    from . import server_client as sc
+
+    try:
+        server, entry, path = _find_server(args, args.model)
+    except sc.ServerUnusable as exc:
+        if args.verbose:
+            _err(f"[in-process: {exc}]")
+        return None
+    return _RemoteChat(server, entry, path)
+
+
 def _warm_up(provider: Any) -> threading.Thread:
     """Start a 2-token answer in the background: OpenVINO prepares its kernels and weight layouts on the first
     inference of each kind (prompt, next token), so the user's first answer is then as fast as the rest."""
@@ -418,16 +561,20 @@ def _warm_up(provider: Any) -> threading.Thread:
 def cmd_chat(args: argparse.Namespace) -> int:
     from . import errors
 
+    from . import server_client
+
     tty = sys.stdin.isatty()
-    provider = _provider(args, args.model, announce=tty)
+    remote = _chat_on_server(args)
+    provider = remote if remote is not None else _provider(args, args.model, announce=tty)
     if not provider.capabilities.chat:
         raise CliError(f"{provider.path} has no chat template, so it cannot chat; use `{PROG} generate` instead")
     settings = ChatSettings(args.system, _options(args))
-    warm = _warm_up(provider) if tty else None
+    warm = _warm_up(provider) if tty and remote is None else None
     reader = ChatInput(tty)
     if tty:
+        via = f" through {remote.server.url}" if remote is not None else ""
         _err(f"Chatting with {provider.path} ({provider.info.format}, {provider.device}, "
-             f"{provider.library_kind} library). {CHAT_HELP}; /help for more.")
+             f"{provider.library_kind} library){via}. {CHAT_HELP}; /help for more.")
     history: List[Dict[str, Any]] = []
     while True:
         try:
@@ -476,7 +623,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             _out()
             _out("[stopped]")
             continue
-        except errors.GenAIError as exc:  # a failed turn is reported and dropped; the session stays
+        except (errors.GenAIError, server_client.ServerError, OSError) as exc:  # the turn is dropped; chat goes on
             if args.debug:
                 raise
             if stream is not None:
@@ -489,7 +636,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         answer = stream.result.text if stream.result is not None else stream.text
         history.append({"role": "assistant", "content": answer})
         if args.verbose and stream.result is not None:
-            _err(_stats_line(stream.result))
+            _err(_remote_stats_line(remote.server, stream.result) if remote is not None else _stats_line(stream.result))
 
 
 def _peak_rss_mib() -> float:
@@ -895,6 +1042,12 @@ a line of three double quotes (\"\"\") starts and ends a multi-line message.""",
 }
 
 
+def _add_server(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--server", metavar="URL", help="answer through this `ovgenai-c serve` (default: OVGENAI_C_SERVER, "
+                                                   "then http://127.0.0.1:8000 if one runs there and serves MODEL)")
+    p.add_argument("--no-server", action="store_true", help="always load the model in this process")
+
+
 def _sub(subs: Any, name: str, **kw: Any) -> argparse.ArgumentParser:
     return subs.add_parser(name, epilog=EXAMPLES[name], formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
 
@@ -912,6 +1065,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p, sub=True)
     p.add_argument("model", nargs="?", metavar="MODEL")
     _add_options(p)
+    _add_server(p)
     p.set_defaults(func=cmd_chat)
 
     p = _sub(subs, "generate", help="one answer to a prompt", aliases=["gen"],
@@ -922,6 +1076,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_options(p)
     p.add_argument("--no-stream", action="store_true", help="print the answer when complete")
     p.add_argument("--json", action="store_true", help="print the result with usage and perf metrics as JSON")
+    _add_server(p)
     p.set_defaults(func=cmd_generate)
 
     p = _sub(subs, "bench", help="load time, TTFT, TPOT, throughput, peak RSS (--compare: the full "

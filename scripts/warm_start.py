@@ -1,8 +1,12 @@
 """Warm-start benchmark of the command line: wall time from starting ``ovgenai-c generate`` to its first
 answer byte on stdout, and to its exit — cold (no compiled-model blob yet), warm (the blob from the run
-before), and without the cache (``--no-cache``). A benchmark, not a test: it prints figures, asserts nothing.
+before), without the cache (``--no-cache``), and through a running ``ovgenai-c serve`` of the same model
+(started here on a free loopback port; ``--server URL``). A benchmark, not a test: it prints figures, asserts
+nothing.
 
-    python3 scripts/warm_start.py [--model PATH] [--runs 3] [--prompt TEXT] [-n 8] [--json]
+    python3 scripts/warm_start.py [--model PATH] [--runs 3] [--prompt TEXT] [-n 8] [--json] [--quick]
+
+``--quick`` measures only the warm in-process runs and the server runs.
 
 Each run is a fresh process (`python -m ovgenai_c generate PROMPT -n N`, greedy). The cold runs use an empty
 compiled-model cache (OVGENAI_C_COMPILED_CACHE pointed at a new temporary folder each time); the warm runs
@@ -16,11 +20,14 @@ import os
 import re
 import select
 import shutil
+import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -51,9 +58,10 @@ def one_run(cmd: List[str], env: Dict[str, str]) -> Dict[str, float]:
     if code != 0:
         raise SystemExit(f"run failed (exit {code}): {' '.join(cmd)}\n{err}")
     row = {"first_byte_s": first if first is not None else total, "total_s": total}
-    m = re.search(r"load ([0-9.]+) s, .*TTFT ([0-9.]+) ms", err)
+    m = re.search(r"(?:load ([0-9.]+) s|server \S+), .*TTFT ([0-9.]+) ms", err)
     if m:
-        row["load_s"] = float(m.group(1))
+        if m.group(1):
+            row["load_s"] = float(m.group(1))
         row["ttft_s"] = float(m.group(2)) / 1000.0
     return row
 
@@ -78,6 +86,39 @@ def import_time() -> float:
     return total / 1e6
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_runs(model: Optional[str], cmd: List[str], env: Dict[str, str], runs: int) -> List[Dict[str, float]]:
+    """Start ``ovgenai-c serve`` (the model loaded before it listens), then time ``cmd --server URL`` runs."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    serve = subprocess.Popen([sys.executable, "-m", "ovgenai_c", "serve"] + ([model] if model else []) +
+                             ["--port", str(port)], env=env, cwd=str(ROOT), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(3000):
+            if serve.poll() is not None:
+                raise SystemExit(f"ovgenai-c serve exited ({serve.returncode})")
+            try:
+                urllib.request.urlopen(url + "/ovgenai_c/info", timeout=5).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        one_run(cmd + ["--server", url], env)  # the server's first request (its own warm-up)
+        return [one_run(cmd + ["--server", url], env) for _ in range(runs)]
+    finally:
+        serve.send_signal(signal.SIGINT)
+        try:
+            serve.wait(60)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+            serve.wait()
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", help="model path (default: the default model)")
@@ -85,23 +126,28 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--prompt", default="What is the capital of France?")
     ap.add_argument("-n", type=int, default=8)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="only the warm in-process and the server runs")
     a = ap.parse_args(argv)
     base = [sys.executable, "-m", "ovgenai_c", "generate"] + ([a.model] if a.model else []) + \
         [a.prompt, "-n", str(a.n), "--temperature", "0", "-v"]
+    local = base + ["--no-server"]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     results: Dict[str, Dict[str, float]] = {}
     tmp = Path(tempfile.mkdtemp(prefix="ovgenai_c-warm-start-"))
     try:
-        cold = []
-        for i in range(a.runs):
-            d = tmp / f"cold{i}"
-            cold.append(one_run(base, dict(env, OVGENAI_C_COMPILED_CACHE=str(d))))
-            shutil.rmtree(d, ignore_errors=True)
-        results["cold (empty cache)"] = summarise(cold)
+        if not a.quick:
+            cold = []
+            for i in range(a.runs):
+                d = tmp / f"cold{i}"
+                cold.append(one_run(local, dict(env, OVGENAI_C_COMPILED_CACHE=str(d))))
+                shutil.rmtree(d, ignore_errors=True)
+            results["cold (empty cache)"] = summarise(cold)
         warm_env = dict(env, OVGENAI_C_COMPILED_CACHE=str(tmp / "warm"))
-        one_run(base, warm_env)  # fills the cache
-        results["warm (cached blob)"] = summarise([one_run(base, warm_env) for _ in range(a.runs)])
-        results["--no-cache"] = summarise([one_run(base + ["--no-cache"], env) for _ in range(a.runs)])
+        one_run(local, warm_env)  # fills the cache
+        results["warm (cached blob)"] = summarise([one_run(local, warm_env) for _ in range(a.runs)])
+        if not a.quick:
+            results["--no-cache"] = summarise([one_run(local + ["--no-cache"], env) for _ in range(a.runs)])
+        results["running server"] = summarise(server_runs(a.model, base, warm_env, a.runs))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     imports = import_time()

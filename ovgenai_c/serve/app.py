@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Optional
+from typing import Any, AsyncIterator, Dict, Optional
 
 import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
 from .config import ServeConfig
@@ -17,6 +18,11 @@ from .http import BearerAuth
 from .ollama_api import OllamaRoutes
 from .openai_api import OpenAIRoutes
 from .registry import ModelRegistry, ProviderFactory, default_provider_factory
+
+
+def _caps(provider: Any) -> Dict[str, Any]:
+    caps = getattr(provider, "capabilities", None)
+    return {k: getattr(caps, k, None) for k in ("chat", "context_length", "max_output_tokens")}
 
 
 @dataclass
@@ -37,6 +43,23 @@ def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] 
     async def root(request: Request) -> PlainTextResponse:
         return PlainTextResponse("ovgenai_c is running")  # what Ollama answers at / (clients probe it)
 
+    async def info(request: Request) -> JSONResponse:
+        """Who this is and which models it serves (``ovgenai-c generate`` checks it before using the server)."""
+        from .. import __version__
+
+        models = []
+        for slot in registry.loaded():
+            p = slot.providers[0]
+            models.append({"name": slot.name, "path": os.path.realpath(slot.path), "loaded": True,
+                           "device": getattr(p, "device", None), "library_kind": getattr(p, "library_kind", None),
+                           "format": getattr(getattr(p, "info", None), "format", None),
+                           "capabilities": _caps(p), "default_options": dict(getattr(p, "default_options", {}))})
+        if registry.default_path is not None and registry.get_loaded(registry.default_name) is None:
+            models.insert(0, {"name": registry.default_name, "path": os.path.realpath(registry.default_path),
+                              "loaded": False})
+        return JSONResponse({"name": "ovgenai_c", "version": __version__, "models": models,
+                             "default_model": registry.default_name})
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
@@ -44,8 +67,8 @@ def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] 
         finally:
             await anyio.to_thread.run_sync(registry.close)
 
-    routes = [Route("/", root, methods=["GET", "HEAD"])] + OpenAIRoutes(state).routes() + \
-        OllamaRoutes(state).routes()
+    routes = [Route("/", root, methods=["GET", "HEAD"]), Route("/ovgenai_c/info", info, methods=["GET"])] + \
+        OpenAIRoutes(state).routes() + OllamaRoutes(state).routes()
     app = Starlette(routes=routes, middleware=[Middleware(BearerAuth, api_key=config.api_key)], lifespan=lifespan)
     app.state.server = state
     return app

@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from .. import __version__
 from ..provider import ChatResult, model_digest
+from ..provider.provider import perf_dict
 from .errors import bad_request, ollama_body, to_http
 from .generation import Ask, Generation
 from .http import CleanupStreamingResponse, endpoint, read_json
@@ -182,6 +183,9 @@ class OllamaRoutes:
             else:
                 obj = piece_obj("")
             obj.update(done=True, done_reason=_done_reason(res), **_counts(res, gen))
+            if res is not None:  # what `ovgenai-c generate --json` prints (Ollama clients ignore extra fields)
+                obj["ovgenai_c"] = {"finish_reason": res.finish_reason, "usage": res.usage,
+                                    "perf": perf_dict(res.perf) if res.perf is not None else None}
             return obj
 
         if body.get("stream") is False:

@@ -37,6 +37,7 @@ def cli_env(library: Path, tmp: Path, **extra: str) -> Dict[str, str]:
         "OVGENAI_C_CACHE": str(tmp / "cache"),
         "PYTHONPATH": str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""),
         "PYTHONUNBUFFERED": "1",
+        "OVGENAI_C_SERVER": "off",  # hermetic: never a developer's running `ovgenai-c serve` (tests pass --server)
     })
     env.update(extra)
     return env
