@@ -41,3 +41,14 @@ def make_pipe(double, model_dir):
     yield _make
     for p in made:
         p.close()
+
+
+@pytest.fixture(scope="session")
+def bundled_path() -> str:
+    """The bundled backend the binding's own loader would find (skips when it is not built)."""
+    from ovgenai_c import _loader
+
+    p = next((p for p in _loader.bundled_candidates() if p.is_file()), None)
+    if p is None:
+        pytest.skip("bundled backend not built")
+    return str(p)

@@ -9,7 +9,6 @@ import sys
 import pytest
 
 import ovgenai_c
-from ovgenai_c import _loader
 
 QUESTION = "What is the capital of France?"
 
@@ -26,14 +25,6 @@ def smollm2_ir():
         return str(models.ensure_default_model("ir", progress=False))
     except models.ModelFetchError as exc:
         pytest.skip(f"default model not available: {exc}")
-
-
-@pytest.fixture(scope="module")
-def bundled_path():
-    p = next((p for p in _loader.bundled_candidates() if p.is_file()), None)
-    if p is None:
-        pytest.skip("bundled backend not built")
-    return str(p)
 
 
 def test_python_api_answers_paris(smollm2_ir, bundled_path):

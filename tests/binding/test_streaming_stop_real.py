@@ -8,7 +8,6 @@ import os
 import pytest
 
 import ovgenai_c
-from ovgenai_c import _loader
 from testsupport import PRECISION_HINT  # oracle and bundled under one precision (issue 11)
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
@@ -26,14 +25,6 @@ def smollm2_ir():
     if not (d / "openvino_model.xml").is_file():
         pytest.skip("default model IR not available")
     return str(d)
-
-
-@pytest.fixture(scope="module")
-def bundled_path():
-    p = next((p for p in _loader.bundled_candidates() if p.is_file()), None)
-    if p is None:
-        pytest.skip("bundled backend not built")
-    return str(p)
 
 
 @pytest.mark.parametrize("engine", ["SDPA", "PA"])
