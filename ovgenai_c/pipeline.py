@@ -86,8 +86,8 @@ def property_strings(properties: Dict[str, Any]) -> List[Tuple[str, str]]:
             text = repr(value)
         elif isinstance(value, os.PathLike):
             text = os.fspath(value)
-        elif _openvino_value_text(value) is not None:
-            text = _openvino_value_text(value)  # type: ignore[assignment]
+        elif (ov_text := _openvino_value_text(value)) is not None:
+            text = ov_text
         elif hasattr(value, "name") and hasattr(value, "value"):  # enum-like (e.g. hints)
             text = str(getattr(value, "name"))
         else:
