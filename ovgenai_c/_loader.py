@@ -59,9 +59,6 @@ class LoadedLibrary:
     versions: Dict[str, str] = field(default_factory=dict)
     tokenizers_path: Optional[str] = None
     tried: List[Tuple[str, str]] = field(default_factory=list)
-    has_last_error: bool = False
-    has_live_counter: bool = False
-    has_cancel_only_streaming: bool = False
     openvino_path: Optional[str] = None  # real path of the libopenvino mapped for this library
     openvino_version: Optional[str] = None  # read from the mapped library (ov_get_openvino_version)
     openvino_c_path: Optional[str] = None  # real path of the libopenvino_c mapped beside it, if any
@@ -70,6 +67,18 @@ class LoadedLibrary:
     def has_extra(self, name: str) -> bool:
         """Whether the library exports the optional extra ``name`` (cdefs/9*: the bundled backend's)."""
         return name in self.extras
+
+    @property
+    def has_last_error(self) -> bool:
+        return self.has_extra("ovgenai_c_bundled_last_error")
+
+    @property
+    def has_live_counter(self) -> bool:
+        return self.has_extra("ovgenai_c_bundled_live_handles")
+
+    @property
+    def has_cancel_only_streaming(self) -> bool:
+        return self.has_extra("ovgenai_c_bundled_set_cancel_only_streaming")
 
     def last_error(self) -> Optional[str]:
         """The bundled backend's text for the last failure on this thread (None elsewhere)."""
@@ -406,9 +415,6 @@ def _open(source: str, path: Path) -> LoadedLibrary:
     return LoadedLibrary(
         lib=lib, ffi=ffi, path=str(path), kind=kind, source=source, missing_symbols=tuple(missing),
         versions=versions, tokenizers_path=tok,
-        has_last_error="ovgenai_c_bundled_last_error" in present_optional,
-        has_live_counter="ovgenai_c_bundled_live_handles" in present_optional,
-        has_cancel_only_streaming="ovgenai_c_bundled_set_cancel_only_streaming" in present_optional,
         openvino_path=openvino_path, openvino_version=versions.get("openvino"), openvino_c_path=openvino_c,
         extras=frozenset(present_optional),
     )

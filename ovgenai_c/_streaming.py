@@ -145,39 +145,42 @@ _callbacks: dict = {}
 _callbacks_lock = threading.Lock()
 
 
-def c_callback(ffi: Any) -> Any:
-    """The one cffi callback (per FFI) that dispatches to the StreamBridge passed through ``args``."""
+def _cancel_on_error(exc_type: Any, exc_value: Any, tb: Any) -> int:
+    return int(StreamingStatus.CANCEL)  # cffi's last resort: nothing may cross into C
+
+
+def _per_ffi(kind: str, ffi: Any, make: Callable[[], Any]) -> Any:
+    """One cffi callback of ``kind`` per FFI, made once and kept alive with it (C may call it at any time)."""
     with _callbacks_lock:
-        entry = _callbacks.get(id(ffi))
+        entry = _callbacks.get((kind, id(ffi)))
         if entry is None:
-            def _on_error(exc_type: Any, exc_value: Any, tb: Any) -> int:
-                return int(StreamingStatus.CANCEL)
-
-            @ffi.callback("ov_genai_streaming_status_e(const char*, void*)", onerror=_on_error)
-            def _streamer(text_ptr: Any, args: Any) -> int:
-                bridge = ffi.from_handle(args)
-                data = ffi.string(text_ptr) if text_ptr != ffi.NULL else b""
-                return bridge.on_chunk(data)
-
-            entry = _callbacks[id(ffi)] = (_streamer, ffi)
+            entry = _callbacks[(kind, id(ffi))] = (make(), ffi)
     return entry[0]
+
+
+def c_callback(ffi: Any) -> Any:
+    """The text streamer callback (``streamer_callback``), dispatching to the StreamBridge passed in ``args``."""
+    def make() -> Any:
+        @ffi.callback("ov_genai_streaming_status_e(const char*, void*)", onerror=_cancel_on_error)
+        def _streamer(text_ptr: Any, args: Any) -> int:
+            data = ffi.string(text_ptr) if text_ptr != ffi.NULL else b""
+            return ffi.from_handle(args).on_chunk(data)
+
+        return _streamer
+
+    return _per_ffi("text", ffi, make)
 
 
 def token_callback(ffi: Any) -> Any:
-    """The one cffi token-streamer callback (per FFI) of the bundled extra, dispatching to a StreamBridge."""
-    with _callbacks_lock:
-        entry = _callbacks.get(("tokens", id(ffi)))
-        if entry is None:
-            def _on_error(exc_type: Any, exc_value: Any, tb: Any) -> int:
-                return int(StreamingStatus.CANCEL)
+    """The bundled extra's token-streamer callback, dispatching to the StreamBridge passed in ``args``."""
+    def make() -> Any:
+        @ffi.callback("ovgenai_c_bundled_token_callback", onerror=_cancel_on_error)
+        def _tokens(ids_ptr: Any, size: int, args: Any) -> int:
+            return ffi.from_handle(args).on_token_ids([ids_ptr[i] for i in range(size)])
 
-            @ffi.callback("ovgenai_c_bundled_token_callback", onerror=_on_error)
-            def _tokens(ids_ptr: Any, size: int, args: Any) -> int:
-                bridge = ffi.from_handle(args)
-                return bridge.on_token_ids([ids_ptr[i] for i in range(size)])
+        return _tokens
 
-            entry = _callbacks[("tokens", id(ffi))] = (_tokens, ffi)
-    return entry[0]
+    return _per_ffi("tokens", ffi, make)
 
 
 def make_streamer_struct(ffi: Any, bridge: StreamBridge) -> tuple:

@@ -599,8 +599,7 @@ class LLMPipeline:
                                            "library; the bundled backend takes it")
 
     def _prepare_inputs(self, inputs: Inputs) -> _Input:
-        if isinstance(inputs, _Input):  # a row of a token batch, already taken apart
-            self._check_token_input()
+        if isinstance(inputs, _Input):  # a row of a token batch, taken apart (and checked) by the batch
             return inputs
         if isinstance(inputs, str):
             return _Input(prompt=_check_text(inputs, "the prompt"))
