@@ -8,7 +8,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
+
+from .official import OFFICIAL
 
 TOOLS_PARENT = Path(__file__).resolve().parents[2]  # the folder holding ovgenai_c_tools (and, in a checkout, ovgenai_c)
 SOURCE_ROOT = TOOLS_PARENT if (TOOLS_PARENT / "tests" / "abi_double" / "build.py").is_file() else None
@@ -77,25 +79,26 @@ def ensure_oracle(allow_fetch: bool) -> Tuple[Optional[Path], Optional[str]]:
     return target, None
 
 
-def find_libraries(explicit: Optional[str]) -> List[Tuple[str, str]]:
-    """(engine label, library path) of the GenAI C libraries ovgenai_c can use here (paths only; nothing loaded)."""
+BUNDLED = "ovgenai_c[bundled]"
+
+
+def find_libraries(explicit: Optional[str], official: Dict[str, Any]) -> List[Tuple[str, str]]:
+    """(engine label, library path) of the GenAI C libraries ovgenai_c runs over here: ``--library`` alone when
+    given, else the bundled backend (its first built copy) and the official library ``official`` names
+    (official.discover()); paths only, nothing is loaded in this process."""
     if explicit:
         p = Path(explicit)
-        label = "ovgenai_c[official]" if p.name.startswith("libopenvino_genai_c") else "ovgenai_c[bundled]"
+        label = OFFICIAL if p.name.startswith("libopenvino_genai_c") else BUNDLED
         return [(label, str(p.resolve()))]
     sys.path.insert(0, str(TOOLS_PARENT)) if str(TOOLS_PARENT) not in sys.path else None
     from ovgenai_c import _loader
 
     out: List[Tuple[str, str]] = []
-    for source, path in _loader.candidates():
-        if not path.is_file():
-            continue
-        if source == "bundled backend":
-            if not any(lbl == "ovgenai_c[bundled]" for lbl, _ in out):
-                out.append(("ovgenai_c[bundled]", str(path.resolve())))
-        elif not any(lbl == "ovgenai_c[official]" for lbl, _ in out):
-            out.append(("ovgenai_c[official]", str(path.resolve())))
-    out.sort(key=lambda x: 0 if x[0].endswith("[bundled]") else 1)
+    bundled = next((p for p in _loader.bundled_candidates() if p.is_file()), None)
+    if bundled is not None:
+        out.append((BUNDLED, str(bundled.resolve())))
+    if official.get("found"):
+        out.append((OFFICIAL, str(Path(official["path"]).resolve())))
     return out
 
 

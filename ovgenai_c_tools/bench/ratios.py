@@ -6,7 +6,10 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from .stats import ratio
 
-TARGETS = {"tpot_ratio": 1.00, "ttft_ratio": 1.05, "stream_us_per_token": 20.0, "import_s": 0.05}
+TARGETS = {"tpot_ratio": 1.00, "ttft_ratio": 1.05, "stream_us_per_token": 20.0, "import_s": 0.05,
+           # ovgenai_c over the official library vs pybind on the same library, no streamer (issue 17 item 6)
+           "official_no_streamer_tpot_ratio": 1.01, "official_no_streamer_ttft_ratio": 1.02,
+           "official_outside_engine_ms_over_pybind": 0.05}
 
 
 def ratio_lines(report: Dict[str, Any], ov_engines: Sequence[str], genai_engines: Sequence[str]) -> Dict[str, Any]:
@@ -15,21 +18,28 @@ def ratio_lines(report: Dict[str, Any], ov_engines: Sequence[str], genai_engines
     lines: List[Dict[str, Any]] = []
 
     def add(what: str, value: Optional[float], target: Optional[float], unit: str = "x",
-            ci: Optional[Sequence[float]] = None) -> None:
+            ci: Optional[Sequence[float]] = None, like_for_like: Optional[bool] = None) -> None:
         status = None
         if value is not None and target is not None:
             status = "ok" if value <= target else "over"
             if status == "over" and ci and ci[0] <= target:
                 status = "over, within noise"  # the 95 % interval still reaches the target
-        lines.append({"what": what, "value": value, "target": target, "unit": unit, "status": status,
-                      "ci95": list(ci) if ci else None})
+        if value is not None and like_for_like is False:
+            status = "not like-for-like"  # two different GenAI releases: no verdict against the target
+        line = {"what": what, "value": value, "target": target, "unit": unit, "status": status,
+                "ci95": list(ci) if ci else None}
+        if like_for_like is not None:
+            line["like_for_like"] = like_for_like
+        lines.append(line)
 
-    def add_paired(what: str, st: Optional[Dict[str, Any]], fallback: Optional[float], target: float) -> None:
+    def add_paired(what: str, st: Optional[Dict[str, Any]], fallback: Optional[float], target: float,
+                   like_for_like: Optional[bool] = None) -> None:
         """A ratio from paired rounds: geometric mean with its 95 % interval (ratio of medians without them)."""
         if st:
-            add(f"{what} [geomean of {st['n']} paired rounds]", st["geomean"], target, ci=st.get("ci95"))
+            add(f"{what} [geomean of {st['n']} paired rounds]", st["geomean"], target, ci=st.get("ci95"),
+                like_for_like=like_for_like)
         else:
-            add(what, fallback, target)
+            add(what, fallback, target, like_for_like=like_for_like)
 
     over = report["binding_overhead"].get("engines", {})
     paired = report["binding_overhead"].get("paired", {})
@@ -52,6 +62,26 @@ def ratio_lines(report: Dict[str, Any], ov_engines: Sequence[str], genai_engines
                 (a.get("outside_engine_ms") or 0) - (b.get("outside_engine_ms") or 0)
                 if a.get("outside_engine_ms") is not None and b.get("outside_engine_ms") is not None else None,
                 None, "ms")
+    off = report.get("official") or {}
+    if off.get("modes"):
+        ov, g = off["engine"], off["pybind"]["engine"]
+        cmp = off.get("comparison") or {}
+        lfl = bool(cmp.get("like_for_like"))
+        tag = f"{ov} / {g}" + ("" if lfl else f" ({cmp.get('note')})")
+        for mode, label, ttft_target, tpot_target in (
+                ("none", "no streamer", TARGETS["official_no_streamer_ttft_ratio"],
+                 TARGETS["official_no_streamer_tpot_ratio"]),
+                ("callback", "streamer on", TARGETS["ttft_ratio"], TARGETS["tpot_ratio"])):
+            md = off["modes"].get(mode) or {}
+            pt, es = md.get("paired") or {}, md.get("engines") or {}
+            a, b = es.get(ov) or {}, es.get(g) or {}
+            add_paired(f"official, {label}: TTFT {tag}", pt.get("ttft"), ratio(a.get("ttft_ms"), b.get("ttft_ms")),
+                       ttft_target, lfl)
+            add_paired(f"official, {label}: TPOT {tag}", pt.get("tpot"), ratio(a.get("tpot_ms"), b.get("tpot_ms")),
+                       tpot_target, lfl)
+            add(f"official, {label}: per-call time outside the engine's generate timer, ms, {ov} over {g}"
+                + ("" if lfl else f" ({cmp.get('note')})"), md.get("outside_engine_ms_over_pybind"),
+                TARGETS["official_outside_engine_ms_over_pybind"], "ms", like_for_like=lfl)
     bp = report["backend_parity"]
     for tag, st in (bp.get("pooled") or {}).items():
         ncells = len(bp.get("cells", []))

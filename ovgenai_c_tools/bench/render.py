@@ -60,6 +60,8 @@ def render(report: Dict[str, Any]) -> str:
     elif bo.get("error"):
         out.append(f"\nBinding overhead: error: {bo['error']}")
 
+    out += render_official(report.get("official") or {})
+
     bp = report.get("backend_parity", {})
     if bp.get("cells"):
         out.append("")
@@ -175,3 +177,37 @@ def render(report: Dict[str, Any]) -> str:
                   else ""))
     return "\n".join(out)
 
+
+def render_official(off: Dict[str, Any]) -> List[str]:
+    """The official-library section: what was found and the side-by-side table (one column per binding), or one
+    line saying why there is none."""
+    if not off:
+        return []
+    if not off.get("modes"):
+        why = off.get("skipped") or off.get("error") or "not measured"
+        lib = f" ({off['library']})" if off.get("library") else ""
+        return ["", f"Official library: {why}{lib}"]
+    ov, g = off["engine"], off["pybind"]["engine"]
+    cmp = off.get("comparison") or {}
+    note = cmp.get("note") or ""
+    if not cmp.get("like_for_like"):
+        note = note.replace("not like-for-like", "NOT LIKE-FOR-LIKE", 1)
+    out = ["", f"Official library — {ov} = ovgenai_c over {off['library']}",
+           f"  vs {g} = openvino_genai pybind {off['pybind'].get('version')} in its own process: {note}",
+           f"  \"{off['request']['prompt']}\", {off['request']['max_new_tokens']} tokens (ignore_eos), median of "
+           f"{off['reps']}; ratio = geometric mean of paired rounds (95% interval)"]
+    rows = []
+    for mode, label in (("none", "no streamer"), ("callback", "streamer on")):
+        md = off["modes"].get(mode) or {}
+        es, pt = md.get("engines") or {}, md.get("paired") or {}
+        for key, name in (("ttft", "TTFT ms"), ("tpot", "TPOT ms")):
+            st = pt.get(key) or {}
+            ci = st.get("ci95")
+            rows.append([f"{name}, {label}", (es.get(ov) or {}).get(f"{key}_ms"), (es.get(g) or {}).get(f"{key}_ms"),
+                         fmt(st.get("geomean"), 3), f"{ci[0]:.3f}–{ci[1]:.3f}" if ci else None])
+        rows.append([f"outside ms, {label}", (es.get(ov) or {}).get("outside_engine_ms"),
+                     (es.get(g) or {}).get("outside_engine_ms"), None, None])
+    out.append(table(["measure", ov, g, "ratio", "95% CI"], rows))
+    out.append("  (outside ms: wall time of the call minus the engine's own generate_duration; no streamer: ovgenai_c "
+               "still installs its cancel callback)")
+    return out

@@ -13,15 +13,18 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from .environment import SOURCE_ROOT, cache_dir, default_model, ensure_oracle, find_libraries, say, worker_env
+from .official import OFFICIAL, compare_versions
+from .official import discover as discover_official
 from .probes import loadavg, measure_bandwidth, measure_imports
 from .prompts import AGREEMENT_PROMPTS, FILLER, STANDARD_PROMPT
 from .ratios import ratio_lines
 from .stats import median, paired_ratios, percentile, ratio, ratio_stats, rotate
 from .worker import Worker, WorkerError
 
-SECTIONS = ("meta", "binding_overhead", "backend_parity", "greedy_agreement", "streaming_cost", "import_footprint",
-            "physical_limit", "concurrency", "ratios")
-ENGINE_SECTIONS = ("binding_overhead", "backend_parity", "greedy_agreement", "streaming_cost", "concurrency")
+SECTIONS = ("meta", "binding_overhead", "official", "backend_parity", "greedy_agreement", "streaming_cost",
+            "import_footprint", "physical_limit", "concurrency", "ratios")
+ENGINE_SECTIONS = ("binding_overhead", "official", "backend_parity", "greedy_agreement", "streaming_cost",
+                   "concurrency")
 GENAI_PA = "genai[PA]"
 GENAI_SDPA = "genai[SDPA]"
 
@@ -33,6 +36,7 @@ class Settings:
         self.quick = quick
         if quick:
             self.warmup, self.overhead_reps, self.overhead_out = 1, 2, 8
+            self.official_reps, self.official_out = 2, 8
             self.prompt_lens, self.out_lens, self.parity_reps = [16, 64], [8], 1
             self.agree_prompts, self.agree_tokens = 2, 16
             self.double_tokens, self.double_reps = 2000, 2
@@ -42,6 +46,7 @@ class Settings:
             self.bw_mb, self.bw_reps = 64, 3
         else:
             self.warmup, self.overhead_reps, self.overhead_out = 2, 12, 128
+            self.official_reps, self.official_out = 10, 64
             self.prompt_lens, self.out_lens, self.parity_reps = [16, 256, 1024], [32, 128], 10
             self.agree_prompts, self.agree_tokens = 8, 64
             self.double_tokens, self.double_reps = 20000, 5
@@ -51,6 +56,7 @@ class Settings:
             self.bw_mb, self.bw_reps = 512, 8
         if args.reps is not None:
             self.overhead_reps = self.parity_reps = self.stream_reps = self.double_reps = max(1, args.reps)
+            self.official_reps = max(1, args.reps)
         if args.prompt_lens:
             self.prompt_lens = [int(x) for x in args.prompt_lens.split(",")]
         if args.out_lens:
@@ -142,8 +148,8 @@ class Bench:
         return str(dst)
 
     # cumulative share of the time budget by the end of each section
-    BUDGET_SHARE = {"import": 0.10, "load": 0.20, "binding_overhead": 0.34, "backend_parity": 0.72,
-                    "greedy_agreement": 0.80, "streaming_cost": 0.88, "concurrency": 0.95}
+    BUDGET_SHARE = {"import": 0.10, "load": 0.20, "binding_overhead": 0.34, "official": 0.44,
+                    "backend_parity": 0.72, "greedy_agreement": 0.80, "streaming_cost": 0.88, "concurrency": 0.95}
 
     def over_budget(self, section: str, rep: int) -> bool:
         """True when a section should stop repeating (it always gets its first repetition)."""
@@ -165,7 +171,9 @@ class Bench:
             self.oracle_dir, self.oracle_error = ensure_oracle(not a.no_fetch)
         else:
             self.oracle_error = "--no-genai"
-        self.libs = [(label, self.snapshot(label, path)) for label, path in find_libraries(a.library)]
+        self.official_lib = self.find_official()
+        self.libs = [(label, self.snapshot(label, path))
+                     for label, path in find_libraries(a.library, self.official_lib)]
         self.meta()
         say(f"model {self.model}; engines: {[l for l, _ in self.libs] + ([] if self.oracle_error else [GENAI_PA, GENAI_SDPA])}")
 
@@ -176,6 +184,7 @@ class Bench:
         else:
             self.load_samples, self.specs = {}, {}
         self.section("binding_overhead", self.binding_overhead)
+        self.section("official", self.official)
         self.section("backend_parity", self.backend_parity)
         self.section("greedy_agreement", self.greedy_agreement)
         self.section("streaming_cost", self.streaming_cost)
@@ -190,6 +199,16 @@ class Bench:
         self.report["ratios"] = ratio_lines(self.report, self.ov_engines() or [lbl for lbl, _ in self.libs],
                                             self.genai_engines() or [GENAI_PA, GENAI_SDPA])
         return self.report
+
+    def find_official(self) -> Dict[str, Any]:
+        """The official library to compare (official.discover()): ovgenai_c's own discovery, or ``--library``
+        when it names libopenvino_genai_c."""
+        explicit = self.args.library
+        if explicit and not Path(explicit).name.startswith("libopenvino_genai_c"):
+            return {"found": False, "note": f"--library {explicit} is the only library and not an official one"}
+        found = discover_official(self.env(), explicit)
+        say(f"official library: {found.get('description') or found.get('note')}")
+        return found
 
     def section(self, name: str, fn: Any) -> None:
         if self.args.only and name not in self.args.only:
@@ -241,6 +260,7 @@ class Bench:
                         "platform": platform.platform()},
             "versions": versions,
             "ovgenai_c_libraries": [{"engine": l, "path": p} for l, p in self.libs],
+            "official_library": self.official_lib,
             "oracle": {"available": self.oracle_error is None, "extra_path": str(self.oracle_dir) if self.oracle_dir
                        else None, "reason": self.oracle_error},
             "engines_described": {
@@ -373,6 +393,53 @@ class Bench:
                      "engine (our C++ engine vs GenAI's); ovgenai_c[official] vs genai, when present, is the pure "
                      "binding cost; the binding's own per-token cost is isolated in streaming_cost (ABI double)."),
         }
+
+    def official(self) -> None:
+        """ovgenai_c over the official library against openvino_genai pybind (default properties, as the C API's
+        pipeline has them), each in its own worker: paired rounds with no streamer (the per-call and per-token
+        cost of ovgenai_c alone) and with a callback streamer."""
+        found = self.official_lib
+        if not found.get("found"):
+            self.report["official"] = {"skipped": found["note"]}
+            return
+        ov, g = OFFICIAL, GENAI_PA
+        sec: Dict[str, Any] = {"engine": ov, "library": found["description"], "library_path": found["path"],
+                               "library_release": found.get("release"), "library_info": found.get("info")}
+        if ov not in self.workers:
+            sec["skipped"] = f"{ov} did not start: {(self.engine_errors.get(ov) or '?').splitlines()[0]}"
+        elif g not in self.workers:
+            sec["skipped"] = (f"openvino_genai pybind is unavailable: "
+                              f"{(self.oracle_error or self.engine_errors.get(g) or '?').splitlines()[0]}")
+        if "skipped" in sec:
+            self.report["official"] = sec
+            return
+        pybind_version = ((self.load_samples.get(g) or [{}])[0].get("versions") or {}).get("openvino_genai")
+        sec["pybind"] = {"engine": g, "version": pybind_version}
+        sec["comparison"] = compare_versions(found.get("release"), pybind_version)
+        req = {"prompt": STANDARD_PROMPT, "max_new_tokens": self.s.official_out, "ignore_eos": True, "fresh": True}
+        modes = ["none", "callback"]
+        for e in (ov, g):
+            self.call(e, "gen", **req, stream="none")  # warm (again, when binding_overhead ran)
+        runs: Dict[Tuple[str, str], List[Dict[str, Any]]] = {(e, m): [] for e in (ov, g) for m in modes}
+        for rep in range(self.s.official_reps):
+            if self.over_budget("official", rep):
+                break
+            for m in rotate(modes, rep):
+                for e in rotate([ov, g], rep):
+                    runs[(e, m)].append(self.call(e, "gen", **req, stream=m) or {})  # aligned by round
+        out: Dict[str, Any] = {}
+        for m in modes:
+            stats_by_engine = {e: self._gen_stats(runs[(e, m)]) for e in (ov, g)}
+            a, b = stats_by_engine[ov].get("outside_engine_ms"), stats_by_engine[g].get("outside_engine_ms")
+            out[m] = {"engines": stats_by_engine,
+                      "paired": {k: ratio_stats(paired_ratios(runs[(ov, m)], runs[(g, m)], f"{k}_ms"))
+                                 for k in ("ttft", "tpot")},
+                      "outside_engine_ms_over_pybind": (a - b) if a is not None and b is not None else None}
+        sec.update({"request": req, "reps": self.s.official_reps, "modes": out,
+                    "what": ("the same GenAI C++ library under both bindings (when like-for-like): the difference is "
+                             "the binding's own cost; mode none = no streamer (ovgenai_c still installs its cancel "
+                             "callback), callback = a Python streamer on both")})
+        self.report["official"] = sec
 
     def _prompt(self, target: int) -> Dict[str, Any]:
         if target in self.prompts:
