@@ -181,7 +181,8 @@ class GenaiEngine(Engine):
         props = dict(spec.get("properties") or {})
         self.pipe = openvino_genai.LLMPipeline(spec["model"], spec.get("device", "CPU"), **props)
         t2 = time.perf_counter()
-        self.info = {"import_s": t1 - t0, "load_s": t2 - t1, "versions": {"openvino_genai": openvino_genai.__version__}}
+        self.info = {"import_s": t1 - t0, "load_s": t2 - t1, "versions": {"openvino_genai": openvino_genai.__version__},
+                     "module": openvino_genai.__file__}
 
     def gen(self, req: Dict[str, Any]) -> Dict[str, Any]:
         cfg = self.g.GenerationConfig()

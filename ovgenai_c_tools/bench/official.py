@@ -7,12 +7,15 @@ own process never maps an OpenVINO, and what the loader does to the environment 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any, Dict, Optional
 
 OFFICIAL = "ovgenai_c[official]"
+GENAI_ARCHIVE = "genai[archive]"  # openvino_genai pybind from the official archive's own python/ folder
 # the discovery steps that choose a library other than the bundled backend (ovgenai_c._loader's names)
 OFFICIAL_SOURCES = ("explicit argument", "OVGENAI_C_LIBRARY", "OPENVINO_GENAI_DIR", "fetched archive")
 _CHOICE_VARIABLES = ("OVGENAI_C_LIBRARY", "OPENVINO_GENAI_DIR")
@@ -109,3 +112,19 @@ def compare_versions(library: Optional[str], pybind: Optional[str]) -> Dict[str,
     return {"like_for_like": True, "library": lib_rel, "pybind": py_rel,
             "note": f"like-for-like: GenAI {lib_rel} on both sides"}
 
+
+
+def archive_pybind_env(library_path: str, env: Dict[str, str]) -> Optional[Dict[str, str]]:
+    """The environment in which ``import openvino_genai`` gets the pybind module of the archive the library comes
+    from (its ``python/`` folder first on PYTHONPATH, its library folders on LD_LIBRARY_PATH, as the archive's
+    setupvars.sh sets them), or None when the library is not in an archive that ships one."""
+    lib = Path(library_path)
+    root = next((d.parent for d in [lib.parent, *list(lib.parents)[1:4]] if d.name == "runtime"), None)
+    if root is None or not (root / "python" / "openvino_genai" / "__init__.py").is_file():
+        return None
+    lib_dirs = [str(lib.parent)] + [str(d) for d in [root / "runtime" / "3rdparty" / "tbb" / "lib"] if d.is_dir()]
+    out = dict(env)
+    out["PYTHONPATH"] = os.pathsep.join([str(root / "python")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    out["LD_LIBRARY_PATH"] = os.pathsep.join(lib_dirs + ([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH")
+                                                         else []))
+    return out

@@ -192,10 +192,13 @@ def render_official(off: Dict[str, Any]) -> List[str]:
     note = cmp.get("note") or ""
     if not cmp.get("like_for_like"):
         note = note.replace("not like-for-like", "NOT LIKE-FOR-LIKE", 1)
+    py = off["pybind"]
     out = ["", f"Official library — {ov} = ovgenai_c over {off['library']}",
-           f"  vs {g} = openvino_genai pybind {off['pybind'].get('version')} in its own process: {note}",
-           f"  \"{off['request']['prompt']}\", {off['request']['max_new_tokens']} tokens (ignore_eos), median of "
-           f"{off['reps']}; ratio = geometric mean of paired rounds (95% interval)"]
+           f"  vs {g} = openvino_genai pybind {py.get('version')} ({py.get('from')}) in its own process: {note}"]
+    if py.get("note"):
+        out.append(f"  ({py['note']})")
+    out.append(f"  \"{off['request']['prompt']}\", {off['request']['max_new_tokens']} tokens (ignore_eos), median of "
+               f"{off['reps']}; ratio = geometric mean of paired rounds (95% interval)")
     rows = []
     for mode, label in (("none", "no streamer"), ("callback", "streamer on")):
         md = off["modes"].get(mode) or {}

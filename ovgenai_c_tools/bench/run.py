@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from .environment import SOURCE_ROOT, cache_dir, default_model, ensure_oracle, find_libraries, say, worker_env
-from .official import OFFICIAL, compare_versions
+from .official import GENAI_ARCHIVE, OFFICIAL, archive_pybind_env, compare_versions
 from .official import discover as discover_official
 from .probes import loadavg, measure_bandwidth, measure_imports
 from .prompts import AGREEMENT_PROMPTS, FILLER, STANDARD_PROMPT
@@ -85,6 +85,7 @@ class Bench:
         self.prompts: Dict[int, Dict[str, Any]] = {}
         self.crashes: Dict[str, List[str]] = {}
         self.trimmed: Dict[str, int] = {}
+        self.worker_envs: Dict[str, Dict[str, str]] = {}  # a worker's own environment, when not self.env()
 
     # --- plumbing ---
     def env(self) -> Dict[str, str]:
@@ -92,7 +93,7 @@ class Bench:
 
     def start(self, name: str, spec: Dict[str, Any]) -> Optional[Worker]:
         try:
-            w = Worker(name, spec, self.env(), self.logdir, self.args.timeout)
+            w = Worker(name, spec, self.worker_envs.get(name) or self.env(), self.logdir, self.args.timeout)
         except WorkerError as exc:
             self.engine_errors[name] = str(exc)
             say(f"engine {name} unavailable: {exc}")
@@ -402,9 +403,10 @@ class Bench:
         if not found.get("found"):
             self.report["official"] = {"skipped": found["note"]}
             return
-        ov, g = OFFICIAL, GENAI_PA
+        ov = OFFICIAL
         sec: Dict[str, Any] = {"engine": ov, "library": found["description"], "library_path": found["path"],
                                "library_release": found.get("release"), "library_info": found.get("info")}
+        g, archive_note = self.start_archive_pybind(found["path"])
         if ov not in self.workers:
             sec["skipped"] = f"{ov} did not start: {(self.engine_errors.get(ov) or '?').splitlines()[0]}"
         elif g not in self.workers:
@@ -412,10 +414,44 @@ class Bench:
                               f"{(self.oracle_error or self.engine_errors.get(g) or '?').splitlines()[0]}")
         if "skipped" in sec:
             self.report["official"] = sec
+            self.stop_archive_pybind()
             return
-        pybind_version = ((self.load_samples.get(g) or [{}])[0].get("versions") or {}).get("openvino_genai")
-        sec["pybind"] = {"engine": g, "version": pybind_version}
+        hello = (self.load_samples.get(g) or [{}])[0]
+        pybind_version = (hello.get("versions") or {}).get("openvino_genai")
+        sec["pybind"] = {"engine": g, "version": pybind_version, "module": hello.get("module"),
+                         "from": "the official archive's python/ folder" if g == GENAI_ARCHIVE else
+                                 "the installed openvino_genai", "note": archive_note}
         sec["comparison"] = compare_versions(found.get("release"), pybind_version)
+        try:
+            self.official_rounds(sec, ov, g)
+        finally:
+            self.stop_archive_pybind()
+
+    def start_archive_pybind(self, library_path: str) -> Tuple[str, Optional[str]]:
+        """The pybind engine to compare the official library with: the archive's own openvino_genai when the
+        archive ships one and it starts (its own worker, GENAI_ARCHIVE), else genai[PA]; and a note when the
+        archive's did not start."""
+        env = archive_pybind_env(library_path, self.env())
+        if env is None or self.args.no_genai:
+            return GENAI_PA, None
+        spec = {"engine": "genai", "model": str(self.model), "device": a_device(self.args)}
+        self.worker_envs[GENAI_ARCHIVE] = env
+        self.specs[GENAI_ARCHIVE] = spec
+        w = self.start(GENAI_ARCHIVE, spec)
+        if w is None:
+            why = (self.engine_errors.get(GENAI_ARCHIVE) or "?").splitlines()[0]
+            return GENAI_PA, f"the archive's own openvino_genai did not start ({why}); compared with the installed one"
+        self.load_samples[GENAI_ARCHIVE] = [{**w.hello, "spawn_to_ready_s": w.spawn_to_ready_s}]
+        return GENAI_ARCHIVE, None
+
+    def stop_archive_pybind(self) -> None:
+        """The archive's pybind worker serves the official section only."""
+        w = self.workers.pop(GENAI_ARCHIVE, None)
+        if w is not None:
+            w.quit()
+
+    def official_rounds(self, sec: Dict[str, Any], ov: str, g: str) -> None:
+        """The paired rounds of the official section, ``ov`` against ``g``, with and without a streamer."""
         req = {"prompt": STANDARD_PROMPT, "max_new_tokens": self.s.official_out, "ignore_eos": True, "fresh": True}
         modes = ["none", "callback"]
         for e in (ov, g):

@@ -123,7 +123,8 @@ def _official_section(lfl: bool) -> dict:
             "paired": {"ttft": paired(1.1), "tpot": paired(1.1)}, "outside_engine_ms_over_pybind": 0.4}
     cmp = official.compare_versions("2026.4.1.0" if lfl else "2026.3.0.0", "2026.4.1.0-3408-ab01d1771e4")
     return {"engine": "ovgenai_c[official]", "library": "OPENVINO_GENAI_DIR: /x/libopenvino_genai_c.so (kind official)",
-            "pybind": {"engine": "genai[PA]", "version": "2026.4.1.0-3408-ab01d1771e4"}, "comparison": cmp,
+            "pybind": {"engine": "genai[PA]", "version": "2026.4.1.0-3408-ab01d1771e4",
+                       "from": "the installed openvino_genai"}, "comparison": cmp,
             "request": {"prompt": "p", "max_new_tokens": 8}, "reps": 3, "modes": {"none": mode, "callback": mode}}
 
 
@@ -177,7 +178,7 @@ def test_bench_compares_the_stand_in_with_pybind(tmp_path, stand_in):
     off = report["official"]
     assert "skipped" not in off and "error" not in off, off
     assert off["library"].startswith(f"OVGENAI_C_LIBRARY: {stand_in}")
-    assert off["pybind"]["engine"] == "genai[PA]"
+    assert off["pybind"]["engine"] == "genai[PA]" and off["pybind"]["from"] == "the installed openvino_genai"
     assert off["comparison"]["like_for_like"] is (official.release(version("openvino"))
                                                   == official.release(version("openvino-genai")))
     for mode in ("none", "callback"):
@@ -205,3 +206,54 @@ def test_bench_without_official_library_prints_one_line(tmp_path):
     assert note.startswith("no official GenAI C library found")
     assert [ln for ln in stdout.splitlines() if ln.startswith("Official library")] == [f"Official library: {note}"]
     assert not any(ln["what"].startswith("official") for ln in report["ratios"]["lines"])
+
+
+def _fake_archive(tmp_path: Path, stand_in: Path, pybind: str) -> Path:
+    """An archive layout around the stand-in: runtime/lib/intel64/libopenvino_genai_c.so and python/openvino_genai,
+    either the installed pybind package linked in ("installed") or one that cannot be imported ("broken")."""
+    root = tmp_path / "archive"
+    lib_dir = root / "runtime" / "lib" / "intel64"
+    lib_dir.mkdir(parents=True)
+    shutil.move(str(stand_in), lib_dir / stand_in.name)
+    (root / "python").mkdir()
+    if pybind == "installed":
+        import importlib.util
+
+        spec = importlib.util.find_spec("openvino_genai")
+        if spec is None or spec.origin is None:
+            pytest.skip("openvino_genai (the comparison engine) is not installed")
+        (root / "python" / "openvino_genai").symlink_to(Path(spec.origin).parent, target_is_directory=True)
+    else:
+        (root / "python" / "openvino_genai").mkdir()
+        (root / "python" / "openvino_genai" / "__init__.py").write_text(
+            'raise ImportError("this openvino_genai was built for another Python")\n')
+    return root
+
+
+def test_bench_uses_the_archives_own_pybind(tmp_path, stand_in):
+    if not _genai_available():
+        pytest.skip("openvino_genai (the comparison engine) is not installed")
+    root = _fake_archive(tmp_path, stand_in, "installed")
+    report, stdout = _run(tmp_path, _env(tmp_path, OPENVINO_GENAI_DIR=str(root)))
+    off = report["official"]
+    assert off["library"].startswith(f"OPENVINO_GENAI_DIR: {root / 'runtime' / 'lib' / 'intel64'}")
+    assert off["pybind"]["engine"] == "genai[archive]"
+    assert off["pybind"]["from"] == "the official archive's python/ folder"
+    assert Path(off["pybind"]["module"]).parent == root / "python" / "openvino_genai"  # imported from the archive
+    assert off["modes"]["none"]["paired"]["tpot"]["n"] == off["reps"]
+    assert any(ln.startswith("measure") and "genai[archive]" in ln for ln in stdout.splitlines())
+    assert any(ln["what"].startswith("official, no streamer: TPOT ovgenai_c[official] / genai[archive]")
+               for ln in report["ratios"]["lines"])
+
+
+def test_bench_falls_back_to_the_installed_pybind_and_says_so(tmp_path, stand_in):
+    if not _genai_available():
+        pytest.skip("openvino_genai (the comparison engine) is not installed")
+    root = _fake_archive(tmp_path, stand_in, "broken")
+    report, stdout = _run(tmp_path, _env(tmp_path, OPENVINO_GENAI_DIR=str(root)))
+    py = report["official"]["pybind"]
+    assert py["engine"] == "genai[PA]" and py["from"] == "the installed openvino_genai"
+    assert py["note"].startswith("the archive's own openvino_genai did not start")
+    assert "built for another Python" in py["note"]
+    assert f"  ({py['note']})" in stdout.splitlines()
+    assert report["official"]["modes"]["none"]["paired"]["tpot"]["n"] == report["official"]["reps"]
