@@ -14,10 +14,14 @@ Engines:
   genai[SDPA]          openvino_genai pybind with ATTENTION_BACKEND="SDPA" (stateful model)
   double               ovgenai_c over the C ABI test double (engine time ~0: isolates the binding's streaming cost)
 
+Whenever ovgenai_c's own discovery reaches an official library (OVGENAI_C_LIBRARY, OPENVINO_GENAI_DIR, the fetched
+archive), the "official" section compares ovgenai_c over it with openvino_genai pybind — its archive's own, when
+it ships one (genai[archive]) — with and without a streamer, and says when the two are not the same release.
+
 Modules: engines (what a worker serves) and worker (the process protocol); stats (medians, paired ratios, geometric
 means with 95 % intervals), probes (bandwidth, import footprint), run (settings and one method per section),
-ratios (the ratio lines against their targets); render (the text report); environment (oracle, libraries, model);
-cli (the argument parser and main).
+official (the official library and its pybind), ratios (the ratio lines against their targets); render (the text
+report); environment (oracle, libraries, model); cli (the argument parser and main).
 
 Only the standard library is imported at module level; ``openvino_genai`` is imported only inside its worker
 processes (never by ovgenai_c itself), ``numpy`` only for the bandwidth measurement. Benchmarks are not tests:
