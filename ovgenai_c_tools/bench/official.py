@@ -98,21 +98,22 @@ def discover(env: Dict[str, str], explicit: Optional[str] = None) -> Dict[str, A
             "description": describe(info)}
 
 
-def compare_versions(library: Optional[str], pybind: Optional[str]) -> Dict[str, Any]:
-    """Whether ovgenai_c over a library of release ``library`` against pybind ``pybind`` (any version strings)
-    is like-for-like: the same GenAI release on both sides."""
+def compare_versions(library: Optional[str], pybind: Optional[str], kind: str = "official") -> Dict[str, Any]:
+    """Whether ovgenai_c over a library of release ``library`` and ``kind`` (library_info()'s) against pybind
+    ``pybind`` (any version strings) is like-for-like: GenAI's own C library, the same release on both sides."""
     lib_rel, py_rel = release(library), release(pybind)
-    if lib_rel is None or py_rel is None:
+    out: Dict[str, Any] = {"like_for_like": False, "library": lib_rel, "pybind": py_rel}
+    if kind == "bundled":
+        out["note"] = ("not like-for-like: the library is the bundled backend (ovgenai_c's own engine), not GenAI's "
+                       "C library")
+    elif lib_rel is None or py_rel is None:
         what = "the official library's" if lib_rel is None else "openvino_genai pybind's"
-        return {"like_for_like": False, "library": lib_rel, "pybind": py_rel,
-                "note": f"not like-for-like: {what} version is unknown"}
-    if lib_rel != py_rel:
-        return {"like_for_like": False, "library": lib_rel, "pybind": py_rel,
-                "note": f"not like-for-like: the official library is GenAI {lib_rel}, openvino_genai pybind {py_rel}"}
-    return {"like_for_like": True, "library": lib_rel, "pybind": py_rel,
-            "note": f"like-for-like: GenAI {lib_rel} on both sides"}
-
-
+        out["note"] = f"not like-for-like: {what} version is unknown"
+    elif lib_rel != py_rel:
+        out["note"] = f"not like-for-like: the official library is GenAI {lib_rel}, openvino_genai pybind {py_rel}"
+    else:
+        out.update(like_for_like=True, note=f"like-for-like: GenAI {lib_rel} on both sides")
+    return out
 
 def archive_pybind_env(library_path: str, env: Dict[str, str]) -> Optional[Dict[str, str]]:
     """The environment in which ``import openvino_genai`` gets the pybind module of the archive the library comes

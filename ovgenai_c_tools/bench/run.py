@@ -421,7 +421,8 @@ class Bench:
         sec["pybind"] = {"engine": g, "version": pybind_version, "module": hello.get("module"),
                          "from": "the official archive's python/ folder" if g == GENAI_ARCHIVE else
                                  "the installed openvino_genai", "note": archive_note}
-        sec["comparison"] = compare_versions(found.get("release"), pybind_version)
+        sec["comparison"] = compare_versions(found.get("release"), pybind_version,
+                                             (found.get("info") or {}).get("kind") or "?")
         try:
             self.official_rounds(sec, ov, g)
         finally:
@@ -457,9 +458,11 @@ class Bench:
         for e in (ov, g):
             self.call(e, "gen", **req, stream="none")  # warm (again, when binding_overhead ran)
         runs: Dict[Tuple[str, str], List[Dict[str, Any]]] = {(e, m): [] for e in (ov, g) for m in modes}
+        rounds = 0
         for rep in range(self.s.official_reps):
             if self.over_budget("official", rep):
                 break
+            rounds += 1
             for m in rotate(modes, rep):
                 for e in rotate([ov, g], rep):
                     runs[(e, m)].append(self.call(e, "gen", **req, stream=m) or {})  # aligned by round
@@ -471,7 +474,7 @@ class Bench:
                       "paired": {k: ratio_stats(paired_ratios(runs[(ov, m)], runs[(g, m)], f"{k}_ms"))
                                  for k in ("ttft", "tpot")},
                       "outside_engine_ms_over_pybind": (a - b) if a is not None and b is not None else None}
-        sec.update({"request": req, "reps": self.s.official_reps, "modes": out,
+        sec.update({"request": req, "reps": rounds, "modes": out,
                     "what": ("the same GenAI C++ library under both bindings (when like-for-like): the difference is "
                              "the binding's own cost; mode none = no streamer (ovgenai_c still installs its cancel "
                              "callback), callback = a Python streamer on both")})

@@ -73,6 +73,9 @@ def test_versions_decide_like_for_like():
     assert "2026.3.0" in other["note"] and "2026.4.1" in other["note"] and "not like-for-like" in other["note"]
     unknown = official.compare_versions(None, "2026.4.1.0")
     assert unknown["like_for_like"] is False and "unknown" in unknown["note"]
+    # a stand-in that is the bundled backend runs another engine than GenAI's, whatever its version
+    bundled = official.compare_versions("2026.4.1.0", "2026.4.1.0-3408-ab01d1771e4", kind="bundled")
+    assert bundled["like_for_like"] is False and "the bundled backend" in bundled["note"]
 
 
 def test_library_release_prefers_the_archive_version():
@@ -179,8 +182,11 @@ def test_bench_compares_the_stand_in_with_pybind(tmp_path, stand_in):
     assert "skipped" not in off and "error" not in off, off
     assert off["library"].startswith(f"OVGENAI_C_LIBRARY: {stand_in}")
     assert off["pybind"]["engine"] == "genai[PA]" and off["pybind"]["from"] == "the installed openvino_genai"
-    assert off["comparison"]["like_for_like"] is (official.release(version("openvino"))
-                                                  == official.release(version("openvino-genai")))
+    # the stand-in is the bundled backend: another engine than pybind's, so never like-for-like
+    assert off["comparison"]["like_for_like"] is False and "the bundled backend" in off["comparison"]["note"]
+    assert "NOT LIKE-FOR-LIKE: the library is the bundled backend" in stdout
+    assert all(ln["status"] == "not like-for-like" for ln in report["ratios"]["lines"]
+               if ln["what"].startswith("official") and ln["value"] is not None)
     for mode in ("none", "callback"):
         m = off["modes"][mode]
         for e in ("ovgenai_c[official]", "genai[PA]"):
