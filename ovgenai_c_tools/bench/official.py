@@ -106,6 +106,8 @@ def compare_versions(library: Optional[str], pybind: Optional[str], kind: str = 
     if kind == "bundled":
         out["note"] = ("not like-for-like: the library is the bundled backend (ovgenai_c's own engine), not GenAI's "
                        "C library")
+    elif kind != "official":
+        out["note"] = f"not like-for-like: the library is not GenAI's own C library (kind {kind})"
     elif lib_rel is None or py_rel is None:
         what = "the official library's" if lib_rel is None else "openvino_genai pybind's"
         out["note"] = f"not like-for-like: {what} version is unknown"

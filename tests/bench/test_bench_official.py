@@ -76,6 +76,8 @@ def test_versions_decide_like_for_like():
     # a stand-in that is the bundled backend runs another engine than GenAI's, whatever its version
     bundled = official.compare_versions("2026.4.1.0", "2026.4.1.0-3408-ab01d1771e4", kind="bundled")
     assert bundled["like_for_like"] is False and "the bundled backend" in bundled["note"]
+    other = official.compare_versions("2026.4.1.0", "2026.4.1.0", kind="other")
+    assert other["like_for_like"] is False and "(kind other)" in other["note"]
 
 
 def test_library_release_prefers_the_archive_version():
@@ -263,3 +265,11 @@ def test_bench_falls_back_to_the_installed_pybind_and_says_so(tmp_path, stand_in
     assert "built for another Python" in py["note"]
     assert f"  ({py['note']})" in stdout.splitlines()
     assert report["official"]["modes"]["none"]["paired"]["tpot"]["n"] == report["official"]["reps"]
+
+
+def test_discovery_labels_the_abi_double_by_what_it_is(tmp_path, double_lib_path):
+    """Any library an official discovery step reaches is the official column's, and the label says what it is:
+    here the ABI double (neither GenAI's library nor the bundled backend: kind "other")."""
+    found = official.discover(_env(tmp_path, OVGENAI_C_LIBRARY=str(double_lib_path)))
+    assert found["found"] is True and found["info"]["kind"] == "other"
+    assert found["description"].startswith(f"OVGENAI_C_LIBRARY: {double_lib_path} (kind other")
