@@ -269,6 +269,7 @@ class Bench:
                 "ovgenai_c[official]": "ovgenai_c (cffi, C ABI) over the official libopenvino_genai_c.so",
                 GENAI_PA: "openvino_genai pybind, default properties (PagedAttention / continuous batching)",
                 GENAI_SDPA: "openvino_genai pybind, ATTENTION_BACKEND=SDPA (stateful model)",
+                GENAI_ARCHIVE: "openvino_genai pybind from the official archive's python/ folder (official section)",
                 "double": "ovgenai_c over the C ABI test double (engine time ~0)",
             },
         })
