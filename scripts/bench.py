@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmarks of ovgenai_c against openvino_genai, side by side in one run (see ovgenai_c_tools/bench.py).
+"""Benchmarks of ovgenai_c against openvino_genai, side by side in one run (see ovgenai_c_tools/bench/).
 
     python scripts/bench.py [--model DIR] [--out FILE] [--quick] [--help]
 """

@@ -16,7 +16,8 @@ SCRIPT = ROOT / "scripts" / "bench.py"
 
 sys.path.insert(0, str(ROOT))
 from ovgenai_c import _loader  # noqa: E402
-from ovgenai_c_tools.bench import SECTIONS, _paired, _pct, _ratio, _ratio_stats, render  # noqa: E402
+from ovgenai_c_tools.bench import SECTIONS, render  # noqa: E402
+from ovgenai_c_tools.bench.stats import paired_ratios, percentile, ratio, ratio_stats  # noqa: E402
 
 
 def _bundled() -> Path | None:
@@ -28,24 +29,24 @@ def _genai_available() -> bool:
 
 
 def test_percentiles_and_ratios():
-    assert _pct([3.0, 1.0, 2.0, 4.0], 0.5) == 2.5
-    assert _pct([1.0, 2.0, 3.0, 4.0, 5.0], 0.95) == pytest.approx(4.8)
-    assert _pct([], 0.5) is None
-    assert _ratio(3.0, 2.0) == 1.5
-    assert _ratio(None, 2.0) is None and _ratio(1.0, 0) is None
+    assert percentile([3.0, 1.0, 2.0, 4.0], 0.5) == 2.5
+    assert percentile([1.0, 2.0, 3.0, 4.0, 5.0], 0.95) == pytest.approx(4.8)
+    assert percentile([], 0.5) is None
+    assert ratio(3.0, 2.0) == 1.5
+    assert ratio(None, 2.0) is None and ratio(1.0, 0) is None
 
 
 def test_paired_ratios_and_their_interval():
     a = [{"t": 2.0}, {}, {"t": 3.0}, {"t": 4.0}]
     b = [{"t": 1.0}, {"t": 1.0}, {"t": 3.0}, {"t": 8.0}]
-    assert _paired(a, b, "t") == [2.0, 1.0, 0.5]  # round by round; a failed round (empty) is left out
-    st = _ratio_stats([2.0, 1.0, 0.5])
+    assert paired_ratios(a, b, "t") == [2.0, 1.0, 0.5]  # round by round; a failed round (empty) is left out
+    st = ratio_stats([2.0, 1.0, 0.5])
     assert st["n"] == 3 and st["geomean"] == pytest.approx(1.0) and st["median"] == 1.0
     lo, hi = st["ci95"]
     assert lo < 0.5 < 2.0 < hi  # 3 rounds this far apart: an interval far wider than the spread's middle
-    tight = _ratio_stats([1.02, 1.03, 1.01, 1.02, 1.03, 1.02])
+    tight = ratio_stats([1.02, 1.03, 1.01, 1.02, 1.03, 1.02])
     assert 1.0 < tight["ci95"][0] < tight["geomean"] < tight["ci95"][1] < 1.04
-    assert _ratio_stats([5.0])["ci95"] is None and _ratio_stats([]) is None
+    assert ratio_stats([5.0])["ci95"] is None and ratio_stats([]) is None
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +154,7 @@ def test_bad_model_argument_is_a_usage_error(tmp_path):
 def test_oracle_is_fetched_privately_when_missing(tmp_path, monkeypatch):
     """When openvino_genai is missing, bench pip-installs it (no deps, same version as openvino) into its own
     cache folder and adds that folder to the comparison workers' path — never into the environment."""
-    from ovgenai_c_tools import bench
+    from ovgenai_c_tools.bench import environment
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     calls = []
@@ -172,9 +173,9 @@ def test_oracle_is_fetched_privately_when_missing(tmp_path, monkeypatch):
         ok = env is not None and str(tmp_path / "ovgenai_c" / "bench" / "oracle") in env.get("PYTHONPATH", "")
         return Done(0 if ok and (tmp_path / "ovgenai_c" / "bench" / "oracle" / "openvino_genai").is_dir() else 1)
 
-    monkeypatch.setattr(bench.subprocess, "run", fake_run)
-    assert bench.ensure_oracle(allow_fetch=False) == (None, "openvino_genai is not importable (and --no-fetch was given)")
-    extra, reason = bench.ensure_oracle(allow_fetch=True)
+    monkeypatch.setattr(environment.subprocess, "run", fake_run)
+    assert environment.ensure_oracle(allow_fetch=False) == (None, "openvino_genai is not importable (and --no-fetch was given)")
+    extra, reason = environment.ensure_oracle(allow_fetch=True)
     assert reason is None and extra == tmp_path / "ovgenai_c" / "bench" / "oracle"
     pip = [c for c, _ in calls if c[1:3] == ["-m", "pip"]]
     assert len(pip) == 1 and "--no-deps" in pip[0] and "--target" in pip[0]
@@ -185,5 +186,5 @@ def test_oracle_is_fetched_privately_when_missing(tmp_path, monkeypatch):
     assert pip[0][-1] == f"openvino-genai=={want}"
     # a second run reuses the folder without pip
     calls.clear()
-    assert bench.ensure_oracle(allow_fetch=True) == (extra, None)
+    assert environment.ensure_oracle(allow_fetch=True) == (extra, None)
     assert not [c for c, _ in calls if c[1:3] == ["-m", "pip"]]

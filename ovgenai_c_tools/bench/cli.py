@@ -1,0 +1,79 @@
+"""The command line of the benchmark: ``python scripts/bench.py``, ``python -m ovgenai_c_tools.bench`` and
+``ovgenai-c bench --compare`` all call :func:`main` with the arguments after the command."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .render import render
+from .run import SECTIONS, Bench
+
+DESCRIPTION = ("Side-by-side benchmarks: binding overhead, backend parity, streaming cost, import footprint, the "
+               "memory-bandwidth limit and concurrency — in one run, one process tree, with interleaved repetitions.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The benchmark's argument parser."""
+    p = argparse.ArgumentParser(prog="bench", description=DESCRIPTION,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", help="OpenVINO IR model folder (default: SmolLM2-135M-Instruct, /tmp/smol or the cache)")
+    p.add_argument("--out", default="bench_results.json", help="JSON output file (default: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="minimal repetitions and sizes (tiny models, < 60 s)")
+    p.add_argument("--compare", action="store_true", help="compare engines side by side (the default; accepted for "
+                                                          "`ovgenai-c bench --compare`)")
+    p.add_argument("--library", help="the GenAI C library for ovgenai_c (default: the bundled backend, plus an "
+                                     "official library when one is discoverable)")
+    p.add_argument("--device", default="CPU")
+    p.add_argument("--reps", type=int, help="repetitions for every timed section")
+    p.add_argument("--prompt-lens", help="comma-separated prompt lengths in tokens (default 16,256,1024)")
+    p.add_argument("--out-lens", help="comma-separated output lengths in tokens (default 32,128)")
+    p.add_argument("--threads", type=int, help="threads for the concurrency section (default 2)")
+    p.add_argument("--no-genai", action="store_true", help="do not run openvino_genai (ovgenai_c engines only)")
+    p.add_argument("--no-fetch", action="store_true", help="never pip-fetch openvino_genai when it is missing")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds a single request may take")
+    p.add_argument("--budget", type=float, help="time budget in seconds: sections run fewer repetitions (at least "
+                                                "one) once their share is used up (default 540, --quick 50; 0 = none)")
+    p.add_argument("--no-snapshot", action="store_true", help="load the bundled backend in place instead of from a "
+                                                                 "private copy made at start")
+    p.add_argument("--only", help="comma-separated sections to run (others are reported as skipped): "
+                                  + ", ".join(s for s in SECTIONS if s not in ("meta", "ratios")))
+    p.add_argument("model_pos", nargs="?", metavar="MODEL", help="same as --model")
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the benchmark with argv (default: sys.argv[1:]), print the report, write the JSON; 0 when the run
+    completes, 2 for a usage error."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    if args.budget is None:
+        args.budget = 50.0 if args.quick else 540.0
+    if args.model_pos and not args.model:
+        args.model = args.model_pos
+    if args.only:
+        args.only = [x.strip() for x in args.only.split(",") if x.strip()]
+        bad = [x for x in args.only if x not in SECTIONS or x in ("meta", "ratios")]
+        if bad:
+            print(f"bench: unknown section(s) for --only: {', '.join(bad)}", file=sys.stderr)
+            return 2
+    if args.model and not Path(args.model).is_dir():
+        print(f"bench: --model {args.model} is not a folder", file=sys.stderr)
+        return 2
+    bench = Bench(args)
+    try:
+        report = bench.run()
+    finally:
+        for w in list(bench.workers.values()):
+            w.kill()
+    text = render(report)
+    print(text)
+    out = Path(args.out)
+    if out.parent and not out.parent.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    print(f"JSON written to {out}")
+    return 0
+
