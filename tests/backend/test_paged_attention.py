@@ -61,7 +61,10 @@ def test_pa_long_generation_grows_the_block_cache(api, tiny_pa, tiny_oracle_pa):
 def test_pa_known_answer_smol(api, smol_pa):
     r = generate(api, smol_pa, "What is the capital of France?", Config(api, max_new_tokens=30))
     assert r.status == 0, api.last_error()
-    assert r.text == "The capital of France is Paris."
+    # the answer's first sentence is the known part; how it goes on differs with the CPU's f32 kernels
+    # (AVX2: "…is Paris."; AVX-512: "…is Paris, capital of the French Republic."): exactness is what the
+    # oracle tests below check, on whatever CPU runs them
+    assert r.text.startswith("The capital of France is Paris"), r.text
 
 
 @pytest.mark.parametrize("prompt", PROMPTS)
