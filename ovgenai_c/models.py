@@ -45,6 +45,8 @@ import time
 import zipfile
 from typing import Iterator, List, Optional
 
+from .ir_folder import IR_FILES, missing_ir_files
+
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "ModelFetchError",
@@ -70,14 +72,6 @@ GGUF_SIZE = 98362432
 DEFAULT_CONTEXT_LENGTH = 8192
 PROFILE_NAME = "ovgenai_c.profile.json"  # provider.profile.PROFILE_NAME
 
-IR_FILES = (
-    "openvino_model.xml",
-    "openvino_model.bin",
-    "openvino_tokenizer.xml",
-    "openvino_tokenizer.bin",
-    "openvino_detokenizer.xml",
-    "openvino_detokenizer.bin",
-)
 IR_MARKER = "ovgenai_c_ir.json"
 _IR_FORMAT = 1
 
@@ -378,7 +372,7 @@ def convert_gguf_to_ir(gguf: pathlib.Path, work: pathlib.Path, progress: bool = 
             "Check that openvino, openvino-tokenizers and openvino-genai have the same version "
             "(`pip install 'ovgenai_c[convert]'`), or convert the model yourself and pass its folder."
         )
-    missing = [n for n in IR_FILES if not (work / n).is_file()]
+    missing = missing_ir_files(work)
     if missing:
         raise ModelFetchError(f"conversion did not write {', '.join(missing)}; cannot use the IR.")
     versions: dict = {}

@@ -19,6 +19,7 @@ from ._owner import Job, OwnerThread
 from ._streaming import StreamBridge, StreamingStatus, make_streamer_struct, token_callback
 from .chat import ChatHistory
 from .config import GenerationConfig
+from .ir_folder import DESCRIPTION as IR_DESCRIPTION, IR_FILES, missing_ir_files  # noqa: F401 (IR_FILES: tests)
 from .results import DecodedResults, PerfMetrics
 
 Inputs = Union[str, ChatHistory, List[Dict[str, Any]]]
@@ -26,8 +27,6 @@ Streamer = Callable[[str], Any]
 
 _DEVICE_RE = re.compile(r"^[A-Z][A-Z0-9_]*(\.[A-Za-z0-9_]+)?(:[A-Za-z0-9_.,()]+)?$")
 _PROPERTY_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
-IR_FILES = ("openvino_model.xml", "openvino_model.bin", "openvino_tokenizer.xml", "openvino_tokenizer.bin",
-            "openvino_detokenizer.xml", "openvino_detokenizer.bin")
 
 
 def _check_text(value: str, what: str) -> bytes:
@@ -60,13 +59,11 @@ def check_model_path(models_path: Any, kind: str) -> str:
                     "or use the official GenAI C library, which loads GGUF directly")
             return path
         raise errors.ModelNotFoundError(f"{path} is a file; expected a model folder (OpenVINO IR) or a .gguf file")
-    missing = [f for f in IR_FILES if not (p / f).is_file()]
+    missing = missing_ir_files(p)
     if missing:
         ggufs = sorted(x.name for x in p.glob("*.gguf"))
         hint = f"; the folder holds {ggufs[0]}: pass that file to the official library or convert it" if ggufs else ""
-        raise errors.ModelNotFoundError(
-            f"model folder {path} lacks {', '.join(missing)} (an OpenVINO IR LLM folder needs the stateful model "
-            f"and the tokenizer/detokenizer IR){hint}")
+        raise errors.ModelNotFoundError(f"model folder {path} lacks {', '.join(missing)} ({IR_DESCRIPTION}){hint}")
     return path
 
 

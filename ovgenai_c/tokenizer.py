@@ -25,10 +25,8 @@ import numpy as np
 
 from . import _tokenizer_ir as ir
 from . import errors
+from .ir_folder import DETOKENIZER_XML, TOKENIZER_XML
 from .tensor import Tensor
-
-TOKENIZER_XML = "openvino_tokenizer.xml"
-DETOKENIZER_XML = "openvino_detokenizer.xml"
 
 # Compile properties GenAI passes on to the tokenizer models (tokenizer_impl.cpp: filter_properties); others dropped.
 _ALLOWED_PROPERTIES = ("PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS", "ENABLE_CPU_PINNING", "NUM_STREAMS",

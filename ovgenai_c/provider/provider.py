@@ -21,6 +21,7 @@ from typing import Any, AsyncIterator, Dict, Iterator, List, Optional, Union
 
 from .. import errors
 from ..chat import ChatHistory
+from ..ir_folder import IR_FILES
 from ..results import DecodedResults, PerfMetrics
 from .errors import CapabilityNotSupportedError
 from .model_info import (ModelInfo, model_info, template_supports_think, template_supports_tools,
@@ -146,8 +147,7 @@ class Provider:
         self.info: ModelInfo = model_info(self.path)
         if self.info.format is None:
             raise errors.ModelNotFoundError(
-                f"{self.path} is neither an OpenVINO IR model folder (openvino_model.xml, openvino_tokenizer.xml, "
-                "openvino_detokenizer.xml) nor a .gguf file")
+                f"{self.path} is neither an OpenVINO IR model folder ({', '.join(IR_FILES)}) nor a .gguf file")
         self.device = resolve_device(device, self.profile)
         self.properties = {**self.profile.properties, **(properties or {})}
         self.library = library
