@@ -402,7 +402,7 @@ class LLMPipeline:
                 cfg.set_eos_token_id(eos)
         try:
             native_max = self._call(self._native_max_new_tokens)
-            cfg._values["max_new_tokens"] = native_max
+            cfg.max_new_tokens = native_max
         except errors.GenAIError:
             pass
         return cfg
@@ -605,14 +605,10 @@ class LLMPipeline:
                 raise errors.NotSupportedError(
                     "a list of prompts can be passed to generate(), not to stream()/astream(): stream one prompt")
             history = _chat.as_chat_history(inputs)
-            if not history._messages:
+            if history.empty():
                 raise errors.InvalidParameterError("the chat history is empty: give at least one message")
             # snapshot, so later changes by the caller don't race the owner thread
-            snap = ChatHistory()
-            snap._messages = [dict(m) for m in history._messages]
-            snap._tools = list(history._tools)
-            snap._extra_context = dict(history._extra_context)
-            return _Input(history=snap)
+            return _Input(history=history.copy())
         token_rows = _token_rows(inputs)
         if token_rows is not None:
             if len(token_rows) != 1:

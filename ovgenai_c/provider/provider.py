@@ -117,7 +117,7 @@ def _library_kind(library: Any) -> Optional[str]:
     kind = getattr(library, "kind", None)
     if kind is not None:
         return kind
-    from .._loader import open_library
+    from .. import open_library
 
     return open_library(os.fspath(library)).kind
 
