@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 import importlib.machinery
 import os
+import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -42,6 +44,11 @@ class Tool:
     attribute: Optional[str]
     found_by: str  # "entry point" or "module name"
     import_root: Optional[str]
+
+
+def _site_packages() -> List[str]:
+    paths = sysconfig.get_paths()
+    return [paths["purelib"], paths["platlib"]]
 
 
 def _entry_points() -> Dict[str, str]:
@@ -118,7 +125,8 @@ def child_command(name: str, python: str, args: List[str],
     (``OVGENAI_C_CONVERT_PYTHON``) runs the same module."""
     tool = find_tool(name)
     child_env = dict(os.environ if env is None else env)
-    if tool.import_root:
+    same_site = python == sys.executable and tool.import_root in _site_packages()
+    if tool.import_root and not same_site:  # (this interpreter finds its own site-packages unaided)
         parts = [p for p in child_env.get("PYTHONPATH", "").split(os.pathsep) if p]
         if tool.import_root not in parts:
             child_env["PYTHONPATH"] = os.pathsep.join(parts + [tool.import_root])

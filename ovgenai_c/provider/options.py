@@ -108,12 +108,12 @@ def _check_value(name: str, value: Any, where: str) -> Any:
     if kind == "size":  # top_k (0 = no filter, Ollama's meaning), seed
         n = _integer(subject, name, value)
         return _checked(subject, name, n, " (0 = off)" if name == "top_k" and n < 0 else "")
-    stored = _checked(subject, name, value)  # a float: finite, fits a C float; checked as C will store it
+    stored = _checked(subject, name, value)  # a float: finite, fits a C float
     rule = config.RANGE_RULES.get(field)
     if rule is not None:
         interval = rule.interval.including_lo() if name == "temperature" else rule.interval  # 0 = greedy
-        if stored not in interval:
-            raise OptionError(f"{subject} must be {interval}, got {stored}", name)
+        if stored not in interval:  # checked as C will store it (float32), reported as given
+            raise OptionError(f"{subject} must be {interval}, got {float(value)}", name)
     return float(value)
 
 

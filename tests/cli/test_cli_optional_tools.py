@@ -74,6 +74,12 @@ def test_module_name_when_no_entry_point_is_installed(no_entry_points):
     assert env["PYTHONPATH"].split(":") == ["/first", str(ROOT)]  # appended: the caller's path stays first
 
 
+def test_a_child_of_this_interpreter_finds_its_own_site_packages(monkeypatch, no_entry_points):
+    monkeypatch.setattr(optional_tools, "_site_packages", lambda: [str(ROOT)])  # as if installed there
+    assert "PYTHONPATH" not in child_command("convert_gguf", sys.executable, [], env={})[1]
+    assert child_command("convert_gguf", "/other/python", [], env={})[1]["PYTHONPATH"] == str(ROOT)
+
+
 def test_an_entry_point_to_a_missing_module_falls_back_to_the_module_name(monkeypatch):
     monkeypatch.setattr(optional_tools, "_entry_points", lambda: {"bench": "no_such_pkg.bench:main"})
     assert find_tool("bench").found_by == "module name"
