@@ -91,9 +91,12 @@ def _check_flags(args: argparse.Namespace) -> None:
         value = getattr(args, dest, None)
         if value is not None:
             _check_option(name, value, FLAG_OF_OPTION[name])
-    for text in getattr(args, "stop", None) or []:
+    stops = list(getattr(args, "stop", None) or [])
+    for text in stops:
         if text == "":
             raise CliError("--stop must not be an empty string")
+    if stops:  # the rest of the stop-string rules (valid Unicode text...)
+        _check_option("stop", stops, "--stop")
     _options(args)  # -o KEY=VALUE: syntax and value
     device = getattr(args, "device", None)
     if device is not None:
