@@ -17,7 +17,7 @@ from .chat import ChatHistory
 from .scheduler import SchedulerConfig
 from .results import DecodedResults, DecodedText, GenerationFinishReason, MeanStdPair, PerfMetrics, RawPerfMetrics
 from ._streaming import StreamingStatus
-from ._loader import library_info, load_library
+from ._loader import library_info, load_library, open_library
 
 def draft_model(*args: Any, **kwargs: Any) -> Any:
     """openvino_genai's speculative-decoding property: the GenAI C API cannot pass a draft model, so this refuses."""
@@ -52,7 +52,7 @@ __all__ = [
     "LLMPipeline", "TextStream", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
     "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "PerfMetrics",
     "RawPerfMetrics", "GenerationFinishReason", "draft_model", "SchedulerConfig",
-    "MeanStdPair", "StreamingStatus", "library_info", "load_library", "GenAIError", "ConfigError", "DeviceError",
-    "GenerationTimeoutError", "LibraryNotFoundError", "ModelNotFoundError", "NotSupportedError",
+    "MeanStdPair", "StreamingStatus", "library_info", "load_library", "open_library", "GenAIError", "ConfigError",
+    "DeviceError", "GenerationTimeoutError", "LibraryNotFoundError", "ModelNotFoundError", "NotSupportedError",
     "PipelineClosedError",
 ]

@@ -140,6 +140,16 @@ class ChatHistory:
     def get_extra_context(self) -> Dict[str, Any]:
         return dict(self._extra_context)
 
+    def copy(self) -> "ChatHistory":
+        """An independent copy: messages, tools and extra context (already checked, not checked again)."""
+        new = ChatHistory()
+        new._messages = [dict(m) for m in self._messages]
+        new._tools = list(self._tools)
+        new._extra_context = dict(self._extra_context)
+        return new
+
+    __copy__ = copy
+
     def __repr__(self) -> str:
         return f"ChatHistory({self._messages!r})"
 

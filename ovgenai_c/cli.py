@@ -91,9 +91,12 @@ def _check_flags(args: argparse.Namespace) -> None:
         value = getattr(args, dest, None)
         if value is not None:
             _check_option(name, value, FLAG_OF_OPTION[name])
-    for text in getattr(args, "stop", None) or []:
+    stops = list(getattr(args, "stop", None) or [])
+    for text in stops:
         if text == "":
             raise CliError("--stop must not be an empty string")
+    if stops:  # the rest of the stop-string rules (valid Unicode text...)
+        _check_option("stop", stops, "--stop")
     _options(args)  # -o KEY=VALUE: syntax and value
     device = getattr(args, "device", None)
     if device is not None:
@@ -1147,10 +1150,15 @@ def _check_bench_flags(args: argparse.Namespace) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["bench"] and "--compare" in argv:
-        # the side-by-side benchmark (bindings, engines, streaming, import, bandwidth, concurrency)
-        from ovgenai_c_tools import bench
+        # the side-by-side benchmark (bindings, engines, streaming, import, bandwidth, concurrency): an optional tool
+        from .optional_tools import ToolNotFoundError, load_tool
 
-        return int(bench.main(argv[1:]) or 0)
+        try:
+            bench_main = load_tool("bench")
+        except ToolNotFoundError as exc:
+            _err(f"{PROG}: error: {exc}")
+            return EXIT_ERROR
+        return int(bench_main(argv[1:]) or 0)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):

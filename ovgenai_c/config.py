@@ -7,6 +7,7 @@ import json
 import math
 import os
 import struct
+from dataclasses import dataclass, replace
 from typing import Any, Dict, Iterable, List, Optional
 
 from .errors import ConfigError, InvalidParameterError
@@ -77,62 +78,135 @@ _PYTHON_FIELD_TYPES: Dict[str, tuple] = {
 }
 
 
-def _coerce(name: str, kind: str, value: Any) -> Any:
+def _number_text(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A range of numbers, open or closed at each end; ``str()`` is how messages state it
+    (``"> 0"``, ``">= 0"``, ``"in (0, 1]"``)."""
+
+    lo: float = -math.inf
+    hi: float = math.inf
+    lo_open: bool = False
+    hi_open: bool = False
+
+    def __contains__(self, value: float) -> bool:
+        above = value > self.lo if self.lo_open else value >= self.lo
+        below = value < self.hi if self.hi_open else value <= self.hi
+        return above and below
+
+    def __str__(self) -> str:
+        if self.hi == math.inf:
+            return f"{'>' if self.lo_open else '>='} {_number_text(self.lo)}"
+        return (f"in {'(' if self.lo_open else '['}{_number_text(self.lo)}, {_number_text(self.hi)}"
+                f"{')' if self.hi_open else ']'}")
+
+    def including_lo(self) -> "Interval":
+        """The same range with its lower bound included (e.g. Ollama's ``temperature: 0`` = greedy)."""
+        return replace(self, lo_open=False)
+
+
+WHEN_SAMPLING = "when sampling"  # the rule applies when do_sample is set
+WITHOUT_BEAMS = "without beam search"  # the rule applies when num_beams <= 1
+
+
+@dataclass(frozen=True)
+class RangeRule:
+    """A range upstream's ``validate()`` requires of a float field, and when it applies."""
+
+    interval: Interval
+    applies: str  # WHEN_SAMPLING or WITHOUT_BEAMS
+
+    def message(self, name: str, value: float) -> str:
+        when = f" {WHEN_SAMPLING}" if self.applies == WHEN_SAMPLING else ""
+        return f"{name} must be {self.interval}{when}, got {value}"
+
+
+# The value ranges of upstream's GenerationConfig::validate(), in the order problems() reports them; the
+# provider's Ollama-style option checks use the same table (provider/options.py).
+RANGE_RULES: Dict[str, RangeRule] = {
+    "frequency_penalty": RangeRule(Interval(-2.0, 2.0), WITHOUT_BEAMS),
+    "presence_penalty": RangeRule(Interval(-2.0, 2.0), WITHOUT_BEAMS),
+    "repetition_penalty": RangeRule(Interval(0.0, lo_open=True), WITHOUT_BEAMS),
+    "top_p": RangeRule(Interval(0.0, 1.0, lo_open=True), WHEN_SAMPLING),
+    "temperature": RangeRule(Interval(0.0, lo_open=True), WHEN_SAMPLING),
+    "min_p": RangeRule(Interval(0.0, 1.0, hi_open=True), WHEN_SAMPLING),
+}
+
+
+def field_kind(name: str) -> str:
+    """The kind of a C-backed field: ``"size"``, ``"int64"``, ``"float"``, ``"bool"``, ``"strs"``, ``"ids"``
+    or ``"criteria"``. Raises KeyError for a name that is not one."""
+    return FIELDS[name][0]
+
+
+def check_value(name: str, value: Any, subject: Optional[str] = None) -> Any:
+    """Check ``value`` for the field ``name`` as assigning it does (type and representable range: size_t,
+    int64, a finite C float...) and return the stored form. Messages name ``subject`` (default
+    ``GenerationConfig.<name>``), so another layer can name the option its user typed."""
+    return _coerce(name, FIELDS[name][0], value, subject or f"GenerationConfig.{name}")
+
+
+def _coerce(name: str, kind: str, value: Any, subject: str) -> Any:
     """Check the type and range of one field value; return the stored form."""
     if kind == _BOOL:
         if not isinstance(value, bool):
-            raise InvalidParameterError(f"GenerationConfig.{name} must be a bool, not {type(value).__name__}")
+            raise InvalidParameterError(f"{subject} must be a bool, not {type(value).__name__}")
         return value
     if kind in (_SIZE, _INT64):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InvalidParameterError(f"GenerationConfig.{name} must be an int, not {type(value).__name__}")
+            raise InvalidParameterError(f"{subject} must be an int, not {type(value).__name__}")
         lo, hi = (0, SIZE_MAX) if kind == _SIZE else (INT64_MIN, INT64_MAX)
         if name == "eos_token_id" and value < -1:
-            raise InvalidParameterError(f"GenerationConfig.eos_token_id must be -1 (unset) or a token id >= 0, got {value}")
+            raise InvalidParameterError(f"{subject} must be -1 (unset) or a token id >= 0, got {value}")
+        if kind == _SIZE and value < 0:
+            raise InvalidParameterError(f"{subject} must be >= 0, got {value}")
         if not lo <= value <= hi:
-            raise InvalidParameterError(f"GenerationConfig.{name} must be in [{lo}, {hi}], got {value}")
+            raise InvalidParameterError(f"{subject} must be in [{lo}, {hi}], got {value}")
         return int(value)
     if kind == _FLOAT:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InvalidParameterError(f"GenerationConfig.{name} must be a number, not {type(value).__name__}")
+            raise InvalidParameterError(f"{subject} must be a number, not {type(value).__name__}")
         value = float(value)
         if not math.isfinite(value):
-            raise InvalidParameterError(f"GenerationConfig.{name} must be a finite number, got {value}")
+            raise InvalidParameterError(f"{subject} must be a finite number, got {value}")
         if abs(value) > 3.4e38:
-            raise InvalidParameterError(f"GenerationConfig.{name} does not fit a C float: {value}")
+            raise InvalidParameterError(f"{subject} does not fit a C float: {value}")
         # stored as the C side stores it (float32), so Python's checks see the value C will see
         return struct.unpack("f", struct.pack("f", value))[0]
     if kind == _CRIT:
         try:
             return StopCriteria(value)
         except ValueError:
-            raise InvalidParameterError(f"GenerationConfig.stop_criteria must be a StopCriteria, got {value!r}") from None
+            raise InvalidParameterError(f"{subject} must be a StopCriteria, got {value!r}") from None
     if kind == _STRS:
         if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-            raise InvalidParameterError(f"GenerationConfig.stop_strings must be a set of str, not {type(value).__name__}")
+            raise InvalidParameterError(f"{subject} must be a set of str, not {type(value).__name__}")
         out = set()
         for s in value:
             if not isinstance(s, str):
-                raise InvalidParameterError(f"GenerationConfig.stop_strings items must be str, got {type(s).__name__}")
+                raise InvalidParameterError(f"{subject} items must be str, got {type(s).__name__}")
             if s == "":
-                raise InvalidParameterError("GenerationConfig.stop_strings must not contain an empty string")
+                raise InvalidParameterError(f"{subject} must not contain an empty string")
             if "\0" in s:
-                raise InvalidParameterError(f"GenerationConfig.stop_strings item {s!r} contains a NUL character")
+                raise InvalidParameterError(f"{subject} item {s!r} contains a NUL character")
             try:
                 s.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise InvalidParameterError(f"GenerationConfig.stop_strings item {s!r} is not valid Unicode text: {exc}") from None
+                raise InvalidParameterError(f"{subject} item {s!r} is not valid Unicode text: {exc}") from None
             out.add(s)
         return frozenset(out)
     if kind == _IDS:
         if not isinstance(value, Iterable) or isinstance(value, (str, bytes)):
-            raise InvalidParameterError(f"GenerationConfig.stop_token_ids must be a set of int, not {type(value).__name__}")
+            raise InvalidParameterError(f"{subject} must be a set of int, not {type(value).__name__}")
         out_ids = set()
         for t in value:
             if isinstance(t, bool) or not isinstance(t, int):
-                raise InvalidParameterError(f"GenerationConfig.stop_token_ids items must be int, got {type(t).__name__}")
+                raise InvalidParameterError(f"{subject} items must be int, got {type(t).__name__}")
             if not INT64_MIN <= t <= INT64_MAX:
-                raise InvalidParameterError(f"GenerationConfig.stop_token_ids item {t} does not fit int64")
+                raise InvalidParameterError(f"{subject} item {t} does not fit int64")
             out_ids.add(int(t))
         return frozenset(out_ids)
     raise AssertionError(kind)  # pragma: no cover
@@ -176,8 +250,7 @@ class GenerationConfig:
             return
         if name not in FIELDS:
             raise AttributeError(f"GenerationConfig has no field {name!r}")
-        kind = FIELDS[name][0]
-        self._values[name] = _coerce(name, kind, value)
+        self._values[name] = check_value(name, value)
 
     def set_eos_token_id(self, token_id: int) -> None:
         """Set the EOS token and add it to the stop tokens (as the C++ API does). Assigning ``eos_token_id``
@@ -291,19 +364,11 @@ class GenerationConfig:
             p.append(f"min_new_tokens ({v['min_new_tokens']}) must not exceed max_new_tokens ({v['max_new_tokens']})")
         if v["num_return_sequences"] > 1 and not v["do_sample"] and v["num_beams"] <= 1:
             p.append("num_return_sequences > 1 needs do_sample=True or num_beams > 1")
-        if v["num_beams"] <= 1:
-            for name in ("frequency_penalty", "presence_penalty"):
-                if not -2.0 <= v[name] <= 2.0:
-                    p.append(f"{name} must be in [-2, 2], got {v[name]}")
-            if v["repetition_penalty"] <= 0.0:
-                p.append(f"repetition_penalty must be greater than 0, got {v['repetition_penalty']}")
-        if v["do_sample"]:
-            if not 0.0 < v["top_p"] <= 1.0:
-                p.append(f"top_p must be in (0, 1] when sampling, got {v['top_p']}")
-            if v["temperature"] <= 0.0:
-                p.append(f"temperature must be greater than 0 when sampling, got {v['temperature']}")
-            if not 0.0 <= v["min_p"] < 1.0:
-                p.append(f"min_p must be in [0, 1) when sampling, got {v['min_p']}")
+        beams = v["num_beams"] > 1
+        for name, rule in RANGE_RULES.items():
+            applies = v["do_sample"] if rule.applies == WHEN_SAMPLING else not beams
+            if applies and v[name] not in rule.interval:
+                p.append(rule.message(name, v[name]))
         assisting = v["assistant_confidence_threshold"] > 0.0 or v["num_assistant_tokens"] > 0
         if assisting:
             if v["num_beams"] > 1 or v["num_return_sequences"] > 1:

@@ -7,8 +7,9 @@ Where it comes from
 
     The OpenVINO IR (what the bundled backend loads) is made from the GGUF once by real OpenVINO GenAI
     (``LLMPipeline(gguf, "CPU", enable_save_ov_model=True)``), run in a *subprocess* so openvino_genai
-    is never imported into the calling process. It needs the ``convert`` extra:
-    ``pip install 'ovgenai_c[convert]'``.
+    is never imported into the calling process: the optional tool ``convert_gguf``
+    (``python -m ovgenai_c_tools.convert_gguf``, located by :mod:`ovgenai_c.optional_tools`). It needs the
+    ``convert`` extra: ``pip install 'ovgenai_c[convert]'``.
 
 Where it goes
     ``cache_root()/models/SmolLM2-135M-Instruct/`` with the GGUF, a ``<gguf>.verified.json`` marker and
@@ -45,6 +46,8 @@ import time
 import zipfile
 from typing import Iterator, List, Optional
 
+from .ir_folder import IR_FILES, missing_ir_files
+
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "ModelFetchError",
@@ -70,14 +73,6 @@ GGUF_SIZE = 98362432
 DEFAULT_CONTEXT_LENGTH = 8192
 PROFILE_NAME = "ovgenai_c.profile.json"  # provider.profile.PROFILE_NAME
 
-IR_FILES = (
-    "openvino_model.xml",
-    "openvino_model.bin",
-    "openvino_tokenizer.xml",
-    "openvino_tokenizer.bin",
-    "openvino_detokenizer.xml",
-    "openvino_detokenizer.bin",
-)
 IR_MARKER = "ovgenai_c_ir.json"
 _IR_FORMAT = 1
 
@@ -85,9 +80,9 @@ _IR_FORMAT = 1
 PIP_COMMAND: Optional[List[str]] = None
 CONVERT_PYTHON: Optional[str] = None
 
-# The converter (ovgenai_c_tools/convert_gguf.py) runs by path in a separate interpreter: GGUF -> IR beside it.
-# Located without importing anything of it; this package never imports openvino_genai.
-_CONVERT_SCRIPT = pathlib.Path(__file__).resolve().parent.parent / "ovgenai_c_tools" / "convert_gguf.py"
+# The converter (the optional tool "convert_gguf", ovgenai_c.optional_tools) runs as `python -m` in a separate
+# interpreter: GGUF -> IR beside it. Located without importing anything of it; this package never imports
+# openvino_genai.
 _NO_GENAI_EXIT = 3  # convert_gguf.NO_GENAI_EXIT
 
 
@@ -347,20 +342,27 @@ def convert_gguf_to_ir(gguf: pathlib.Path, work: pathlib.Path, progress: bool = 
     """Convert ``gguf`` to OpenVINO IR inside the empty folder ``work`` with openvino_genai, run in a separate
     interpreter (the ``convert`` extra; never imported here). On return ``work`` holds only the IR files; the
     result is the versions the conversion reports. Raises ModelFetchError saying what to do instead."""
+    from .optional_tools import ToolNotFoundError, child_command
+
     tmp_gguf = work / gguf.name
+    py = _convert_python()
+    try:
+        argv, env = child_command("convert_gguf", py, [str(tmp_gguf)])
+    except ToolNotFoundError as exc:
+        raise ModelFetchError(f"cannot convert {gguf.name} to OpenVINO IR: {exc}") from None
     try:
         os.link(gguf, tmp_gguf)
     except OSError:
         shutil.copyfile(gguf, tmp_gguf)
-    py = _convert_python()
     _say(progress, f"converting {gguf.name} to OpenVINO IR with openvino_genai (once; ~10 s)")
     try:
         r = subprocess.run(
-            [py, str(_CONVERT_SCRIPT), str(tmp_gguf)],
+            argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             cwd=str(work),
+            env=env,
         )
     except OSError as e:
         raise ModelFetchError(f"could not run {py} to convert the model: {e}") from e
@@ -378,7 +380,7 @@ def convert_gguf_to_ir(gguf: pathlib.Path, work: pathlib.Path, progress: bool = 
             "Check that openvino, openvino-tokenizers and openvino-genai have the same version "
             "(`pip install 'ovgenai_c[convert]'`), or convert the model yourself and pass its folder."
         )
-    missing = [n for n in IR_FILES if not (work / n).is_file()]
+    missing = missing_ir_files(work)
     if missing:
         raise ModelFetchError(f"conversion did not write {', '.join(missing)}; cannot use the IR.")
     versions: dict = {}

@@ -19,6 +19,7 @@ from ._owner import Job, OwnerThread
 from ._streaming import StreamBridge, StreamingStatus, make_streamer_struct, token_callback
 from .chat import ChatHistory
 from .config import GenerationConfig
+from .ir_folder import DESCRIPTION as IR_DESCRIPTION, IR_FILES, missing_ir_files  # noqa: F401 (IR_FILES: tests)
 from .results import DecodedResults, PerfMetrics
 
 Inputs = Union[str, ChatHistory, List[Dict[str, Any]]]
@@ -26,8 +27,6 @@ Streamer = Callable[[str], Any]
 
 _DEVICE_RE = re.compile(r"^[A-Z][A-Z0-9_]*(\.[A-Za-z0-9_]+)?(:[A-Za-z0-9_.,()]+)?$")
 _PROPERTY_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
-IR_FILES = ("openvino_model.xml", "openvino_model.bin", "openvino_tokenizer.xml", "openvino_tokenizer.bin",
-            "openvino_detokenizer.xml", "openvino_detokenizer.bin")
 
 
 def _check_text(value: str, what: str) -> bytes:
@@ -60,13 +59,11 @@ def check_model_path(models_path: Any, kind: str) -> str:
                     "or use the official GenAI C library, which loads GGUF directly")
             return path
         raise errors.ModelNotFoundError(f"{path} is a file; expected a model folder (OpenVINO IR) or a .gguf file")
-    missing = [f for f in IR_FILES if not (p / f).is_file()]
+    missing = missing_ir_files(p)
     if missing:
         ggufs = sorted(x.name for x in p.glob("*.gguf"))
         hint = f"; the folder holds {ggufs[0]}: pass that file to the official library or convert it" if ggufs else ""
-        raise errors.ModelNotFoundError(
-            f"model folder {path} lacks {', '.join(missing)} (an OpenVINO IR LLM folder needs the stateful model "
-            f"and the tokenizer/detokenizer IR){hint}")
+        raise errors.ModelNotFoundError(f"model folder {path} lacks {', '.join(missing)} ({IR_DESCRIPTION}){hint}")
     return path
 
 
@@ -405,7 +402,7 @@ class LLMPipeline:
                 cfg.set_eos_token_id(eos)
         try:
             native_max = self._call(self._native_max_new_tokens)
-            cfg._values["max_new_tokens"] = native_max
+            cfg.max_new_tokens = native_max
         except errors.GenAIError:
             pass
         return cfg
@@ -608,14 +605,10 @@ class LLMPipeline:
                 raise errors.NotSupportedError(
                     "a list of prompts can be passed to generate(), not to stream()/astream(): stream one prompt")
             history = _chat.as_chat_history(inputs)
-            if not history._messages:
+            if history.empty():
                 raise errors.InvalidParameterError("the chat history is empty: give at least one message")
             # snapshot, so later changes by the caller don't race the owner thread
-            snap = ChatHistory()
-            snap._messages = [dict(m) for m in history._messages]
-            snap._tools = list(history._tools)
-            snap._extra_context = dict(history._extra_context)
-            return _Input(history=snap)
+            return _Input(history=history.copy())
         token_rows = _token_rows(inputs)
         if token_rows is not None:
             if len(token_rows) != 1:

@@ -83,7 +83,7 @@ class TextStreamer(StreamerBase):
         return self._skip_special_tokens
 
     def _decode(self, tokens: List[int]) -> bytes:
-        return self._tokenizer._decode_rows([tokens], self._skip_special_tokens)[0]
+        return self._tokenizer.decode_bytes([tokens], self._skip_special_tokens)[0]
 
     def _emit(self, chunk: bytes) -> StreamingStatus:
         if not chunk:

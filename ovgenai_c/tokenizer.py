@@ -25,10 +25,8 @@ import numpy as np
 
 from . import _tokenizer_ir as ir
 from . import errors
+from .ir_folder import DETOKENIZER_XML, TOKENIZER_XML
 from .tensor import Tensor
-
-TOKENIZER_XML = "openvino_tokenizer.xml"
-DETOKENIZER_XML = "openvino_detokenizer.xml"
 
 # Compile properties GenAI passes on to the tokenizer models (tokenizer_impl.cpp: filter_properties); others dropped.
 _ALLOWED_PROPERTIES = ("PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS", "ENABLE_CPU_PINNING", "NUM_STREAMS",
@@ -310,7 +308,7 @@ class Tokenizer:
                 for key in ("pad", "bos", "eos"):
                     tid = getattr(self, f"_{key}_id")
                     if tid != -1 and not getattr(self, "_" + key):
-                        setattr(self, "_" + key, self._decode_rows([[tid]], False)[0].decode("utf-8", "replace"))
+                        setattr(self, "_" + key, self.decode_bytes([[tid]], False)[0].decode("utf-8", "replace"))
             self._token_strings_done = True
 
     def _request(self, model: _Model, key: Any, edit: Any) -> Any:
@@ -453,11 +451,12 @@ class Tokenizer:
         else:
             raise TypeError(f"tokens must be a list of ints, a list of lists of ints or a Tensor, "
                             f"not {type(tokens).__name__}")
-        texts = [t.decode("utf-8", "replace") for t in self._decode_rows(rows, skip)]
+        texts = [t.decode("utf-8", "replace") for t in self.decode_bytes(rows, skip)]
         return texts[0] if single else texts
 
-    def _decode_rows(self, rows: Sequence[Sequence[int]], skip_special_tokens: bool = True) -> List[bytes]:
-        """Detokenize rows of ids to raw UTF-8 bytes (what GenAI's decode returns as std::string)."""
+    def decode_bytes(self, rows: Sequence[Sequence[int]], skip_special_tokens: bool = True) -> List[bytes]:
+        """Detokenize rows of ids to raw UTF-8 bytes (what GenAI's decode returns as std::string; a streamer
+        decodes with it, cutting the text only at whole characters)."""
         if self._detok is None:
             raise errors.ModelNotFoundError(
                 f"{DETOKENIZER_XML} was not found in {self.path}; Tokenizer.decode is not available")

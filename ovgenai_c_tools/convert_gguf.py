@@ -1,9 +1,11 @@
 """GGUF -> OpenVINO IR with openvino_genai, in its own interpreter:
 
-    python convert_gguf.py MODEL.gguf      (the IR files appear beside the GGUF; prints the versions as JSON)
+    python -m ovgenai_c_tools.convert_gguf MODEL.gguf   (the IR files appear beside the GGUF; prints the
+                                                         versions as JSON)
 
-Standalone on purpose (no package imports): ``ovgenai_c.models`` runs it by path with whichever interpreter has
-the ``convert`` extra. Exit status NO_GENAI_EXIT means openvino_genai could not be imported there."""
+Standalone on purpose (no package imports): ``ovgenai_c.models`` runs it as ``python -m`` (the optional tool
+``convert_gguf``: the ``ovgenai_c.tools`` entry point, see ovgenai_c.optional_tools) with whichever interpreter
+has the ``convert`` extra. Exit status NO_GENAI_EXIT means openvino_genai could not be imported there."""
 import json
 import sys
 

@@ -73,7 +73,10 @@ class Catalog:
     def _root_real(self) -> str:
         return os.path.realpath(self.root)
 
-    def _entry(self, name: str, path: Path, fmt: str) -> ModelEntry:
+    def entry(self, name: str, path: Path, fmt: Optional[str] = None) -> ModelEntry:
+        """The entry for the model at ``path`` (inside the root or not) under ``name``, with its size and
+        profile; ``fmt`` defaults to the path's :func:`~ovgenai_c.provider.model_info.model_format` (else "ir")."""
+        fmt = fmt or model_format(path) or "ir"
         entry = ModelEntry(name=name, path=path, format=fmt, size=_size(path, fmt))
         try:
             entry.profile = profile_for(path)
@@ -99,7 +102,7 @@ class Catalog:
                 name = str(rel / child.name)
                 fmt = model_format(child)
                 if fmt is not None:
-                    out.append(self._entry(name, child, fmt))
+                    out.append(self.entry(name, child, fmt))
                 elif child.is_dir() and depth < MAX_DEPTH:
                     walk(child, rel / child.name, depth + 1)
 
@@ -129,7 +132,7 @@ class Catalog:
             raise CatalogError(f"no model named {text!r} under {self.root}{hint}")
         fmt = model_format(target)
         if fmt is not None:
-            return self._entry(str(pure), target, fmt)
+            return self.entry(str(pure), target, fmt)
         if target.is_dir():  # a folder of models: pick by preferred format
             inside = [e for e in self.list() if e.name.startswith(str(pure) + "/")]
             inside.sort(key=lambda e: (e.format != prefer, e.name.count("/"), e.name))

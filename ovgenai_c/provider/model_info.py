@@ -15,15 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Dict, Optional, Union
 
-IR_REQUIRED = ("openvino_model.xml", "openvino_tokenizer.xml", "openvino_detokenizer.xml")
+from ..ir_folder import TOKENIZER_XML, is_ir_folder
 
 
 def model_format(path: Union[str, os.PathLike]) -> Optional[str]:
-    """``"ir"`` for an OpenVINO IR LLM folder, ``"gguf"`` for a .gguf file, else None."""
+    """``"ir"`` for an OpenVINO IR LLM folder (:func:`ovgenai_c.ir_folder.is_ir_folder`), ``"gguf"`` for a
+    .gguf file, else None."""
     p = Path(path)
     if p.is_file() and p.name.lower().endswith(".gguf"):
         return "gguf"
-    if p.is_dir() and all((p / n).is_file() for n in IR_REQUIRED):
+    if is_ir_folder(p):
         return "ir"
     return None
 
@@ -37,7 +38,7 @@ class ModelInfo:
 
 
 def _ir_chat_template(folder: Path) -> Optional[str]:
-    xml = folder / "openvino_tokenizer.xml"
+    xml = folder / TOKENIZER_XML
     try:
         if xml.stat().st_size == 0:
             return None
@@ -134,7 +135,7 @@ def model_info(path: Union[str, os.PathLike]) -> ModelInfo:
     fmt = model_format(p)
     template: Optional[str] = None
     ctx: Optional[int] = None
-    if fmt == "ir" or (p.is_dir() and (p / "openvino_tokenizer.xml").is_file()):
+    if fmt == "ir" or (p.is_dir() and (p / TOKENIZER_XML).is_file()):
         template = _ir_chat_template(p)
         ctx = _ir_context_length(p)
     elif fmt == "gguf":

@@ -7,13 +7,18 @@ num_predict        max_new_tokens         unset / -1 / -2 (Ollama's "no limit" /
 temperature        temperature, do_sample 0 → greedy; > 0 → multinomial sampling
 top_k              top_k, do_sample       0 → no top-k filter
 top_p              top_p, do_sample       in (0, 1]
-min_p              min_p, do_sample       in [0, 1]
+min_p              min_p, do_sample       in [0, 1)
 seed               rng_seed               integer >= 0
 stop               stop_strings           a str or a list of str
 repeat_penalty     repetition_penalty     > 0
-presence_penalty   presence_penalty
-frequency_penalty  frequency_penalty
+presence_penalty   presence_penalty       in [-2, 2]
+frequency_penalty  frequency_penalty      in [-2, 2]
 =================  =====================  ==========================================================
+
+The values are checked by GenerationConfig's own rules (:func:`ovgenai_c.config.check_value` for the type and
+the C type's range, :data:`ovgenai_c.config.RANGE_RULES` for upstream validate()'s ranges), with messages that
+name the option; only Ollama's own meanings (num_predict -1 / -2, temperature 0, top_k 0) and its JSON leniency
+(an integral float such as ``40.0`` for an integer option) are decided here.
 
 ``top_k`` / ``top_p`` / ``min_p`` without a ``temperature`` turn sampling on (as in Ollama, where sampling is
 the default); ``temperature: 0`` always means greedy. The number of new tokens is clamped to the profile's
@@ -27,15 +32,21 @@ subtracted: the bundled backend stops at the context window itself when it knows
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, Mapping, Optional
 
+from .. import config
+from ..errors import InvalidParameterError
 from .errors import OptionError, closest
 
 FALLBACK_MAX_NEW_TOKENS = 4096  # the cap when neither the profile nor the model files give a context window
 
-OPTIONS = ("num_predict", "temperature", "top_k", "top_p", "min_p", "seed", "stop", "repeat_penalty",
-           "presence_penalty", "frequency_penalty")
+# option -> the GenerationConfig field it sets (whose rules check it)
+OPTION_FIELDS: Dict[str, str] = {
+    "num_predict": "max_new_tokens", "temperature": "temperature", "top_k": "top_k", "top_p": "top_p",
+    "min_p": "min_p", "seed": "rng_seed", "stop": "stop_strings", "repeat_penalty": "repetition_penalty",
+    "presence_penalty": "presence_penalty", "frequency_penalty": "frequency_penalty",
+}
+OPTIONS = tuple(OPTION_FIELDS)
 
 # Ollama option names that exist there but have no GenAI C API counterpart: refused with that reason.
 UNSUPPORTED = {
@@ -59,21 +70,51 @@ UNSUPPORTED = {
 }
 
 
-def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise OptionError(f"option {name!r} must be a number, got {type(value).__name__} {value!r}", name)
-    value = float(value)
-    if not math.isfinite(value):
-        raise OptionError(f"option {name!r} must be a finite number, got {value}", name)
+def _integer(subject: str, name: str, value: Any) -> Any:
+    """Ollama's JSON leniency: an integral float stands for the integer (the config's check does the rest)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OptionError(f"{subject} must be an integer, got {type(value).__name__} {value!r}", name)
     return value
 
 
-def _integer(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        raise OptionError(f"option {name!r} must be an integer, got {type(value).__name__} {value!r}", name)
-    return int(value)
+def _checked(subject: str, name: str, value: Any, note: str = "") -> Any:
+    """``value`` through the config field's own check; the error names the option (``note`` appended)."""
+    try:
+        return config.check_value(OPTION_FIELDS[name], value, subject)
+    except InvalidParameterError as exc:
+        raise OptionError(f"{exc}{note}", name) from None
+
+
+def _check_value(name: str, value: Any, where: str) -> Any:
+    """One option's value, checked by the rules of the field it sets; returns the clean value."""
+    subject = f"{where}option {name!r}"
+    field = OPTION_FIELDS[name]
+    kind = config.field_kind(field)
+    if name == "num_predict":
+        n = _integer(subject, name, value)
+        if n in (-1, -2):  # Ollama's "no limit" / "fill the context": the cap decides
+            return n
+        if n < 1:
+            raise OptionError(f"{subject} must be >= 1 (or -1 for no limit), got {n}", name)
+        return _checked(subject, name, n)
+    if name == "stop":
+        stops = [value] if isinstance(value, str) else value
+        if not isinstance(stops, (list, tuple)) or not all(isinstance(s, str) for s in stops):
+            raise OptionError(f"{subject} must be a str or a list of str, got {value!r}", name)
+        _checked(subject, name, stops)
+        return list(stops)
+    if kind == "size":  # top_k (0 = no filter, Ollama's meaning), seed
+        n = _integer(subject, name, value)
+        return _checked(subject, name, n, " (0 = off)" if name == "top_k" and n < 0 else "")
+    stored = _checked(subject, name, value)  # a float: finite, fits a C float
+    rule = config.RANGE_RULES.get(field)
+    if rule is not None:
+        interval = rule.interval.including_lo() if name == "temperature" else rule.interval  # 0 = greedy
+        if stored not in interval:  # checked as C will store it (float32), reported as given
+            raise OptionError(f"{subject} must be {interval}, got {float(value)}", name)
+    return float(value)
 
 
 def check_options(options: Mapping[str, Any], where: str = "") -> Dict[str, Any]:
@@ -91,50 +132,7 @@ def check_options(options: Mapping[str, Any], where: str = "") -> Dict[str, Any]
                               f"{', '.join(OPTIONS)}", name)
         if value is None:
             continue
-        if name == "num_predict":
-            n = _integer(name, value)
-            if n < -2 or n == 0:
-                raise OptionError(f"{where}option 'num_predict' must be >= 1 (or -1 for no limit), got {n}", name)
-            out[name] = n
-        elif name == "temperature":
-            t = _number(name, value)
-            if t < 0:
-                raise OptionError(f"{where}option 'temperature' must be >= 0, got {t}", name)
-            out[name] = t
-        elif name == "top_k":
-            k = _integer(name, value)
-            if k < 0:
-                raise OptionError(f"{where}option 'top_k' must be >= 0 (0 = off), got {k}", name)
-            out[name] = k
-        elif name == "top_p":
-            p = _number(name, value)
-            if not 0 < p <= 1:
-                raise OptionError(f"{where}option 'top_p' must be in (0, 1], got {p}", name)
-            out[name] = p
-        elif name == "min_p":
-            p = _number(name, value)
-            if not 0 <= p <= 1:
-                raise OptionError(f"{where}option 'min_p' must be in [0, 1], got {p}", name)
-            out[name] = p
-        elif name == "seed":
-            s = _integer(name, value)
-            if s < 0:
-                raise OptionError(f"{where}option 'seed' must be >= 0, got {s}", name)
-            out[name] = s
-        elif name == "stop":
-            stops = [value] if isinstance(value, str) else value
-            if not isinstance(stops, (list, tuple)) or not all(isinstance(s, str) for s in stops):
-                raise OptionError(f"{where}option 'stop' must be a str or a list of str, got {value!r}", name)
-            if any(s == "" for s in stops):
-                raise OptionError(f"{where}option 'stop' must not contain an empty string", name)
-            out[name] = list(stops)
-        elif name == "repeat_penalty":
-            r = _number(name, value)
-            if r <= 0:
-                raise OptionError(f"{where}option 'repeat_penalty' must be > 0, got {r}", name)
-            out[name] = r
-        else:  # presence_penalty, frequency_penalty
-            out[name] = _number(name, value)
+        out[name] = _check_value(name, value, where)
     return out
 
 
@@ -169,20 +167,11 @@ def to_generation_kwargs(options: Mapping[str, Any], max_output_tokens: Optional
             kw["temperature"] = t
     elif sampling_knobs:
         kw["do_sample"] = True
-    if opts.get("top_k"):
+    if opts.get("top_k"):  # 0 = no filter: the config's default
         kw["top_k"] = opts["top_k"]
-    if "top_p" in opts:
-        kw["top_p"] = opts["top_p"]
-    if "min_p" in opts:
-        kw["min_p"] = opts["min_p"]
-    if "seed" in opts:
-        kw["rng_seed"] = opts["seed"]
     if "stop" in opts:
         kw["stop_strings"] = set(opts["stop"])
-    if "repeat_penalty" in opts:
-        kw["repetition_penalty"] = opts["repeat_penalty"]
-    if "presence_penalty" in opts:
-        kw["presence_penalty"] = opts["presence_penalty"]
-    if "frequency_penalty" in opts:
-        kw["frequency_penalty"] = opts["frequency_penalty"]
+    for name in ("top_p", "min_p", "seed", "repeat_penalty", "presence_penalty", "frequency_penalty"):
+        if name in opts:  # the same value under the field's name
+            kw[OPTION_FIELDS[name]] = opts[name]
     return kw

@@ -21,6 +21,7 @@ from typing import Any, AsyncIterator, Dict, Iterator, List, Optional, Union
 
 from .. import errors
 from ..chat import ChatHistory
+from ..ir_folder import IR_FILES
 from ..results import DecodedResults, PerfMetrics
 from .errors import CapabilityNotSupportedError
 from .model_info import (ModelInfo, model_info, template_supports_think, template_supports_tools,
@@ -116,7 +117,7 @@ def _library_kind(library: Any) -> Optional[str]:
     kind = getattr(library, "kind", None)
     if kind is not None:
         return kind
-    from .._loader import open_library
+    from .. import open_library
 
     return open_library(os.fspath(library)).kind
 
@@ -146,8 +147,7 @@ class Provider:
         self.info: ModelInfo = model_info(self.path)
         if self.info.format is None:
             raise errors.ModelNotFoundError(
-                f"{self.path} is neither an OpenVINO IR model folder (openvino_model.xml, openvino_tokenizer.xml, "
-                "openvino_detokenizer.xml) nor a .gguf file")
+                f"{self.path} is neither an OpenVINO IR model folder ({', '.join(IR_FILES)}) nor a .gguf file")
         self.device = resolve_device(device, self.profile)
         self.properties = {**self.profile.properties, **(properties or {})}
         self.library = library

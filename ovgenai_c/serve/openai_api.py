@@ -15,6 +15,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..provider.errors import OptionError
+from ..provider.options import check_options
 from .errors import HTTPError, bad_request
 from .generation import Ask, Generation
 from .http import CleanupStreamingResponse, endpoint, read_json
@@ -46,11 +48,15 @@ def _options(body: Dict[str, Any], chat: bool) -> Dict[str, Any]:
     if body.get("modalities") not in (None, ["text"]):
         raise bad_request("only the text modality is supported", "modalities", "unsupported_parameter")
     opts: Dict[str, Any] = {}
-    limit = body.get("max_completion_tokens") if chat and body.get("max_completion_tokens") is not None \
-        else body.get("max_tokens")
+    limit_name = "max_completion_tokens" if chat and body.get("max_completion_tokens") is not None else "max_tokens"
+    limit = body.get(limit_name)
     if limit is not None:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise bad_request(f"max_tokens must be a positive integer, got {limit!r}", "max_tokens")
+        try:  # the rest of num_predict's rules (it must fit the config's max_new_tokens), named as sent
+            check_options({"num_predict": limit})
+        except OptionError as exc:
+            raise bad_request(str(exc).replace("option 'num_predict'", limit_name), limit_name) from None
         opts["num_predict"] = limit
     for src, dst in (("temperature", "temperature"), ("top_p", "top_p"), ("seed", "seed"), ("stop", "stop"),
                      ("presence_penalty", "presence_penalty"), ("frequency_penalty", "frequency_penalty")):

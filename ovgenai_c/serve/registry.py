@@ -147,10 +147,7 @@ class ModelRegistry:
         """Every servable model: the catalog's, plus the default model when it lives elsewhere."""
         items = self.catalog.list()
         if self.default_path is not None and self.default_name not in {e.name for e in items}:
-            from ..provider.model_info import model_format
-
-            fmt = model_format(self.default_path) or "ir"
-            items.insert(0, self.catalog._entry(self.default_name, self.default_path, fmt))  # type: ignore[arg-type]
+            items.insert(0, self.catalog.entry(self.default_name, self.default_path))  # type: ignore[arg-type]
         return items
 
     def resolve(self, name: Optional[str]) -> "tuple[str, Path]":

@@ -108,7 +108,10 @@ def test_bad_library_lists_what_was_tried_one_item_a_line(env, model, tmp_path):
     (["-n", "0"], "-n/--max-tokens must be >= 1"),
     (["--max-new-tokens", "-5"], "-n/--max-tokens must be >= 1"),
     (["--top-p", "0"], "--top-p must be in (0, 1]"),
-    (["--min-p", "2"], "--min-p must be in [0, 1]"),
+    (["--min-p", "2"], "--min-p must be in [0, 1)"),
+    (["--min-p", "1"], "--min-p must be in [0, 1), got 1.0"),  # upstream's validate(): min_p < 1
+    (["--stop", "a\udcff"], "--stop item 'a\\udcff' is not valid Unicode text"),  # argv bytes b"a\xff"
+    (["--top-k", "18446744073709551616"], "--top-k must be in [0, 18446744073709551615]"),  # a size_t
     (["-o", "mirostat=1"], "-o mirostat=1: option 'mirostat' is not supported"),
     (["-o", "nonsense"], "-o/--option expects KEY=VALUE"),
     (["--device", "cpu"], "--device 'cpu': malformed device name"),

@@ -375,10 +375,13 @@ def test_real_default_model_end_to_end(tmp_path, monkeypatch):
 
 
 def test_converter_script_and_its_exit_code_agree():
-    """models runs ovgenai_c_tools/convert_gguf.py by path (never importing it); its 'no openvino_genai' status
-    is the one models maps to the install hint."""
+    """models runs the optional tool convert_gguf as ``python -m`` in a child (never importing it); its
+    'no openvino_genai' status is the one models maps to the install hint."""
     import runpy
 
-    assert models._CONVERT_SCRIPT.is_file()
-    ns = runpy.run_path(str(models._CONVERT_SCRIPT))  # defines main and the constant; imports no openvino_genai
+    from ovgenai_c.optional_tools import find_module_spec, find_tool
+
+    spec = find_module_spec(find_tool("convert_gguf").module)
+    assert spec is not None and pathlib.Path(spec.origin).is_file()
+    ns = runpy.run_path(spec.origin)  # defines main and the constant; imports no openvino_genai
     assert ns["NO_GENAI_EXIT"] == models._NO_GENAI_EXIT

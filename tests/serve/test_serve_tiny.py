@@ -164,6 +164,10 @@ def test_ollama_ps_shows_the_loaded_model(client):
      400, "response_format"),
     ("/v1/chat/completions", {"model": "tiny", "messages": HELLO, "frobnicate": 1}, 400, "frobnicate"),
     ("/v1/chat/completions", {"model": "tiny", "messages": HELLO, "top_p": 0}, 400, "top_p"),
+    # GenerationConfig's own rules, named as sent (the config's range; the config's size_t)
+    ("/v1/chat/completions", {"model": "tiny", "messages": HELLO, "frequency_penalty": 3}, 400, "frequency_penalty"),
+    ("/v1/chat/completions", {"model": "tiny", "messages": HELLO, "max_tokens": 2**64}, 400, "max_tokens"),
+    ("/v1/completions", {"model": "tiny", "prompt": "x", "stop": ["a\u0000"]}, 400, "stop"),
     ("/v1/chat/completions", {"model": "tiny", "messages": HELLO, "logprobs": True}, 400, "logprobs"),
     ("/v1/chat/completions", {"model": "tiny", "messages": HELLO,
                               "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
@@ -183,6 +187,7 @@ def test_openai_errors(client, path, body, status, param):
     ("/api/chat", {"model": "nope", "messages": HELLO}, 404, "nope"),
     ("/api/chat", {"model": "tiny", "messages": HELLO, "options": {"mirostat": 1}}, 400, "mirostat"),
     ("/api/chat", {"model": "tiny", "messages": HELLO, "options": {"temprature": 0}}, 400, "temperature"),
+    ("/api/chat", {"model": "tiny", "messages": HELLO, "options": {"min_p": 1}}, 400, "option 'min_p' must be in [0, 1)"),
     ("/api/chat", {"model": "tiny", "messages": HELLO, "format": "json"}, 400, "format"),
     ("/api/generate", {"model": "tiny", "prompt": "x", "raw": True}, 400, "raw"),
     ("/api/show", {"model": "nope"}, 404, "nope"),

@@ -1,0 +1,131 @@
+"""The optional tools (ovgenai_c_tools) reached by name: the ``ovgenai_c.tools`` entry point first, else the
+importable module; ``bench --compare`` says clearly when they are missing; the converter runs as
+``python -m`` in a child interpreter. The entry-point lookup is monkeypatched: the installed distribution's
+metadata is not rebuilt by these tests."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from ovgenai_c import cli, models, optional_tools
+from ovgenai_c.optional_tools import DEFAULT_TARGETS, GROUP, ToolNotFoundError, child_command, find_tool, load_tool
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def no_entry_points(monkeypatch):
+    monkeypatch.setattr(optional_tools, "_entry_points", lambda: {})
+
+
+@pytest.fixture
+def fake_tools(tmp_path, monkeypatch):
+    """A package ``fake_tools`` outside this tree, named by (monkeypatched) entry points."""
+    pkg = tmp_path / "elsewhere" / "fake_tools"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "bench.py").write_text("CALLS = []\ndef main(argv):\n    CALLS.append(list(argv))\n    return 7\n")
+    (pkg / "convert.py").write_text(textwrap.dedent("""\
+        import json, os, sys
+        gguf = sys.argv[1]
+        for n in ("openvino_model", "openvino_tokenizer", "openvino_detokenizer"):
+            for e in ("xml", "bin"):
+                with open(os.path.join(os.path.dirname(gguf), n + "." + e), "w") as f:
+                    f.write("fake")
+        print(json.dumps({"openvino_genai": "from-entry-point", "openvino": "?"}))
+        """))
+    monkeypatch.syspath_prepend(str(tmp_path / "elsewhere"))
+    monkeypatch.setattr(optional_tools, "_entry_points",
+                        lambda: {"bench": "fake_tools.bench:main", "convert_gguf": "fake_tools.convert"})
+    yield tmp_path / "elsewhere"
+    for name in [m for m in sys.modules if m.split(".")[0] == "fake_tools"]:
+        del sys.modules[name]
+
+
+def test_pyproject_declares_the_entry_points_the_lookup_falls_back_to():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["entry-points"][GROUP] == DEFAULT_TARGETS
+    import importlib
+
+    bench = importlib.import_module("ovgenai_c_tools.bench")  # the targets exist (tests may import the tools)
+    assert callable(bench.main)
+    assert importlib.util.find_spec("ovgenai_c_tools.convert_gguf") is not None
+
+
+def test_entry_point_first(fake_tools):
+    tool = find_tool("bench")
+    assert (tool.module, tool.attribute, tool.found_by) == ("fake_tools.bench", "main", "entry point")
+    assert tool.import_root == str(fake_tools)
+    main = load_tool("bench")
+    assert main(["x"]) == 7 and sys.modules["fake_tools.bench"].CALLS == [["x"]]
+
+
+def test_module_name_when_no_entry_point_is_installed(no_entry_points):
+    tool = find_tool("convert_gguf")
+    assert (tool.module, tool.found_by, tool.import_root) == ("ovgenai_c_tools.convert_gguf", "module name",
+                                                              str(ROOT))
+    argv, env = child_command("convert_gguf", "PY", ["m.gguf"], env={"PYTHONPATH": "/first"})
+    assert argv == ["PY", "-m", "ovgenai_c_tools.convert_gguf", "m.gguf"]
+    assert env["PYTHONPATH"].split(":") == ["/first", str(ROOT)]  # appended: the caller's path stays first
+
+
+def test_a_child_of_this_interpreter_finds_its_own_site_packages(monkeypatch, no_entry_points):
+    monkeypatch.setattr(optional_tools, "_site_packages", lambda: [str(ROOT)])  # as if installed there
+    assert "PYTHONPATH" not in child_command("convert_gguf", sys.executable, [], env={})[1]
+    assert child_command("convert_gguf", "/other/python", [], env={})[1]["PYTHONPATH"] == str(ROOT)
+
+
+def test_an_entry_point_to_a_missing_module_falls_back_to_the_module_name(monkeypatch):
+    monkeypatch.setattr(optional_tools, "_entry_points", lambda: {"bench": "no_such_pkg.bench:main"})
+    assert find_tool("bench").found_by == "module name"
+
+
+def test_missing_tools_are_a_clear_error(monkeypatch, no_entry_points, capsys):
+    monkeypatch.setitem(DEFAULT_TARGETS, "bench", "no_such_tools_pkg.bench:main")
+    with pytest.raises(ToolNotFoundError, match=r"side-by-side benchmark .* is not installed.*'ovgenai_c\.tools' "
+                                                r"entry point 'bench' \(none installed\)"):
+        find_tool("bench")
+    assert cli.main(["bench", "MODEL", "--compare"]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("ovgenai-c: error: the side-by-side benchmark") and "reinstall ovgenai_c" in err
+
+
+def test_bench_compare_runs_the_tool_it_finds(fake_tools):
+    assert cli.main(["bench", "MODEL", "--compare", "--quick"]) == 7
+    assert sys.modules["fake_tools.bench"].CALLS == [["MODEL", "--compare", "--quick"]]
+
+
+def test_conversion_runs_the_entry_points_module_in_a_child(fake_tools, tmp_path):
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    work = tmp_path / "work"
+    work.mkdir()
+    versions = models.convert_gguf_to_ir(gguf, work, progress=False)
+    assert versions["openvino_genai"] == "from-entry-point"  # printed by fake_tools.convert in the child
+    assert sorted(p.name for p in work.iterdir()) == sorted(models.IR_FILES)
+    assert "fake_tools" not in sys.modules  # found, never imported here
+
+
+def test_conversion_without_the_tools_is_a_clear_error(monkeypatch, no_entry_points, tmp_path):
+    monkeypatch.setitem(DEFAULT_TARGETS, "convert_gguf", "no_such_tools_pkg.convert_gguf")
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    (tmp_path / "work").mkdir()
+    with pytest.raises(models.ModelFetchError, match="cannot convert m.gguf to OpenVINO IR: the GGUF -> "
+                                                     "OpenVINO IR converter is not installed"):
+        models.convert_gguf_to_ir(gguf, tmp_path / "work", progress=False)
+    assert list((tmp_path / "work").iterdir()) == []
+
+
+def test_finding_the_tools_imports_none_of_them():
+    code = ("import sys\nfrom ovgenai_c import cli, models, optional_tools as t\n"
+            "t.find_tool('bench'); t.child_command('convert_gguf', sys.executable, [])\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('ovgenai_c_tools', 'openvino_genai'))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), check=True,
+                         timeout=60).stdout
+    assert out.strip() == "[]"
