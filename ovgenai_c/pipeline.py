@@ -13,10 +13,11 @@ import weakref
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
-from . import _loader, chat as _chat, config as _config, errors, results as _results
+from . import _capi, _loader, chat as _chat, config as _config, errors, results as _results
+from ._capi import bundled, generation_config as native_config, llm_pipeline
 from .scheduler import scheduler_properties
 from ._owner import Job, OwnerThread
-from ._streaming import StreamBridge, StreamingStatus, make_streamer_struct, token_callback
+from ._streaming import StreamBridge, StreamingStatus
 from .chat import ChatHistory
 from .config import GenerationConfig
 from .results import DecodedResults, PerfMetrics
@@ -141,6 +142,7 @@ class _State:
 
     def __init__(self, lib: _loader.LoadedLibrary, owner: OwnerThread) -> None:
         self.lib = lib
+        self.capi = _capi.bind(lib)
         self.owner = owner
         self.handle: Any = None
         self.closed = False
@@ -160,7 +162,7 @@ class _State:
 
         def _free() -> None:
             if self.handle is not None:
-                self.lib.lib.ov_genai_llm_pipeline_free(self.handle)
+                llm_pipeline.free(self.capi, self.handle)
                 self.handle = None
 
         try:
@@ -223,19 +225,9 @@ class _Input(NamedTuple):
     mask: Optional[List[int]] = None
 
 
-class _Output(NamedTuple):
-    """What the owner thread read back from one C call (the extras' fields are None without them)."""
-
-    text: str
-    perf: Optional[PerfMetrics]
-    tokens: Optional[List[List[int]]] = None
-    scores: Optional[List[float]] = None
-    finish_reasons: Optional[List[int]] = None
-
-
-_TOKEN_INPUT_EXTRA = "ovgenai_c_bundled_llm_pipeline_generate_tokens"
-_TOKEN_STREAMER_EXTRA = "ovgenai_c_bundled_set_token_streamer"
-_APPLY_TEMPLATE_EXTRA = "ovgenai_c_bundled_generation_config_set_apply_chat_template"
+_TOKEN_INPUT_EXTRA = bundled.GENERATE_TOKENS
+_TOKEN_STREAMER_EXTRA = bundled.TOKEN_STREAMER
+_APPLY_TEMPLATE_EXTRA = bundled.APPLY_CHAT_TEMPLATE
 
 
 def _token_rows(inputs: Any) -> Optional[List[Tuple[List[int], Optional[List[int]]]]]:
@@ -284,32 +276,6 @@ def _streamable(cfg: GenerationConfig) -> bool:
     return cfg.num_return_sequences == 1 and not cfg.is_beam_search()
 
 
-def _read_result_extras(lib: _loader.LoadedLibrary, results: Any) -> Tuple[Any, Any, Any]:
-    """(token ids, scores, finish reasons) per sequence from the bundled extras; None for what the library lacks."""
-    if not lib.has_extra("ovgenai_c_bundled_decoded_results_get_num_sequences"):
-        return None, None, None
-    c, ffi = lib.lib, lib.ffi
-    n = ffi.new("size_t*")
-    lib.check(c.ovgenai_c_bundled_decoded_results_get_num_sequences(results, n),
-              "ovgenai_c_bundled_decoded_results_get_num_sequences")
-    tokens, scores, reasons = [], [], []
-    size, score, reason = ffi.new("size_t*"), ffi.new("float*"), ffi.new("int*")
-    for i in range(n[0]):
-        lib.check(c.ovgenai_c_bundled_decoded_results_get_tokens(results, i, ffi.NULL, size),
-                  "ovgenai_c_bundled_decoded_results_get_tokens")
-        buf = ffi.new("int64_t[]", max(size[0], 1))
-        lib.check(c.ovgenai_c_bundled_decoded_results_get_tokens(results, i, buf, size),
-                  "ovgenai_c_bundled_decoded_results_get_tokens")
-        tokens.append([buf[k] for k in range(size[0])])
-        lib.check(c.ovgenai_c_bundled_decoded_results_get_score(results, i, score),
-                  "ovgenai_c_bundled_decoded_results_get_score")
-        scores.append(float(score[0]))
-        lib.check(c.ovgenai_c_bundled_decoded_results_get_finish_reason(results, i, reason),
-                  "ovgenai_c_bundled_decoded_results_get_finish_reason")
-        reasons.append(int(reason[0]))
-    return tokens, scores, reasons
-
-
 class LLMPipeline:
     """A text-generation pipeline over the GenAI C API.
 
@@ -347,21 +313,8 @@ class LLMPipeline:
         owner = OwnerThread(name=f"ovgenai_c-owner:{Path(path).name}")
         state = _State(lib, owner)
 
-        def _create() -> Any:
-            ffi = lib.ffi
-            out = ffi.new("ov_genai_llm_pipeline**")
-            keep = [ffi.new("char[]", s.encode("utf-8")) for kv in props for s in kv]
-            status = lib.lib.ov_genai_llm_pipeline_create(
-                path.encode("utf-8"), device.encode("utf-8"), len(keep), out, *keep)
-            if status != 0:
-                hint = None
-                if props:
-                    hint = f"check the device {device!r} and the properties {', '.join(k for k, _ in props)}"
-                else:
-                    hint = f"check the model folder {path} and the device {device!r}"
-                raise lib.error(status, "ov_genai_llm_pipeline_create", hint=hint if status == -17 else None)
-            state.handle = out[0]
-            return None
+        def _create() -> None:
+            state.handle = llm_pipeline.create(state.capi, path, device, props)
 
         job = owner.submit(_create)
         try:
@@ -411,18 +364,7 @@ class LLMPipeline:
         return cfg
 
     def _native_max_new_tokens(self, st: _State) -> int:
-        lib, ffi = st.lib.lib, st.lib.ffi
-        out = ffi.new("ov_genai_generation_config**")
-        st.lib.check(lib.ov_genai_llm_pipeline_get_generation_config(st.handle, out),
-                     "ov_genai_llm_pipeline_get_generation_config")
-        handle = ffi.gc(out[0], lib.ov_genai_generation_config_free)
-        n = ffi.new("size_t*")
-        try:
-            st.lib.check(lib.ov_genai_generation_config_get_max_new_tokens(handle, n),
-                         "ov_genai_generation_config_get_max_new_tokens")
-        finally:
-            ffi.release(handle)
-        return int(n[0])
+        return llm_pipeline.max_new_tokens(st.capi, st.handle)
 
     def close(self) -> None:
         """Free the native pipeline (on its owner thread, after any running call). Safe to call twice."""
@@ -495,10 +437,9 @@ class LLMPipeline:
 
         def _start(st: _State) -> None:
             if st.history_mode:
-                st.lib.check(st.lib.lib.ov_genai_llm_pipeline_finish_chat(st.handle),
-                             "ov_genai_llm_pipeline_finish_chat")
+                llm_pipeline.finish_chat(st.capi, st.handle)
                 st.history_mode = False
-            st.lib.check(st.lib.lib.ov_genai_llm_pipeline_start_chat(st.handle), "ov_genai_llm_pipeline_start_chat")
+            llm_pipeline.start_chat(st.capi, st.handle)
             st.in_chat = True
 
         self._call(_start)
@@ -507,7 +448,7 @@ class LLMPipeline:
         """End the chat and forget its history."""
 
         def _finish(st: _State) -> None:
-            st.lib.check(st.lib.lib.ov_genai_llm_pipeline_finish_chat(st.handle), "ov_genai_llm_pipeline_finish_chat")
+            llm_pipeline.finish_chat(st.capi, st.handle)
             st.in_chat = False
             st.history_mode = False
 
@@ -539,16 +480,7 @@ class LLMPipeline:
         self._check_expressible(cfg)
         cfg.validate(eos_from_model=self._eos_unknown)
 
-        def _set(st: _State) -> None:
-            lib, ffi = st.lib.lib, st.lib.ffi
-            native = _config.materialise(lib, ffi, cfg, st.lib.check)
-            try:
-                st.lib.check(lib.ov_genai_llm_pipeline_set_generation_config(st.handle, native),
-                             "ov_genai_llm_pipeline_set_generation_config")
-            finally:
-                ffi.release(native)
-
-        self._call(_set)
+        self._call(lambda st: llm_pipeline.set_generation_config(st.capi, st.handle, cfg))
         self._config = cfg
 
     # --- generation ----------------------------------------------------------------------------------
@@ -636,88 +568,34 @@ class LLMPipeline:
                 f"on the {self._library.kind} library; the bundled backend takes it (or decode the ids and pass text)")
 
     def _run_generate(self, st: _State, request: _Input, send: Optional[GenerationConfig], bridge: StreamBridge,
-                      streamable: bool = True, want_text: bool = True) -> _Output:
+                      streamable: bool = True, want_text: bool = True) -> llm_pipeline.Generated:
         """Runs on the owner thread. ``streamable``: install the callback (GenAI refuses any streamer, even
         one that only watches for cancellation, with beam search or num_return_sequences > 1). Without
         ``want_text`` a library that can (the bundled one) calls it for cancellation only, skipping the
         per-token detokenisation."""
-        lib, ffi = st.lib.lib, st.lib.ffi
-        prompt, history = request.prompt, request.history
+        capi = st.capi
         token_streamer = bridge.on_tokens is not None
         cancel_only = streamable and not want_text and not token_streamer and st.lib.has_cancel_only_streaming
-        native_cfg = ffi.NULL
-        native_hist = None
-        results_pp = ffi.new("ov_genai_decoded_results**")
-        streamer, keep = make_streamer_struct(ffi, bridge) if streamable else (ffi.NULL, None)
         st.active = bridge
-        if cancel_only:
-            lib.ovgenai_c_bundled_set_cancel_only_streaming(1)
-        token_handle = ffi.new_handle(bridge) if token_streamer else None
-        if token_streamer:  # per thread, until cleared below: each generated id goes to the bridge
-            lib.ovgenai_c_bundled_set_token_streamer(token_callback(ffi), token_handle)
         try:
-            if send is not None:
-                native_cfg = _config.materialise(lib, ffi, send, st.lib.check)
-            if history is None and st.history_mode and not st.in_chat:
-                # The stateful (SDPA) path of upstream keeps a history call's chat state and then refuses a
-                # plain prompt; its default path does not. Outside start_chat() both kinds of input are
-                # independent calls, so end that state first (what finish_chat() is for).
-                st.lib.check(lib.ov_genai_llm_pipeline_finish_chat(st.handle), "ov_genai_llm_pipeline_finish_chat")
-                st.history_mode = False
-            if request.ids is not None:
-                ids = ffi.new("int64_t[]", request.ids)
-                mask = ffi.NULL if request.mask is None else ffi.new("int64_t[]", request.mask)
-                status = lib.ovgenai_c_bundled_llm_pipeline_generate_tokens(
-                    st.handle, ids, len(request.ids), mask, native_cfg, streamer, results_pp)
-                fn = _TOKEN_INPUT_EXTRA
-            elif history is not None:
-                if not st.in_chat:
+            with llm_pipeline.streamer(capi, bridge if streamable else None) as streamer, \
+                    bundled.cancel_only_streaming(capi, cancel_only), \
+                    bundled.token_streaming(capi, bridge if token_streamer else None), \
+                    native_config.native(capi, send) as native_cfg:
+                if request.history is None and st.history_mode and not st.in_chat:
+                    # The stateful (SDPA) path of upstream keeps a history call's chat state and then refuses a
+                    # plain prompt; its default path does not. Outside start_chat() both kinds of input are
+                    # independent calls, so end that state first (what finish_chat() is for).
+                    llm_pipeline.finish_chat(capi, st.handle)
+                    st.history_mode = False
+                if request.history is not None and not st.in_chat:
                     st.history_mode = True
-                native_hist = _chat.materialise(lib, ffi, history, st.lib.check)
-                status = lib.ov_genai_llm_pipeline_generate_with_history(st.handle, native_hist, native_cfg, streamer,
-                                                                         results_pp)
-                fn = "ov_genai_llm_pipeline_generate_with_history"
-            else:
-                status = lib.ov_genai_llm_pipeline_generate(st.handle, prompt, native_cfg, streamer, results_pp)
-                fn = "ov_genai_llm_pipeline_generate"
-            results = results_pp[0]
-            try:
-                bridge.finish()
-                if status != 0:
-                    raise st.lib.error(status, fn)
-                if results == ffi.NULL:
-                    return _Output(bridge.text, None)
-                size = ffi.new("size_t*")
-                st.lib.check(lib.ov_genai_decoded_results_get_string(results, ffi.NULL, size),
-                             "ov_genai_decoded_results_get_string")
-                buf = ffi.new("char[]", size[0])
-                st.lib.check(lib.ov_genai_decoded_results_get_string(results, buf, size),
-                             "ov_genai_decoded_results_get_string")
-                text = ffi.string(buf, size[0]).decode("utf-8", "replace")
-                pm_pp = ffi.new("ov_genai_perf_metrics**")
-                st.lib.check(lib.ov_genai_decoded_results_get_perf_metrics(results, pm_pp),
-                             "ov_genai_decoded_results_get_perf_metrics")
-                try:
-                    perf = _results.read_perf_metrics(
-                        lib, ffi, pm_pp[0], st.lib.check,
-                        with_raw=st.lib.has_extra("ovgenai_c_bundled_perf_metrics_get_raw"))
-                finally:
-                    lib.ov_genai_decoded_results_perf_metrics_free(pm_pp[0])
-                return _Output(text, perf, *_read_result_extras(st.lib, results))
-            finally:
-                if results != ffi.NULL:
-                    lib.ov_genai_decoded_results_free(results)
+                out = llm_pipeline.generate(capi, st.handle, native_cfg, streamer, prompt=request.prompt,
+                                            history=request.history, ids=request.ids, mask=request.mask,
+                                            on_return=bridge.finish)
         finally:
-            if cancel_only:
-                lib.ovgenai_c_bundled_set_cancel_only_streaming(0)
-            if token_streamer:
-                lib.ovgenai_c_bundled_set_token_streamer(ffi.NULL, ffi.NULL)
             st.active = None
-            if native_hist is not None:
-                ffi.release(native_hist)
-            if native_cfg != ffi.NULL:
-                ffi.release(native_cfg)
-            del keep, token_handle
+        return out if out is not None else llm_pipeline.Generated(bridge.text, None)
 
     def _start_generate(self, inputs: Inputs, generation_config: Optional[GenerationConfig],
                         on_text: Optional[Callable[[str], Any]], kwargs: Dict[str, Any],
@@ -746,7 +624,7 @@ class LLMPipeline:
             job.error = None
             err, bridge.error = bridge.error, None
             raise err
-        out: _Output = job.result()
+        out: llm_pipeline.Generated = job.result()
         perf = out.perf or PerfMetrics()
         if encoded:
             return _results.EncodedResults(out.tokens or [], out.scores or [], perf, out.finish_reasons)

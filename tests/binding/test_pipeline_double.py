@@ -225,15 +225,15 @@ def test_keyboard_interrupt_cancels_and_raises_after_c_returns(make_pipe, double
     assert str(pipe.generate("ok", max_new_tokens=3)) == "Echo: ok"
 
 
-@pytest.mark.parametrize("status", sorted(errors.OV_STATUS_EXCEPTIONS))
+@pytest.mark.parametrize("status", sorted(errors.exception_types()))
 def test_every_generate_status_maps_to_its_exception(make_pipe, double, status):
     pipe = make_pipe()
     double.fail("ov_genai_llm_pipeline_generate", status, 0)
-    with pytest.raises(errors.OV_STATUS_EXCEPTIONS[status]) as info:
+    with pytest.raises(errors.exception_types()[status]) as info:
         pipe.generate("x", max_new_tokens=3)
     assert info.value.status == status
-    assert info.value.status_name == errors.OV_STATUS_NAMES[status]
-    assert errors.OV_STATUS_NAMES[status] in str(info.value)
+    assert info.value.status_name == errors.status_names()[status]
+    assert errors.status_names()[status] in str(info.value)
     double.ctl.ovd_reset()
     assert str(pipe.generate("y", max_new_tokens=3)) == "Echo: y"
 

@@ -1,0 +1,37 @@
+"""cdefs/04_perf_metrics.h: every value of a native ``ov_genai_perf_metrics`` read into a
+:class:`~ovgenai_c.PerfMetrics`."""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from ..results import PAIRS, RAW_FROM_PAIR, MeanStdPair, PerfMetrics, RawPerfMetrics
+from . import bundled_perf_metrics
+from .checked import CApi
+
+
+def read(capi: CApi, handle: Any) -> PerfMetrics:
+    """Read a native perf metrics object (the caller frees it). With the bundled raw-series extra (cdefs/92) the
+    raw lists are the library's; else each per-call list holds the call's one sample."""
+    ffi = capi.ffi
+    f = ffi.new("float*")
+    n = ffi.new("size_t*")
+    capi.call("ov_genai_perf_metrics_get_load_time", handle, f)
+    load = float(f[0])
+    capi.call("ov_genai_perf_metrics_get_num_generation_tokens", handle, n)
+    gen = int(n[0])
+    capi.call("ov_genai_perf_metrics_get_num_input_tokens", handle, n)
+    inp = int(n[0])
+    mean, std = ffi.new("float*"), ffi.new("float*")
+    pairs: Dict[str, MeanStdPair] = {}
+    for name in PAIRS:
+        capi.call("ov_genai_perf_metrics_get_" + name, handle, mean, std)
+        pairs[name] = MeanStdPair(float(mean[0]), float(std[0]))
+    samples = {name: 1 for name in PAIRS}
+    samples["tpot"] = max(gen - 1, 1)
+    samples["ipot"] = max(gen, 1)
+    if capi.has(bundled_perf_metrics.GET_RAW):
+        raw = bundled_perf_metrics.read_raw(capi, handle)
+    else:
+        raw = RawPerfMetrics(**{k: [pairs[name].mean * 1000.0] for k, name in RAW_FROM_PAIR.items()})
+    return PerfMetrics(load_time=load, num_generation_tokens=gen, num_input_tokens=inp, pairs=pairs, samples=samples,
+                       raw_metrics=raw)
