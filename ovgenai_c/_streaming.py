@@ -3,9 +3,13 @@ reassembly, the cancel token, user streamer results, exceptions stashed (never t
 from __future__ import annotations
 
 import codecs
+import collections
 import enum
 import threading
+import time
 from typing import Any, Callable, List, Optional
+
+from ._owner import Wakeup
 
 
 class StreamingStatus(enum.IntEnum):
@@ -138,3 +142,32 @@ class StreamBridge:
     @property
     def text(self) -> str:
         return "".join(self.text_parts)
+
+
+END = object()  # after the last piece: the call has returned
+DEADLINE = object()  # returned by ChunkQueue.get when the deadline passed first
+
+
+class ChunkQueue:
+    """Text pieces handed from the owner thread to a consumer thread, then :data:`END`; the consumer blocks on a
+    :class:`~ovgenai_c._owner.Wakeup` (no polling, Ctrl-C stays live on the main thread)."""
+
+    def __init__(self) -> None:
+        self._items: "collections.deque[Any]" = collections.deque()
+        self._wakeup = Wakeup()
+
+    def put(self, item: Any) -> None:
+        self._items.append(item)
+        self._wakeup.set()
+
+    def get(self, deadline: Optional[float] = None) -> Any:
+        """The next item, or :data:`DEADLINE` once ``deadline`` (``time.monotonic()``) has passed first."""
+        while True:
+            if deadline is not None and time.monotonic() >= deadline:
+                return DEADLINE
+            if self._items:
+                return self._items.popleft()
+            self._wakeup.clear()
+            if self._items:  # (put between the check and the clear)
+                continue
+            self._wakeup.wait(None if deadline is None else max(deadline - time.monotonic(), 0.0))

@@ -5,7 +5,6 @@ import asyncio
 import atexit
 import math
 import os
-import queue
 import re
 import sys
 import threading
@@ -13,14 +12,15 @@ import weakref
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
-from . import _capi, _loader, chat as _chat, config as _config, errors, results as _results
+from . import _capi, _loader, chat as _chat, errors, results as _results
 from ._capi import bundled, generation_config as native_config, llm_pipeline
 from .scheduler import scheduler_properties
+from ._call import GenerationCall, check_timeout
 from ._owner import Job, OwnerThread
-from ._streaming import StreamBridge, StreamingStatus
+from ._streaming import DEADLINE, END, ChunkQueue, StreamBridge
 from .chat import ChatHistory
 from .config import GenerationConfig
-from .results import DecodedResults, PerfMetrics
+from .results import DecodedResults
 
 Inputs = Union[str, ChatHistory, List[Dict[str, Any]]]
 Streamer = Callable[[str], Any]
@@ -258,13 +258,6 @@ def _token_rows(inputs: Any) -> Optional[List[Tuple[List[int], Optional[List[int
             raise errors.InvalidParameterError("attention_mask must have the shape of input_ids")
         mask_rows = list(got)
     return list(zip(id_rows, mask_rows))
-
-
-def _check_timeout(timeout: Any) -> None:
-    """generate/stream/astream: a timeout is a positive number of seconds (checked before anything starts)."""
-    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
-                                or not timeout > 0):
-        raise errors.InvalidParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
 
 
 _NOT_STREAMABLE = ("GenAI streams only one sequence with greedy or multinomial decoding (not beam search, not "
@@ -599,8 +592,9 @@ class LLMPipeline:
 
     def _start_generate(self, inputs: Inputs, generation_config: Optional[GenerationConfig],
                         on_text: Optional[Callable[[str], Any]], kwargs: Dict[str, Any],
-                        timeout: Optional[float] = None, on_tokens: Optional[Callable[[List[int]], Any]] = None
-                        ) -> Tuple[Job, StreamBridge, GenerationConfig]:
+                        timeout: Optional[float] = None, on_tokens: Optional[Callable[[List[int]], Any]] = None,
+                        entry: str = "generate()") -> GenerationCall:
+        """Check everything, then submit the call to the owner thread (nothing is submitted if a check fails)."""
         request = self._prepare_inputs(inputs)
         send, effective = self._resolve_config(generation_config, kwargs)
         streamable = _streamable(effective)
@@ -614,36 +608,7 @@ class LLMPipeline:
         want_text = on_text is not None or timeout is not None
         bridge = StreamBridge(on_text, on_tokens)
         _, job = self._submit(lambda st: self._run_generate(st, request, send, bridge, streamable, want_text))
-        return job, bridge, effective
-
-    def _finish(self, job: Job, bridge: StreamBridge, effective: GenerationConfig,
-                as_text: bool = False, encoded: bool = False) -> Any:
-        """The call's results: a :class:`DecodedText` (also a ``str``) for a ``str`` prompt, as pybind returns a
-        ``str`` there, :class:`EncodedResults` for token input, else :class:`DecodedResults`."""
-        if bridge.error is not None:  # the user's streamer raised: surface it intact
-            job.error = None
-            err, bridge.error = bridge.error, None
-            raise err
-        out: llm_pipeline.Generated = job.result()
-        perf = out.perf or PerfMetrics()
-        if encoded:
-            return _results.EncodedResults(out.tokens or [], out.scores or [], perf, out.finish_reasons)
-        n = effective.num_return_sequences if (effective.do_sample or effective.is_beam_search()) else 1
-        texts, scores = _results.split_results_string(out.text, n)
-        if out.scores is not None and len(out.scores) == len(texts):
-            scores = out.scores  # the library tells them (bundled): GenAI's values, not NaN
-        if bridge.returned == StreamingStatus.CANCEL or bridge.cancel_event.is_set():
-            reason = "cancel"
-        elif bridge.returned == StreamingStatus.STOP:
-            reason = "stop"
-        elif effective.get_max_new_tokens() != _config.SIZE_MAX and \
-                perf.num_generation_tokens >= effective.get_max_new_tokens():
-            reason = "length"
-        else:
-            reason = "stop"
-        cls = _results.DecodedText if as_text else DecodedResults
-        return cls(texts=texts, scores=scores, perf_metrics=perf, finish_reason=reason,
-                   finish_reasons=out.finish_reasons)
+        return GenerationCall(job, bridge, effective, timeout, entry)
 
     def _check_streamer(self, streamer: Any) -> Tuple[Optional[Callable[[str], Any]],
                                                       Optional[Callable[[List[int]], Any]], Any]:
@@ -678,7 +643,7 @@ class LLMPipeline:
         arguments set GenerationConfig fields for this call.
         """
         on_text, on_tokens, token_streamer = self._check_streamer(streamer)
-        _check_timeout(timeout)
+        check_timeout(timeout)
         if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):
             return self._generate_batch(inputs, generation_config, streamer, timeout, kwargs)
         rows = _token_rows(inputs)
@@ -697,17 +662,9 @@ class LLMPipeline:
     def _generate_one(self, inputs: Any, generation_config: Optional[GenerationConfig],
                       on_text: Optional[Callable[[str], Any]], on_tokens: Optional[Callable[[List[int]], Any]],
                       timeout: Optional[float], kwargs: Dict[str, Any], as_text: bool, encoded: bool) -> Any:
-        job, bridge, effective = self._start_generate(inputs, generation_config, on_text, kwargs, timeout,
-                                                      on_tokens)
-        job.wait(timeout=timeout, on_timeout=lambda: bridge.cancel("timeout"),
-                 on_interrupt=lambda: bridge.cancel("interrupt"))
-        if bridge.cancel_reason == "timeout":
-            if job.error is not None and bridge.error is None:
-                job.result()
-            err = errors.GenerationTimeoutError(f"generate() exceeded its timeout of {timeout} s and was cancelled")
-            err.partial_text = bridge.text  # type: ignore[attr-defined]
-            raise err
-        return self._finish(job, bridge, effective, as_text, encoded)
+        call = self._start_generate(inputs, generation_config, on_text, kwargs, timeout, on_tokens)
+        call.wait()
+        return call.outcome(as_text, encoded)
 
     def _generate_token_batch(self, rows: List[Tuple[List[int], Optional[List[int]]]],
                               generation_config: Optional[GenerationConfig], streamer: Any, timeout: Optional[float],
@@ -748,83 +705,74 @@ class LLMPipeline:
         Closing the iterator early (``close()``, ``break`` in a ``with`` block, garbage collection) cancels
         natively and waits until C has let go. The full result is in ``.result`` once the iterator is done.
         """
-        _check_timeout(timeout)
-        q: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
-        job, bridge, effective = self._start_generate(inputs, generation_config, q.put, kwargs)
-        job.add_done_callback(lambda _j: q.put(_END))
-        return TextStream(self, job, bridge, effective, q, timeout, as_text=isinstance(inputs, str))
+        check_timeout(timeout)
+        chunks = ChunkQueue()
+        call = self._start_generate(inputs, generation_config, chunks.put, kwargs, timeout, entry="stream()")
+        call.job.add_done_callback(lambda _j: chunks.put(END))
+        return TextStream(call, chunks, as_text=isinstance(inputs, str))
 
     async def astream(self, inputs: Inputs, generation_config: Optional[GenerationConfig] = None, *,
                       timeout: Optional[float] = None, **kwargs: Any) -> AsyncIterator[str]:
         """Async iterator of text pieces; cancelling the consuming task cancels generation natively.
         ``timeout`` (seconds, whole call) cancels natively and raises GenerationTimeoutError."""
-        _check_timeout(timeout)
+        check_timeout(timeout)
         loop = asyncio.get_running_loop()
         aq: "asyncio.Queue[Any]" = asyncio.Queue()
 
         def push(text: str) -> None:
             loop.call_soon_threadsafe(aq.put_nowait, text)
 
-        job, bridge, effective = self._start_generate(inputs, generation_config, push, kwargs)
+        call = self._start_generate(inputs, generation_config, push, kwargs, timeout, entry="astream()")
         done = loop.create_future()
 
         def _done(_j: Job) -> None:
             def _set() -> None:
                 if not done.done():
                     done.set_result(None)
-                aq.put_nowait(_END)
+                aq.put_nowait(END)
 
             try:
                 loop.call_soon_threadsafe(_set)
             except RuntimeError:  # loop closed
                 pass
 
-        job.add_done_callback(_done)
-        deadline = None if timeout is None else loop.time() + timeout
+        call.job.add_done_callback(_done)
         try:
             while True:
-                if deadline is None:
+                left = call.left()
+                if left is None:
                     item = await aq.get()
                 else:
                     try:
-                        item = await asyncio.wait_for(aq.get(), max(deadline - loop.time(), 0.0))
+                        item = await asyncio.wait_for(aq.get(), left)
                     except asyncio.TimeoutError:
-                        bridge.cancel("timeout")
-                        await asyncio.shield(done)
-                        err = errors.GenerationTimeoutError(f"astream exceeded its timeout of {timeout} s")
-                        err.partial_text = bridge.text  # type: ignore[attr-defined]
-                        raise err from None
-                if item is _END:
+                        item = DEADLINE
+                if item is DEADLINE:
+                    call.cancel("timeout")
+                    await asyncio.shield(done)
+                    break
+                if item is END:
                     break
                 yield item
         except BaseException:
-            bridge.cancel("cancelled")
-            if not job.done():
+            call.cancel("cancelled")
+            if not call.done():
                 await asyncio.shield(done)
             raise
         finally:
-            if not job.done():
-                bridge.cancel("closed")
+            if not call.done():
+                call.cancel("closed")
                 await asyncio.shield(done)
-        self._finish(job, bridge, effective)
-
-
-_END = object()
+        call.outcome()  # raises what ended the call (the deadline, the streamer's or C's error)
 
 
 class TextStream(Iterator[str]):
     """Iterator over generated text pieces; a context manager whose exit cancels an unfinished generation."""
 
-    def __init__(self, pipe: LLMPipeline, job: Job, bridge: StreamBridge, effective: GenerationConfig,
-                 q: "queue.SimpleQueue[Any]", timeout: Optional[float], as_text: bool = False) -> None:
+    def __init__(self, call: GenerationCall, chunks: ChunkQueue, as_text: bool = False) -> None:
+        self._call = call
+        self._chunks = chunks
         self._as_text = as_text
-        self._pipe = pipe
-        self._job = job
-        self._bridge = bridge
-        self._effective = effective
-        self._q = q
-        self._timeout = timeout
-        self._deadline = None if timeout is None else _now() + timeout
         self._finished = False
         self.result: Optional[DecodedResults] = None
 
@@ -834,42 +782,30 @@ class TextStream(Iterator[str]):
     def __next__(self) -> str:
         if self._finished:
             raise StopIteration
+        call = self._call
         try:
-            while True:
-                wait = 0.05
-                if self._deadline is not None:
-                    left = self._deadline - _now()
-                    if left <= 0:
-                        self._bridge.cancel("timeout")
-                        self._job.wait_uninterrupted()
-                        self._finished = True
-                        err = errors.GenerationTimeoutError(f"stream exceeded its timeout of {self._timeout} s")
-                        err.partial_text = self._bridge.text  # type: ignore[attr-defined]
-                        raise err
-                    wait = min(wait, left)
-                try:
-                    item = self._q.get(timeout=wait)
-                except queue.Empty:
-                    continue
-                if item is _END:
-                    self._finished = True
-                    self.result = self._pipe._finish(self._job, self._bridge, self._effective, self._as_text)
-                    raise StopIteration
-                return item
+            item = self._chunks.get(call.deadline)
         except KeyboardInterrupt:
-            self._bridge.cancel("interrupt")
-            self._job.wait_uninterrupted()
+            call.cancel("interrupt")
+            call.job.wait_uninterrupted()
             self._finished = True
             raise
+        if item is DEADLINE:
+            self._finished = True
+            call.expire()
+            call.outcome()  # raises GenerationTimeoutError (or C's own error meanwhile)
+        if item is END:
+            self._finished = True
+            self.result = call.outcome(self._as_text)
+            raise StopIteration
+        return item
 
     def cancel(self) -> None:
         """Cancel natively and wait until the C call has returned."""
-        if not self._job.done():
-            self._bridge.cancel("closed")
-        interrupted = self._job.wait_uninterrupted()
+        if not self._call.done():
+            self._call.cancel("closed")
         self._finished = True
-        if interrupted:
-            raise KeyboardInterrupt
+        self._call.finish_waiting()
 
     def close(self) -> None:
         """Stop early (cancels natively, waits for C). Safe to call twice."""
@@ -879,7 +815,7 @@ class TextStream(Iterator[str]):
     @property
     def text(self) -> str:
         """The text streamed so far."""
-        return self._bridge.text
+        return self._call.bridge.text
 
     def __enter__(self) -> "TextStream":
         return self
@@ -889,13 +825,7 @@ class TextStream(Iterator[str]):
 
     def __del__(self) -> None:
         try:
-            if not self._finished and not self._job.done():
-                self._bridge.cancel("garbage-collected")
+            if not self._finished and not self._call.done():
+                self._call.cancel("garbage-collected")
         except Exception:
             pass
-
-
-def _now() -> float:
-    import time
-
-    return time.monotonic()
