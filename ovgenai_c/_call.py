@@ -25,8 +25,8 @@ class GenerationCall:
 
     __slots__ = ("job", "bridge", "effective", "timeout", "deadline", "entry")
 
-    def __init__(self, job: Job, bridge: StreamBridge, effective: Any, timeout: Optional[float], entry: str) -> None:
-        self.job = job
+    def __init__(self, bridge: StreamBridge, effective: Any, timeout: Optional[float], entry: str) -> None:
+        self.job: Job = None  # type: ignore[assignment]  # set once submitted (the caller does nothing after it)
         self.bridge = bridge
         self.effective = effective  # the config the call runs with (for the results' shape and finish reason)
         self.timeout = timeout

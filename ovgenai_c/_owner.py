@@ -14,14 +14,18 @@ import time
 from typing import Any, Callable, List, Optional, Tuple
 
 
+PLAIN_WAIT_S = 0.01  # the main thread's first, plain wait (the longest a Ctrl-C can go unseen)
+
+
 class Wakeup:
     """A flag a thread blocks on until another sets it (``threading.Event``'s interface), without polling.
 
     On the main thread a Python signal handler (Ctrl-C's KeyboardInterrupt) still runs during the wait: a signal
     normally interrupts a blocking wait only when the kernel delivers it to the main thread itself, and
     ``_thread.interrupt_main()`` or a signal taken by another thread would wait for the flag. There the wait
-    selects on a pipe that both :meth:`set` and Python's signal wakeup fd write to (the previous wakeup fd is
-    restored afterwards and receives the signal numbers read meanwhile)."""
+    first blocks plainly for :data:`PLAIN_WAIT_S` (most calls end within it), then selects on a pipe that both
+    :meth:`set` and Python's signal wakeup fd write to (the previous wakeup fd is restored afterwards and receives
+    the signal numbers read meanwhile)."""
 
     __slots__ = ("_event", "_fd")
 
@@ -46,8 +50,15 @@ class Wakeup:
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """True once set; False when ``timeout`` seconds passed first."""
-        if self._event.is_set():
+        # A short call ends within a first plain blocking wait (on the main thread Ctrl-C is seen when it returns,
+        # within PLAIN_WAIT_S); only a longer one arms the signal-aware wait below.
+        first = PLAIN_WAIT_S if timeout is None or timeout > PLAIN_WAIT_S else timeout
+        if self._event.wait(first):
             return True
+        if timeout is not None:
+            timeout -= first
+            if timeout <= 0:
+                return False
         if threading.current_thread() is not threading.main_thread() or not _python_sigint_handler():
             return self._event.wait(timeout)
         r, w = _main_pipe()

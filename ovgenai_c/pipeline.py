@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from . import _capi, _loader, chat as _chat, errors, results as _results
-from ._capi import bundled, generation_config as native_config, llm_pipeline
+from ._capi import bundled, llm_pipeline
 from .scheduler import scheduler_properties
 from ._call import GenerationCall, check_timeout
 from ._owner import Job, OwnerThread
@@ -566,26 +566,21 @@ class LLMPipeline:
         one that only watches for cancellation, with beam search or num_return_sequences > 1). Without
         ``want_text`` a library that can (the bundled one) calls it for cancellation only, skipping the
         per-token detokenisation."""
-        capi = st.capi
         token_streamer = bridge.on_tokens is not None
         cancel_only = streamable and not want_text and not token_streamer and st.lib.has_cancel_only_streaming
+        if request.history is None and st.history_mode and not st.in_chat:
+            # The stateful (SDPA) path of upstream keeps a history call's chat state and then refuses a plain
+            # prompt; its default path does not. Outside start_chat() both kinds of input are independent calls,
+            # so end that state first (what finish_chat() is for).
+            llm_pipeline.finish_chat(st.capi, st.handle)
+            st.history_mode = False
+        if request.history is not None and not st.in_chat:
+            st.history_mode = True
         st.active = bridge
         try:
-            with llm_pipeline.streamer(capi, bridge if streamable else None) as streamer, \
-                    bundled.cancel_only_streaming(capi, cancel_only), \
-                    bundled.token_streaming(capi, bridge if token_streamer else None), \
-                    native_config.native(capi, send) as native_cfg:
-                if request.history is None and st.history_mode and not st.in_chat:
-                    # The stateful (SDPA) path of upstream keeps a history call's chat state and then refuses a
-                    # plain prompt; its default path does not. Outside start_chat() both kinds of input are
-                    # independent calls, so end that state first (what finish_chat() is for).
-                    llm_pipeline.finish_chat(capi, st.handle)
-                    st.history_mode = False
-                if request.history is not None and not st.in_chat:
-                    st.history_mode = True
-                out = llm_pipeline.generate(capi, st.handle, native_cfg, streamer, prompt=request.prompt,
-                                            history=request.history, ids=request.ids, mask=request.mask,
-                                            on_return=bridge.finish)
+            out = llm_pipeline.generate(st.capi, st.handle, send, bridge, streamable=streamable,
+                                        cancel_only=cancel_only, prompt=request.prompt, history=request.history,
+                                        ids=request.ids, mask=request.mask)
         finally:
             st.active = None
         return out if out is not None else llm_pipeline.Generated(bridge.text, None)
@@ -607,8 +602,9 @@ class LLMPipeline:
         # the streamed text is read by a user streamer, or carried by a timeout's error as the partial text
         want_text = on_text is not None or timeout is not None
         bridge = StreamBridge(on_text, on_tokens)
-        _, job = self._submit(lambda st: self._run_generate(st, request, send, bridge, streamable, want_text))
-        return GenerationCall(job, bridge, effective, timeout, entry)
+        call = GenerationCall(bridge, effective, timeout, entry)
+        _, call.job = self._submit(lambda st: self._run_generate(st, request, send, bridge, streamable, want_text))
+        return call
 
     def _check_streamer(self, streamer: Any) -> Tuple[Optional[Callable[[str], Any]],
                                                       Optional[Callable[[List[int]], Any]], Any]:

@@ -2,8 +2,7 @@
 caller checks :meth:`CApi.has` first, or the function says what it does without them)."""
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from .checked import CApi, per_ffi_callback
 
@@ -40,18 +39,10 @@ def set_apply_chat_template(capi: CApi, config: Any, apply: bool) -> None:
     capi.call(APPLY_CHAT_TEMPLATE, config, 1 if apply else 0)
 
 
-@contextlib.contextmanager
-def cancel_only_streaming(capi: CApi, on: bool) -> Iterator[None]:
-    """While the block runs on this thread, generate calls give the streamer an empty string per token (no
-    detokenisation): for a callback that only watches for cancellation. Nothing happens for ``on=False``."""
-    if not on:
-        yield
-        return
-    capi.lib.ovgenai_c_bundled_set_cancel_only_streaming(1)
-    try:
-        yield
-    finally:
-        capi.lib.ovgenai_c_bundled_set_cancel_only_streaming(0)
+def set_cancel_only_streaming(capi: CApi, on: bool) -> None:
+    """On this thread, generate calls give the streamer an empty string per token (no detokenisation) while on:
+    for a callback that only watches for cancellation."""
+    capi.lib.ovgenai_c_bundled_set_cancel_only_streaming(1 if on else 0)
 
 
 def _cancel_on_error(exc_type: Any, exc_value: Any, tb: Any) -> int:
@@ -71,20 +62,13 @@ def token_callback(ffi: Any) -> Any:
     return per_ffi_callback("tokens", ffi, make)
 
 
-@contextlib.contextmanager
-def token_streaming(capi: CApi, bridge: Optional[Any]) -> Iterator[None]:
-    """While the block runs on this thread, each generated id goes to ``bridge`` (nothing for None)."""
-    if bridge is None:
-        yield
-        return
+def set_token_streamer(capi: CApi, args: Optional[Any]) -> None:
+    """On this thread, each generated id goes to the bridge whose cffi handle is ``args`` (None clears it)."""
     ffi = capi.ffi
-    handle = ffi.new_handle(bridge)
-    capi.lib.ovgenai_c_bundled_set_token_streamer(token_callback(ffi), handle)
-    try:
-        yield
-    finally:
+    if args is None:
         capi.lib.ovgenai_c_bundled_set_token_streamer(ffi.NULL, ffi.NULL)
-        del handle
+    else:
+        capi.lib.ovgenai_c_bundled_set_token_streamer(token_callback(ffi), args)
 
 
 def generate_tokens(capi: CApi, pipe: Any, ids: List[int], mask: Optional[List[int]], config: Any, streamer: Any,

@@ -1,8 +1,7 @@
 """cdefs/02_chat_history.h: a native chat history made from a conversation's plain values."""
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, List
 
 from . import json_container
 from .checked import CApi
@@ -31,13 +30,3 @@ def materialise(capi: CApi, messages: List[Dict[str, Any]], tools: List[Any], ex
         ffi.release(handle)
         raise
     return handle
-
-
-@contextlib.contextmanager
-def native(capi: CApi, history: Any) -> Iterator[Any]:
-    """The native form of a :class:`~ovgenai_c.ChatHistory` for the duration of a ``with`` block."""
-    handle = materialise(capi, history.get_messages(), history.get_tools(), history.get_extra_context())
-    try:
-        yield handle
-    finally:
-        capi.ffi.release(handle)

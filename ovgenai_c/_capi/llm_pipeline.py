@@ -1,8 +1,7 @@
 """cdefs/05_llm_pipeline.h: pipelines, generate calls, their decoded results and the streamer callback."""
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..results import PerfMetrics
 from . import bundled, chat_history, generation_config, perf_metrics
@@ -87,66 +86,78 @@ def text_callback(ffi: Any) -> Any:
     return per_ffi_callback("text", ffi, make)
 
 
-@contextlib.contextmanager
-def streamer(capi: CApi, bridge: Optional[Any]) -> Iterator[Any]:
-    """A ``streamer_callback*`` that hands the text to ``bridge`` for a ``with`` block (NULL for None)."""
-    if bridge is None:
-        yield capi.ffi.NULL
-        return
-    ffi = capi.ffi
-    handle = ffi.new_handle(bridge)
-    s = ffi.new("streamer_callback*")
-    s.callback_func = text_callback(ffi)
-    s.args = handle
-    try:
-        yield s
-    finally:
-        del s, handle
-
-
-def generate(capi: CApi, pipe: Any, config: Any, streamer: Any, *, prompt: Optional[bytes] = None,
-             history: Optional[Any] = None, ids: Optional[List[int]] = None, mask: Optional[List[int]] = None,
-             on_return: Callable[[], None]) -> Optional[Generated]:
-    """One generate call from a prompt, a conversation (a ChatHistory) or token ids (the bundled extra).
-    ``on_return`` runs as soon as C returns, before its status is checked (the streamer's end). None when the
-    library returned no results object."""
-    ffi = capi.ffi
+def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, streamable: bool, cancel_only: bool,
+             prompt: Optional[bytes] = None, history: Optional[Any] = None, ids: Optional[List[int]] = None,
+             mask: Optional[List[int]] = None) -> Optional[Generated]:
+    """One generate call from a prompt, a conversation (a ChatHistory) or token ids (the bundled extra), with
+    ``config`` (a GenerationConfig; None: the pipeline's own). ``bridge`` (a StreamBridge) gets the text through
+    the ``streamer_callback`` when ``streamable``, the token ids when it has ``on_tokens`` (the bundled token
+    streamer), and its ``finish()`` runs as soon as C returns, before the status is checked. ``cancel_only``: the
+    bundled library calls the callback without detokenising. None when the library returned no results."""
+    ffi, lib = capi.ffi, capi.lib
+    args = ffi.new_handle(bridge)
+    streamer = ffi.NULL
+    if streamable:
+        streamer = ffi.new("streamer_callback*")
+        streamer.callback_func = text_callback(ffi)
+        streamer.args = args
+    token_streaming = bridge.on_tokens is not None
+    native_config = ffi.NULL
     results_pp = ffi.new("ov_genai_decoded_results**")
-    if ids is not None:
-        fn = bundled.GENERATE_TOKENS
-        status = bundled.generate_tokens(capi, pipe, ids, mask, config, streamer, results_pp)
-    elif history is not None:
-        fn = "ov_genai_llm_pipeline_generate_with_history"
-        with chat_history.native(capi, history) as native_history:
-            status = capi.lib.ov_genai_llm_pipeline_generate_with_history(pipe, native_history, config, streamer,
-                                                                          results_pp)
-    else:
-        fn = "ov_genai_llm_pipeline_generate"
-        status = capi.lib.ov_genai_llm_pipeline_generate(pipe, prompt, config, streamer, results_pp)
-    results = results_pp[0]
+    if cancel_only:
+        bundled.set_cancel_only_streaming(capi, True)
+    if token_streaming:
+        bundled.set_token_streamer(capi, args)
     try:
-        on_return()
-        capi.check(status, fn)
-        if results == ffi.NULL:
-            return None
-        return read_results(capi, results)
+        if config is not None:
+            native_config = generation_config.materialise(capi, config)
+        if ids is not None:
+            fn = bundled.GENERATE_TOKENS
+            status = bundled.generate_tokens(capi, pipe, ids, mask, native_config, streamer, results_pp)
+        elif history is not None:
+            fn = "ov_genai_llm_pipeline_generate_with_history"
+            native_history = chat_history.materialise(capi, history.get_messages(), history.get_tools(),
+                                                      history.get_extra_context())
+            try:
+                status = lib.ov_genai_llm_pipeline_generate_with_history(pipe, native_history, native_config,
+                                                                         streamer, results_pp)
+            finally:
+                ffi.release(native_history)
+        else:
+            fn = "ov_genai_llm_pipeline_generate"
+            status = lib.ov_genai_llm_pipeline_generate(pipe, prompt, native_config, streamer, results_pp)
+        results = results_pp[0]
+        try:
+            bridge.finish()
+            if status != 0:
+                raise capi.error(status, fn)
+            return None if results == ffi.NULL else read_results(capi, results)
+        finally:
+            if results != ffi.NULL:
+                lib.ov_genai_decoded_results_free(results)
     finally:
-        if results != ffi.NULL:
-            capi.lib.ov_genai_decoded_results_free(results)
+        if cancel_only:
+            bundled.set_cancel_only_streaming(capi, False)
+        if token_streaming:
+            bundled.set_token_streamer(capi, None)
+        if native_config != ffi.NULL:
+            ffi.release(native_config)
+        del args, streamer
 
 
 def read_results(capi: CApi, results: Any) -> Generated:
     """The text (the C string form), the perf metrics and, with the bundled extras, ids/scores/finish reasons."""
-    ffi = capi.ffi
+    ffi, lib = capi.ffi, capi.lib
     size = ffi.new("size_t*")
-    capi.call("ov_genai_decoded_results_get_string", results, ffi.NULL, size)
+    capi.check(lib.ov_genai_decoded_results_get_string(results, ffi.NULL, size), "ov_genai_decoded_results_get_string")
     buf = ffi.new("char[]", size[0])
-    capi.call("ov_genai_decoded_results_get_string", results, buf, size)
+    capi.check(lib.ov_genai_decoded_results_get_string(results, buf, size), "ov_genai_decoded_results_get_string")
     text = ffi.string(buf, size[0]).decode("utf-8", "replace")
     metrics = ffi.new("ov_genai_perf_metrics**")
-    capi.call("ov_genai_decoded_results_get_perf_metrics", results, metrics)
+    capi.check(lib.ov_genai_decoded_results_get_perf_metrics(results, metrics),
+               "ov_genai_decoded_results_get_perf_metrics")
     try:
         perf = perf_metrics.read(capi, metrics[0])
     finally:
-        capi.lib.ov_genai_decoded_results_perf_metrics_free(metrics[0])
+        lib.ov_genai_decoded_results_perf_metrics_free(metrics[0])
     return Generated(text, perf, *bundled.read_sequences(capi, results))

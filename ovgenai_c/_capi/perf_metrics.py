@@ -9,22 +9,26 @@ from . import bundled_perf_metrics
 from .checked import CApi
 
 
+_GETTERS = tuple((name, "ov_genai_perf_metrics_get_" + name) for name in PAIRS)
+
+
 def read(capi: CApi, handle: Any) -> PerfMetrics:
     """Read a native perf metrics object (the caller frees it). With the bundled raw-series extra (cdefs/92) the
     raw lists are the library's; else each per-call list holds the call's one sample."""
-    ffi = capi.ffi
+    ffi, lib, check = capi.ffi, capi.lib, capi.check
     f = ffi.new("float*")
     n = ffi.new("size_t*")
-    capi.call("ov_genai_perf_metrics_get_load_time", handle, f)
+    check(lib.ov_genai_perf_metrics_get_load_time(handle, f), "ov_genai_perf_metrics_get_load_time")
     load = float(f[0])
-    capi.call("ov_genai_perf_metrics_get_num_generation_tokens", handle, n)
+    check(lib.ov_genai_perf_metrics_get_num_generation_tokens(handle, n),
+          "ov_genai_perf_metrics_get_num_generation_tokens")
     gen = int(n[0])
-    capi.call("ov_genai_perf_metrics_get_num_input_tokens", handle, n)
+    check(lib.ov_genai_perf_metrics_get_num_input_tokens(handle, n), "ov_genai_perf_metrics_get_num_input_tokens")
     inp = int(n[0])
     mean, std = ffi.new("float*"), ffi.new("float*")
     pairs: Dict[str, MeanStdPair] = {}
-    for name in PAIRS:
-        capi.call("ov_genai_perf_metrics_get_" + name, handle, mean, std)
+    for name, getter in _GETTERS:
+        check(getattr(lib, getter)(handle, mean, std), getter)
         pairs[name] = MeanStdPair(float(mean[0]), float(std[0]))
     samples = {name: 1 for name in PAIRS}
     samples["tpot"] = max(gen - 1, 1)
