@@ -178,13 +178,20 @@ def openvino_functions() -> Tuple[str, ...]:
     return _declared_functions()[2]
 
 
+def missing_symbol_errors() -> Tuple[type, ...]:
+    """What looking up a symbol that the library lacks raises: AttributeError in cffi's in-line mode, ``ffi.error``
+    in its out-of-line mode."""
+    import _cffi_backend  # (loaded by then: only called once a library is open)
+
+    return (AttributeError, NotImplementedError, _cffi_backend.FFI.error)
+
+
 def has_symbol(lib: Any, name: str) -> bool:
-    """Whether the opened library ``lib`` exports the declared ``name`` (a missing one raises AttributeError in
-    cffi's in-line mode, ``ffi.error`` in its out-of-line mode)."""
+    """Whether the opened library ``lib`` exports the declared ``name``."""
     try:
         getattr(lib, name)
         return True
-    except (AttributeError, NotImplementedError, get_ffi().error):
+    except missing_symbol_errors():
         return False
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from .. import errors
+from .. import _ffi, errors
 
 # the status enums of the GenAI C API (cdefs/00, 01, 02): a function returning one of them is checked with its names
 STATUS_ENUMS = ("ov_status_e", "ov_genai_chat_history_status_e", "ov_genai_json_container_status_e")
@@ -35,7 +35,7 @@ class CApi:
         if enum is None:
             try:
                 cname = self.ffi.typeof(getattr(self.loaded.lib, function)).result.cname
-            except (AttributeError, NotImplementedError, TypeError, self.ffi.error):
+            except (TypeError, *_ffi.missing_symbol_errors()):
                 cname = None  # not a declared function (or a wrapper): the common family
             if cname is not None and cname not in STATUS_ENUMS:
                 raise TypeError(f"{function} returns {cname}, not a status")

@@ -195,6 +195,30 @@ def test_the_ffi_is_precompiled_once_into_the_cache(tmp_path):
     assert inline == ["cffi.api", "83", "14", "35", "-17"]
 
 
+@pytest.mark.parametrize("mode", ["precompiled", "in-line"])
+def test_generate_stream_and_a_missing_extra_in_either_ffi_mode(double_lib_path, tmp_path, mode):
+    """The same calls, callbacks and missing-symbol handling whether the FFI is the precompiled module or was
+    parsed in this process (the cache could not be written)."""
+    from abi_double.controls import make_model_dir
+
+    model = make_model_dir(tmp_path / "m")
+    (tmp_path / "blocked").write_text("")
+    cache = tmp_path / ("cache" if mode == "precompiled" else "blocked")
+    code = ("import ovgenai_c\nfrom ovgenai_c import _ffi, _loader\n"
+            f"with ovgenai_c.LLMPipeline({str(model)!r}) as p:\n"
+            "    r = p.generate('hi', max_new_tokens=4, streamer=lambda t: None)\n"
+            "    s = ''.join(p.stream('hi', max_new_tokens=4))\n"
+            "lib = _loader.get_library()\n"
+            "print(type(_ffi.get_ffi()).__module__, r == s == 'Echo: hi', lib.has_extra('ovgenai_c_bundled_version'),"
+            " _ffi.has_symbol(lib.lib, 'ovgenai_c_bundled_version'))\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OVGENAI_C_LIBRARY": str(double_lib_path),
+           "OVGENAI_C_CACHE": str(cache)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    module = "_cffi_backend" if mode == "precompiled" else "cffi.api"
+    assert out.stdout.split() == [module, "True", "False", "False"]
+
+
 def test_import_loads_nothing_native():
     """``import ovgenai_c`` loads no native module (cffi, openvino); its time is measured by the benchmark."""
     code = ("import sys; import ovgenai_c; "
