@@ -8,8 +8,9 @@ from datetime import datetime
 from typing import Any, Dict, List
 
 from . import _loader, errors
+from ._capi import bind, chat_template
 
-_EXTRA = "ovgenai_c_bundled_render_chat_template"
+_EXTRA = chat_template.RENDER
 
 
 def _dumps(value: Any, what: str) -> bytes:
@@ -21,12 +22,7 @@ def _dumps(value: Any, what: str) -> bytes:
 
 def has_bundled_renderer() -> bool:
     """Whether the loaded GenAI library exports the bundled renderer (loads the library)."""
-    lib = _loader.get_library()
-    try:
-        getattr(lib.lib, _EXTRA)
-        return True
-    except (AttributeError, NotImplementedError):
-        return False
+    return _loader.get_library().has_extra(_EXTRA)
 
 
 def render(template: str, messages: List[Dict[str, Any]], tools: List[Any], context: Dict[str, Any],
@@ -47,15 +43,8 @@ def render(template: str, messages: List[Dict[str, Any]], tools: List[Any], cont
 
 def _render_bundled(template: str, messages: List[Dict[str, Any]], tools: List[Any], context: Dict[str, Any],
                     add_generation_prompt: bool) -> str:
-    loaded = _loader.get_library()
-    ffi, lib = loaded.ffi, loaded.lib
-    args = (template.encode("utf-8"), _dumps(messages, "messages"), _dumps(tools, "tools"),
-            _dumps(context, "extra_context"), 1 if add_generation_prompt else 0)
-    size = ffi.new("size_t*")
-    loaded.check(getattr(lib, _EXTRA)(*args, ffi.NULL, size), _EXTRA)
-    buf = ffi.new("char[]", size[0])
-    loaded.check(getattr(lib, _EXTRA)(*args, buf, size), _EXTRA)
-    return ffi.string(buf, size[0] - 1).decode("utf-8", "replace")
+    return chat_template.render(bind(_loader.get_library()), template.encode("utf-8"), _dumps(messages, "messages"),
+                                _dumps(tools, "tools"), _dumps(context, "extra_context"), add_generation_prompt)
 
 
 def _render_jinja2(template: str, messages: List[Dict[str, Any]], tools: List[Any], context: Dict[str, Any],

@@ -1,28 +1,39 @@
 """The cffi FFI object, built once from the C declarations in ``cdefs/``.
 
 cdefs are read in file-name order (the upstream include order). Files whose name starts with ``9`` are
-ovgenai_c's own optional extras, not upstream headers. ``cdefs/openvino/`` holds the subset of OpenVINO's own C API
-(libopenvino_c) that ovgenai_c uses; those functions are listed apart (:func:`openvino_functions`) and are never
-looked up in the GenAI library. Nothing here loads a shared library.
+ovgenai_c's own optional extras (their functions are named ``ovgenai_c_*``), not upstream headers.
+``cdefs/openvino/`` holds the subset of OpenVINO's own C API (libopenvino_c) that ovgenai_c uses; its functions
+(``ov_*`` but not ``ov_genai_*``) are never looked up in the GenAI library. Nothing here loads a shared library.
+
+Parsing the declarations (pycparser) is the slow part of a first use. cffi's out-of-line ABI mode
+(``set_source(name, None)``) turns the parsed declarations into a small Python module that builds the same FFI
+without parsing: it is written once per set of declarations (named by their digest) into the cache folder
+(``$OVGENAI_C_CACHE``, else ``$XDG_CACHE_HOME/ovgenai_c``, else ``~/.cache/ovgenai_c``) under ``ffi/``, and loaded
+from there afterwards. Where the folder cannot be written, the declarations are parsed in each process.
 """
 from __future__ import annotations
 
-import re
+import contextlib
+import hashlib
+import importlib.util
+import io
+import os
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
 _lock = threading.Lock()
 _ffi: Any = None
-_required: Tuple[str, ...] = ()
-_optional: Tuple[str, ...] = ()
-_openvino: Tuple[str, ...] = ()
+_functions: Optional[Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]] = None
 
 # cdefs/openvino/ in upstream include order (a header is parsed after the ones it depends on)
 _OPENVINO_ORDER = ("ov_common.h", "ov_shape.h", "ov_tensor.h", "ov_model.h", "ov_infer_request.h",
                    "ov_compiled_model.h", "ov_core.h")
-
-_FUNC_RE = re.compile(r"^\s*[A-Za-z_][\w\s\*]*?\b(\w+)\s*\(", re.M)
+GENAI_PREFIX = "ov_genai_"  # upstream GenAI C functions
+EXTRA_PREFIX = "ovgenai_c_"  # the bundled backend's optional extras (cdefs/9*)
+_MODULE_PREFIX = "ovgenai_c_ffi_"
+_MARKER = "# ovgenai_c precompiled FFI "
 
 
 def cdefs_dir() -> Path:
@@ -34,67 +45,154 @@ def cdefs_dir() -> Path:
     raise RuntimeError(f"ovgenai_c: C declarations not found (looked in {here / 'cdefs'} and {here.parent / 'cdefs'})")
 
 
-def _strip_comments(text: str) -> str:
-    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+def _declaration_files() -> List[Path]:
+    root = cdefs_dir()
+    ov_files = sorted((root / "openvino").glob("*.h"), key=lambda p: (
+        _OPENVINO_ORDER.index(p.name) if p.name in _OPENVINO_ORDER else len(_OPENVINO_ORDER), p.name))
+    return sorted(root.glob("*.h")) + ov_files
 
 
-def declared_functions(text: str) -> List[str]:
-    """Function names declared in a block of C declarations (typedef'd function pointers excluded)."""
-    names = []
-    for line in _strip_comments(text).splitlines():
-        if line.lstrip().startswith(("typedef", "}", "{")) or "(*" in line:
-            continue
-        m = _FUNC_RE.match(line)
-        if m:
-            names.append(m.group(1))
-    return names
+def _digest(texts: List[str]) -> str:
+    import _cffi_backend  # its version, without importing cffi's parser
+
+    h = hashlib.sha256(f"cffi {_cffi_backend.__version__}\n".encode())
+    for text in texts:
+        h.update(text.encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def precompiled_dir() -> Path:
+    """The folder of the precompiled FFI modules (the ``ffi/`` folder of ovgenai_c's cache)."""
+    env = os.environ.get("OVGENAI_C_CACHE")
+    if env:
+        root = Path(env).expanduser()
+    elif os.environ.get("XDG_CACHE_HOME"):
+        root = Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "ovgenai_c"
+    else:
+        root = Path.home() / ".cache" / "ovgenai_c"
+    return root / "ffi"
+
+
+def _load_precompiled(path: Path, marker: str) -> Any:
+    """The FFI a precompiled module builds, or None when there is none (or it is not ours for these cdefs)."""
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            if f.readline() != marker:
+                return None
+    except OSError:
+        return None
+    try:  # imported from its file, so Python caches its bytecode beside it
+        spec = importlib.util.spec_from_file_location(path.stem, str(path))
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception:
+        return None
+    return getattr(module, "ffi", None)
+
+
+def _write_precompiled(builder: Any, path: Path, marker: str) -> bool:
+    """Write the out-of-line module for ``builder``'s declarations (atomically: concurrent writers are fine)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        builder.set_source(path.stem, None)
+        fd, tmp = tempfile.mkstemp(prefix=path.stem, suffix=".tmp", dir=str(path.parent))
+        os.close(fd)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # cffi says "generating <file>"
+                builder.emit_python_code(tmp)
+            body = Path(tmp).read_text(encoding="utf-8")
+            Path(tmp).write_text(marker + body, encoding="utf-8")
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def _build() -> Any:
+    import cffi
+
+    texts = [p.read_text(encoding="utf-8") for p in _declaration_files()]
+    digest = _digest(texts)
+    marker = f"{_MARKER}{digest}\n"
+    path = precompiled_dir() / f"{_MODULE_PREFIX}{digest}.py"
+    ffi = _load_precompiled(path, marker)
+    if ffi is not None:
+        return ffi
+    builder = cffi.FFI()
+    for text in texts:
+        builder.cdef(text)
+    if _write_precompiled(builder, path, marker):
+        ffi = _load_precompiled(path, marker)
+        if ffi is not None:
+            return ffi
+    return builder  # in-line ABI mode: the same declarations, parsed in this process
 
 
 def get_ffi() -> Any:
-    """Return the shared ``cffi.FFI`` with every declaration parsed (thread-safe, built once)."""
-    global _ffi, _required, _optional, _openvino
+    """Return the shared FFI with every declaration (thread-safe, built once)."""
+    global _ffi
     if _ffi is not None:
         return _ffi
     with _lock:
         if _ffi is None:
-            import cffi
-
-            ffi = cffi.FFI()
-            required: List[str] = []
-            optional: List[str] = []
-            for path in sorted(cdefs_dir().glob("*.h")):
-                text = path.read_text(encoding="utf-8")
-                ffi.cdef(_strip_comments(text))
-                (optional if path.name.startswith("9") else required).extend(declared_functions(text))
-            openvino: List[str] = []
-            ov_dir = cdefs_dir() / "openvino"
-            ov_files = sorted(ov_dir.glob("*.h"), key=lambda p: (
-                _OPENVINO_ORDER.index(p.name) if p.name in _OPENVINO_ORDER else len(_OPENVINO_ORDER), p.name))
-            for path in ov_files:
-                text = path.read_text(encoding="utf-8")
-                ffi.cdef(_strip_comments(text))
-                openvino.extend(declared_functions(text))
-            _required, _optional, _openvino = tuple(required), tuple(optional), tuple(openvino)
-            _ffi = ffi
+            _ffi = _build()
     return _ffi
+
+
+def _declared_functions() -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]:
+    """(GenAI functions, bundled extras, OpenVINO functions), from the FFI's own list of declared names."""
+    global _functions
+    if _functions is None:
+        ffi = get_ffi()
+        typedefs = ffi.list_types()[0]
+        constants = set()
+        for name in typedefs:
+            tp = ffi.typeof(name)
+            if tp.kind == "enum":
+                constants.update(tp.relements)
+        lib = ffi.dlopen(None)  # lists the declarations; nothing is looked up
+        names = sorted(n for n in dir(lib) if n not in constants)
+        genai = tuple(n for n in names if n.startswith(GENAI_PREFIX))
+        extras = tuple(n for n in names if n.startswith(EXTRA_PREFIX))
+        openvino = tuple(n for n in names if not n.startswith((GENAI_PREFIX, EXTRA_PREFIX)))
+        _functions = (genai, extras, openvino)
+    return _functions
 
 
 def required_functions() -> Tuple[str, ...]:
     """Every upstream C function the binding declares (83 for the LLM side of GenAI 2026.x)."""
-    get_ffi()
-    return _required
+    return _declared_functions()[0]
 
 
 def optional_functions() -> Tuple[str, ...]:
     """Extras that only the bundled backend exports."""
-    get_ffi()
-    return _optional
+    return _declared_functions()[1]
 
 
 def openvino_functions() -> Tuple[str, ...]:
     """The OpenVINO C API functions declared in ``cdefs/openvino/`` (looked up in libopenvino_c, not GenAI)."""
-    get_ffi()
-    return _openvino
+    return _declared_functions()[2]
+
+
+def missing_symbol_errors() -> Tuple[type, ...]:
+    """What looking up a symbol that the library lacks raises: AttributeError in cffi's in-line mode, ``ffi.error``
+    in its out-of-line mode."""
+    import _cffi_backend  # (loaded by then: only called once a library is open)
+
+    return (AttributeError, NotImplementedError, _cffi_backend.FFI.error)
+
+
+def has_symbol(lib: Any, name: str) -> bool:
+    """Whether the opened library ``lib`` exports the declared ``name``."""
+    try:
+        getattr(lib, name)
+        return True
+    except missing_symbol_errors():
+        return False
 
 
 def cstr(ffi: Any, value: Optional[str]) -> Any:

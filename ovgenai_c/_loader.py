@@ -82,29 +82,27 @@ class LoadedLibrary:
 
     def last_error(self) -> Optional[str]:
         """The bundled backend's text for the last failure on this thread (None elsewhere)."""
-        if not self.has_last_error:
-            return None
-        ptr = self.lib.ovgenai_c_bundled_last_error()
-        if ptr == self.ffi.NULL:
-            return None
-        text = self.ffi.string(ptr).decode("utf-8", "replace")
-        return text or None
+        from ._capi import bind, bundled
 
-    def check(self, status: int, function: str, family: str = "ov", hint: Optional[str] = None) -> None:
-        """The status checker for calls into this library (adds the library's own error text if it has one)."""
+        return bundled.last_error(bind(self))
+
+    def check(self, status: int, function: str, hint: Optional[str] = None) -> None:
+        """Raise the typed error for a failing ``status`` of ``function`` (its status family from its declared
+        return type, the library's own error text added if it keeps one)."""
         if status != 0:
-            raise errors.error_for(status, function, family, hint, self.last_error)
+            raise self.error(status, function, hint)
 
-    def error(self, status: int, function: str, family: str = "ov", hint: Optional[str] = None) -> errors.GenAIError:
+    def error(self, status: int, function: str, hint: Optional[str] = None) -> errors.GenAIError:
         """The exception for a failing status of this library."""
-        return errors.error_for(status, function, family, hint, self.last_error)
+        from ._capi import bind
+
+        return bind(self).error(status, function, hint)
 
     def live_handles(self, kind: Optional[str] = None) -> Optional[int]:
         """Live native objects counted by the bundled backend (None when the library cannot tell)."""
-        if not self.has_live_counter:
-            return None
-        arg = self.ffi.NULL if kind is None else self.ffi.new("char[]", kind.encode())
-        return int(self.lib.ovgenai_c_bundled_live_handles(arg))
+        from ._capi import bind, bundled
+
+        return bundled.live_handles(bind(self), kind)
 
 
 def data_home() -> Path:
@@ -422,19 +420,8 @@ def _open(source: str, path: Path) -> LoadedLibrary:
 
 def _symbols(lib: Any) -> Tuple[List[str], set]:
     """(required functions the library lacks, optional extras it has)."""
-    missing = []
-    for name in _ffi.required_functions():
-        try:
-            getattr(lib, name)
-        except (AttributeError, NotImplementedError):
-            missing.append(name)
-    present_optional = set()
-    for name in _ffi.optional_functions():
-        try:
-            getattr(lib, name)
-            present_optional.add(name)
-        except (AttributeError, NotImplementedError):
-            pass
+    missing = [name for name in _ffi.required_functions() if not _ffi.has_symbol(lib, name)]
+    present_optional = {name for name in _ffi.optional_functions() if _ffi.has_symbol(lib, name)}
     return missing, present_optional
 
 

@@ -36,12 +36,7 @@ class OpenVINOLibrary:
             self.lib = self.ffi.dlopen(self.path)
         except OSError as exc:
             raise errors.LibraryNotFoundError(f"cannot open OpenVINO's C API {self.path}: {exc}") from None
-        missing = []
-        for name in _ffi.openvino_functions():
-            try:
-                getattr(self.lib, name)
-            except (AttributeError, NotImplementedError):
-                missing.append(name)
+        missing = [name for name in _ffi.openvino_functions() if not _ffi.has_symbol(self.lib, name)]
         if missing:
             raise errors.MissingSymbolError(f"{self.path} lacks OpenVINO C functions: {', '.join(missing)}")
         self.element_types = {name: int(getattr(self.lib, name)) for name in (*_DTYPES, "STRING")}
@@ -57,7 +52,7 @@ class OpenVINOLibrary:
     def check(self, status: int, function: str, what: str = "") -> None:
         """Raise the typed error for a failing ``ov_status_e``, with OpenVINO's own message."""
         if status != 0:
-            raise errors.error_for(status, function, "ov", what or None, self.last_error)
+            raise errors.error_for(status, function, errors.STATUS_ENUM, what or None, self.last_error)
 
     def version(self) -> str:
         v = self.ffi.new("ov_version_t*")

@@ -1,14 +1,143 @@
 """The owner thread: one native thread per pipeline that runs every C call on it, in order.
 
-Callers submit jobs and wait interruptibly; while C runs the GIL is released (cffi drops it around calls).
+Callers submit jobs and block until they end (no polling) while Ctrl-C stays live; while C runs the GIL is
+released (cffi drops it around calls).
 """
 from __future__ import annotations
 
+import os
 import queue
+import select
 import signal
 import threading
 import time
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
+
+
+PLAIN_WAIT_S = 0.01  # the main thread's first, plain wait (the longest a Ctrl-C can go unseen)
+
+
+class Wakeup:
+    """A flag a thread blocks on until another sets it (``threading.Event``'s interface), without polling.
+
+    On the main thread a Python signal handler (Ctrl-C's KeyboardInterrupt) still runs during the wait: a signal
+    normally interrupts a blocking wait only when the kernel delivers it to the main thread itself, and
+    ``_thread.interrupt_main()`` or a signal taken by another thread would wait for the flag. There the wait
+    first blocks plainly for :data:`PLAIN_WAIT_S` (most calls end within it), then selects on a pipe that both
+    :meth:`set` and Python's signal wakeup fd write to (the previous wakeup fd is restored afterwards and receives
+    the signal numbers read meanwhile)."""
+
+    __slots__ = ("_event", "_fd")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._fd: Optional[int] = None  # write end of the pipe while the main thread waits
+
+    def set(self) -> None:
+        self._event.set()
+        fd = self._fd
+        if fd is not None:
+            try:
+                os.write(fd, b"\0")
+            except OSError:  # full (a wake-up is pending anyway) or closed
+                pass
+
+    def clear(self) -> None:
+        self._event.clear()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """True once set; False when ``timeout`` seconds passed first."""
+        # A short call ends within a first plain blocking wait (on the main thread Ctrl-C is seen when it returns,
+        # within PLAIN_WAIT_S); only a longer one arms the signal-aware wait below.
+        first = PLAIN_WAIT_S if timeout is None or timeout > PLAIN_WAIT_S else timeout
+        if self._event.wait(first):
+            return True
+        if timeout is not None:
+            timeout -= first
+            if timeout <= 0:
+                return False
+        if threading.current_thread() is not threading.main_thread() or not _python_sigint_handler():
+            return self._event.wait(timeout)
+        r, w = _main_pipe()
+        try:
+            previous = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        except ValueError:  # not the main interpreter's main thread after all
+            return self._event.wait(timeout)
+        self._fd = w
+        try:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while not self._event.is_set():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                # a signal delivered to this thread interrupts select and its handler runs here (PEP 475); one
+                # taken elsewhere (or interrupt_main) writes its number to the pipe, and the handler runs at the
+                # next bytecode
+                select.select([r], [], [], left)
+                _drain(r, previous)
+            return True
+        finally:
+            self._fd = None
+            signal.set_wakeup_fd(previous)
+
+
+_pipe_fds: Optional[Tuple[int, int]] = None
+
+
+def _main_pipe() -> Tuple[int, int]:
+    """The main thread's wake-up pipe (made once, non-blocking, not inherited)."""
+    global _pipe_fds
+    if _pipe_fds is None:
+        r, w = os.pipe()
+        os.set_blocking(r, False)
+        os.set_blocking(w, False)
+        _pipe_fds = (r, w)
+    return _pipe_fds
+
+
+def _new_pipe_after_fork() -> None:
+    """A forked child gets its own pipe (sharing the parent's would let either read the other's wake-ups)."""
+    global _pipe_fds
+    if _pipe_fds is not None:
+        for fd in _pipe_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        _pipe_fds = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_pipe_after_fork)
+
+
+def _drain(r: int, previous: int) -> None:
+    """Empty the pipe; signal numbers (non-zero bytes) go on to the wakeup fd that was set before ours."""
+    while True:
+        try:
+            data = os.read(r, 512)
+        except (BlockingIOError, InterruptedError):
+            return
+        if not data:
+            return
+        if previous != -1:
+            signals = data.replace(b"\0", b"")
+            if signals:
+                try:
+                    os.write(previous, signals)
+                except OSError:
+                    pass
+
+
+def _python_sigint_handler() -> bool:
+    """Whether Ctrl-C runs a Python handler (else nothing can interrupt the wait and it simply blocks)."""
+    handler = signal.getsignal(signal.SIGINT)
+    return callable(handler)
+
+
 
 
 class Job:
@@ -18,7 +147,7 @@ class Job:
 
     def __init__(self, fn: Callable[[], Any]) -> None:
         self.fn = fn
-        self.event = threading.Event()
+        self.event = Wakeup()
         self.value: Any = None
         self.error: Optional[BaseException] = None
         self._callbacks: List[Callable[["Job"], None]] = []
@@ -62,18 +191,11 @@ class Job:
                 del err
         return self.value
 
-    def wait(self, timeout: Optional[float] = None, on_timeout: Optional[Callable[[], None]] = None,
-             on_interrupt: Optional[Callable[[], None]] = None) -> Any:
-        """Wait for the job; Ctrl-C calls ``on_interrupt`` (e.g. cancel), still waits for C to return, then
-        re-raises KeyboardInterrupt. A ``timeout`` calls ``on_timeout`` once and keeps waiting for the end."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        timed_out = False
+    def wait(self, on_interrupt: Optional[Callable[[], None]] = None) -> Any:
+        """Wait for the job and return its value (or raise its exception). Ctrl-C calls ``on_interrupt`` (e.g.
+        cancel), still waits for C to return, then re-raises KeyboardInterrupt."""
         try:
-            while not self.event.wait(0.05 if deadline is None else max(min(deadline - time.monotonic(), 0.05), 0.0)):
-                if deadline is not None and not timed_out and time.monotonic() >= deadline:
-                    timed_out = True
-                    if on_timeout is not None:
-                        on_timeout()
+            self.event.wait()
         except KeyboardInterrupt:
             if on_interrupt is not None:
                 on_interrupt()
@@ -87,8 +209,8 @@ class Job:
         interrupted = False
         while True:
             try:
-                if self.event.wait(0.05):
-                    return interrupted
+                self.event.wait()
+                return interrupted
             except KeyboardInterrupt:
                 interrupted = True
 

@@ -1,11 +1,15 @@
-"""The streamer bridge between the C callback and Python: UTF-8 reassembly, the cancel token, user streamer
-results, exceptions stashed (never thrown into C)."""
+"""The streamer bridge between the C callback (made in :mod:`ovgenai_c._capi.llm_pipeline`) and Python: UTF-8
+reassembly, the cancel token, user streamer results, exceptions stashed (never thrown into C)."""
 from __future__ import annotations
 
 import codecs
+import collections
 import enum
 import threading
+import time
 from typing import Any, Callable, List, Optional
+
+from ._owner import Wakeup
 
 
 class StreamingStatus(enum.IntEnum):
@@ -140,54 +144,30 @@ class StreamBridge:
         return "".join(self.text_parts)
 
 
-# id(ffi) -> (callback, ffi); the ffi is kept alive with its callback, so its id stays unique
-_callbacks: dict = {}
-_callbacks_lock = threading.Lock()
+END = object()  # after the last piece: the call has returned
+DEADLINE = object()  # returned by ChunkQueue.get when the deadline passed first
 
 
-def _cancel_on_error(exc_type: Any, exc_value: Any, tb: Any) -> int:
-    return int(StreamingStatus.CANCEL)  # cffi's last resort: nothing may cross into C
+class ChunkQueue:
+    """Text pieces handed from the owner thread to a consumer thread, then :data:`END`; the consumer blocks on a
+    :class:`~ovgenai_c._owner.Wakeup` (no polling, Ctrl-C stays live on the main thread)."""
 
+    def __init__(self) -> None:
+        self._items: "collections.deque[Any]" = collections.deque()
+        self._wakeup = Wakeup()
 
-def _per_ffi(kind: str, ffi: Any, make: Callable[[], Any]) -> Any:
-    """One cffi callback of ``kind`` per FFI, made once and kept alive with it (C may call it at any time)."""
-    with _callbacks_lock:
-        entry = _callbacks.get((kind, id(ffi)))
-        if entry is None:
-            entry = _callbacks[(kind, id(ffi))] = (make(), ffi)
-    return entry[0]
+    def put(self, item: Any) -> None:
+        self._items.append(item)
+        self._wakeup.set()
 
-
-def c_callback(ffi: Any) -> Any:
-    """The text streamer callback (``streamer_callback``), dispatching to the StreamBridge passed in ``args``."""
-    def make() -> Any:
-        @ffi.callback("ov_genai_streaming_status_e(const char*, void*)", onerror=_cancel_on_error)
-        def _streamer(text_ptr: Any, args: Any) -> int:
-            data = ffi.string(text_ptr) if text_ptr != ffi.NULL else b""
-            return ffi.from_handle(args).on_chunk(data)
-
-        return _streamer
-
-    return _per_ffi("text", ffi, make)
-
-
-def token_callback(ffi: Any) -> Any:
-    """The bundled extra's token-streamer callback, dispatching to the StreamBridge passed in ``args``."""
-    def make() -> Any:
-        @ffi.callback("ovgenai_c_bundled_token_callback", onerror=_cancel_on_error)
-        def _tokens(ids_ptr: Any, size: int, args: Any) -> int:
-            return ffi.from_handle(args).on_token_ids([ids_ptr[i] for i in range(size)])
-
-        return _tokens
-
-    return _per_ffi("tokens", ffi, make)
-
-
-def make_streamer_struct(ffi: Any, bridge: StreamBridge) -> tuple:
-    """A ``streamer_callback`` struct for ``bridge`` plus the objects that must stay alive during the call."""
-    cb = c_callback(ffi)
-    handle = ffi.new_handle(bridge)
-    s = ffi.new("streamer_callback*")
-    s.callback_func = cb
-    s.args = handle
-    return s, (handle, cb, bridge)
+    def get(self, deadline: Optional[float] = None) -> Any:
+        """The next item, or :data:`DEADLINE` once ``deadline`` (``time.monotonic()``) has passed first."""
+        while True:
+            if deadline is not None and time.monotonic() >= deadline:
+                return DEADLINE
+            if self._items:
+                return self._items.popleft()
+            self._wakeup.clear()
+            if self._items:  # (put between the check and the clear)
+                continue
+            self._wakeup.wait(None if deadline is None else max(deadline - time.monotonic(), 0.0))

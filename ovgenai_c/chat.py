@@ -1,10 +1,10 @@
 """ChatHistory: a list of message dicts (plus tools and extra context) that becomes a native
-``ov_genai_chat_history`` (through JSON containers) for each call that needs one."""
+``ov_genai_chat_history`` (through JSON containers, by :mod:`ovgenai_c._capi.chat_history`) for each call that needs
+one."""
 from __future__ import annotations
 
-import json
 import math
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
 
 from .errors import InvalidParameterError
 
@@ -167,31 +167,3 @@ def as_chat_history(value: Union[ChatHistory, List[Message]]) -> ChatHistory:
     if isinstance(value, list):
         return ChatHistory(value)
     raise InvalidParameterError(f"expected a ChatHistory or a list of message dicts, not {type(value).__name__}")
-
-
-def _json_container(lib: Any, ffi: Any, value: Any, check: Callable) -> Any:
-    out = ffi.new("ov_genai_json_container**")
-    text = json.dumps(value, ensure_ascii=False).encode("utf-8")
-    check(lib.ov_genai_json_container_create_from_json_string(out, text),
-          "ov_genai_json_container_create_from_json_string", "json_container")
-    return ffi.gc(out[0], lib.ov_genai_json_container_free)
-
-
-def materialise(lib: Any, ffi: Any, history: ChatHistory, check: Callable) -> Any:
-    """Build a native chat history (freed by ``ffi.gc``; the caller drops it right after use)."""
-    messages = _json_container(lib, ffi, history._messages, check)
-    out = ffi.new("ov_genai_chat_history**")
-    check(lib.ov_genai_chat_history_create_from_json_container(out, messages),
-          "ov_genai_chat_history_create_from_json_container", "chat_history")
-    handle = ffi.gc(out[0], lib.ov_genai_chat_history_free)
-    ffi.release(messages)
-    if history._tools:
-        tools = _json_container(lib, ffi, history._tools, check)
-        check(lib.ov_genai_chat_history_set_tools(handle, tools), "ov_genai_chat_history_set_tools", "chat_history")
-        ffi.release(tools)
-    if history._extra_context:
-        extra = _json_container(lib, ffi, history._extra_context, check)
-        check(lib.ov_genai_chat_history_set_extra_context(handle, extra),
-              "ov_genai_chat_history_set_extra_context", "chat_history")
-        ffi.release(extra)
-    return handle

@@ -1,5 +1,5 @@
 """GenerationConfig: the Python object is the source of truth (the C ABI has one getter), materialised into a
-native ``ov_genai_generation_config`` for each call that needs one."""
+native ``ov_genai_generation_config`` for each call that needs one (by :mod:`ovgenai_c._capi.generation_config`)."""
 from __future__ import annotations
 
 import enum
@@ -448,34 +448,3 @@ def _read_json_fields(path: str) -> Dict[str, Any]:
     except (InvalidParameterError, TypeError) as exc:
         raise ConfigError(f"generation config {path}: {exc}") from None
     return out
-
-
-def materialise(lib: Any, ffi: Any, config: GenerationConfig, check: Any) -> Any:
-    """Build a native config from ``config``; returns a cdata owning it (freed by ``ffi.gc``)."""
-    out = ffi.new("ov_genai_generation_config**")
-    check(lib.ov_genai_generation_config_create(out), "ov_genai_generation_config_create")
-    handle = ffi.gc(out[0], lib.ov_genai_generation_config_free)
-    keep = []
-    for name, value in config.non_default_items():
-        fn = "ov_genai_generation_config_set_" + name
-        setter = getattr(lib, fn)
-        if name == "stop_strings":
-            arr = [ffi.new("char[]", s.encode("utf-8")) for s in sorted(value)]
-            keep.append(arr)
-            carr = ffi.new("const char*[]", arr)
-            keep.append(carr)
-            status = setter(handle, carr, len(arr))
-        elif name == "stop_token_ids":
-            ids = ffi.new("int64_t[]", sorted(value))
-            keep.append(ids)
-            status = setter(handle, ids, len(value))
-        elif name == "stop_criteria":
-            status = setter(handle, int(value))
-        else:
-            status = setter(handle, value)
-        check(status, fn)
-    if not config.apply_chat_template:  # no upstream setter: the bundled extra (the pipeline refuses it elsewhere)
-        fn = "ovgenai_c_bundled_generation_config_set_apply_chat_template"
-        check(lib.ovgenai_c_bundled_generation_config_set_apply_chat_template(handle, 0), fn)
-    return handle
-

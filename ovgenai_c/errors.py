@@ -1,4 +1,6 @@
-"""Status codes → typed exceptions. One checker (:func:`check`) for every C call.
+"""Status codes → typed exceptions (:func:`error_for`); the status names come from the C declarations' enums
+(``ov_status_e``, ``ov_genai_chat_history_status_e``, ``ov_genai_json_container_status_e``). The checked C calls
+themselves are made in :mod:`ovgenai_c._capi`.
 
 Every exception derives from :class:`GenAIError`, which is a ``RuntimeError`` as every error of
 ``openvino_genai``'s pybind module is (so ``except RuntimeError`` in ported code keeps working), and, where one
@@ -9,43 +11,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Optional, Type
 
-# ov_status_e
-OV_STATUS_NAMES: Dict[int, str] = {
-    0: "OK",
-    -1: "GENERAL_ERROR",
-    -2: "NOT_IMPLEMENTED",
-    -3: "NETWORK_NOT_LOADED",
-    -4: "PARAMETER_MISMATCH",
-    -5: "NOT_FOUND",
-    -6: "OUT_OF_BOUNDS",
-    -7: "UNEXPECTED",
-    -8: "REQUEST_BUSY",
-    -9: "RESULT_NOT_READY",
-    -10: "NOT_ALLOCATED",
-    -11: "INFER_NOT_STARTED",
-    -12: "NETWORK_NOT_READ",
-    -13: "INFER_CANCELLED",
-    -14: "INVALID_C_PARAM",
-    -15: "UNKNOWN_C_ERROR",
-    -16: "NOT_IMPLEMENT_C_METHOD",
-    -17: "UNKNOW_EXCEPTION",
-}
-CHAT_HISTORY_STATUS_NAMES: Dict[int, str] = {
-    0: "OV_GENAI_CHAT_HISTORY_OK",
-    -1: "OV_GENAI_CHAT_HISTORY_INVALID_PARAM",
-    -2: "OV_GENAI_CHAT_HISTORY_OUT_OF_BOUNDS",
-    -3: "OV_GENAI_CHAT_HISTORY_EMPTY",
-    -4: "OV_GENAI_CHAT_HISTORY_INVALID_JSON",
-    -5: "OV_GENAI_CHAT_HISTORY_ERROR",
-}
-JSON_CONTAINER_STATUS_NAMES: Dict[int, str] = {
-    0: "OV_GENAI_JSON_CONTAINER_OK",
-    -1: "OV_GENAI_JSON_CONTAINER_INVALID_PARAM",
-    -2: "OV_GENAI_JSON_CONTAINER_INVALID_JSON",
-    -3: "OV_GENAI_JSON_CONTAINER_OUT_OF_BOUNDS",
-    -4: "OV_GENAI_JSON_CONTAINER_ERROR",
-}
-
+STATUS_ENUM = "ov_status_e"  # the status family of OpenVINO's and most of GenAI's C functions
 
 class GenAIError(RuntimeError):
     """Base of every ovgenai_c error. ``status`` is the C status (None for checks made in Python).
@@ -165,79 +131,88 @@ class GenerationTimeoutError(GenAIError, TimeoutError):
     """A generate call exceeded its ``timeout`` and was cancelled natively."""
 
 
-OV_STATUS_EXCEPTIONS: Dict[int, Type[GenAIError]] = {
-    -1: GeneralError,
-    -2: NotImplementedGenAIError,
-    -3: NetworkNotLoadedError,
-    -4: ParameterMismatchError,
-    -5: NotFoundError,
-    -6: OutOfBoundsError,
-    -7: UnexpectedError,
-    -8: RequestBusyError,
-    -9: ResultNotReadyError,
-    -10: NotAllocatedError,
-    -11: InferNotStartedError,
-    -12: NetworkNotReadError,
-    -13: InferCancelledError,
-    -14: InvalidParameterError,
-    -15: UnknownCError,
-    -16: NotImplementedGenAIError,
-    -17: UnknownExceptionError,
+# The exception for each status, by its C name; a GenAI family's names drop their prefix (OV_GENAI_CHAT_HISTORY_,
+# OV_GENAI_JSON_CONTAINER_), so the same condition maps alike in every family.
+_EXCEPTION_BY_NAME: Dict[str, Type[GenAIError]] = {
+    "GENERAL_ERROR": GeneralError,
+    "NOT_IMPLEMENTED": NotImplementedGenAIError,
+    "NETWORK_NOT_LOADED": NetworkNotLoadedError,
+    "PARAMETER_MISMATCH": ParameterMismatchError,
+    "NOT_FOUND": NotFoundError,
+    "OUT_OF_BOUNDS": OutOfBoundsError,
+    "UNEXPECTED": UnexpectedError,
+    "REQUEST_BUSY": RequestBusyError,
+    "RESULT_NOT_READY": ResultNotReadyError,
+    "NOT_ALLOCATED": NotAllocatedError,
+    "INFER_NOT_STARTED": InferNotStartedError,
+    "NETWORK_NOT_READ": NetworkNotReadError,
+    "INFER_CANCELLED": InferCancelledError,
+    "INVALID_C_PARAM": InvalidParameterError,
+    "UNKNOWN_C_ERROR": UnknownCError,
+    "NOT_IMPLEMENT_C_METHOD": NotImplementedGenAIError,
+    "UNKNOW_EXCEPTION": UnknownExceptionError,
+    "INVALID_PARAM": InvalidParameterError,
+    "EMPTY": EmptyError,
+    "INVALID_JSON": InvalidJSONError,
+    "ERROR": GeneralError,
 }
-CHAT_HISTORY_EXCEPTIONS: Dict[int, Type[GenAIError]] = {
-    -1: InvalidParameterError,
-    -2: OutOfBoundsError,
-    -3: EmptyError,
-    -4: InvalidJSONError,
-    -5: GeneralError,
-}
-JSON_CONTAINER_EXCEPTIONS: Dict[int, Type[GenAIError]] = {
-    -1: InvalidParameterError,
-    -2: InvalidJSONError,
-    -3: OutOfBoundsError,
-    -4: GeneralError,
-}
+_UNKNOWN_EXCEPTION = "UNKNOW_EXCEPTION"  # (sic, upstream's spelling) a C++ exception whose text the C API drops
 
-_FAMILIES = {
-    "ov": (OV_STATUS_NAMES, OV_STATUS_EXCEPTIONS),
-    "chat_history": (CHAT_HISTORY_STATUS_NAMES, CHAT_HISTORY_EXCEPTIONS),
-    "json_container": (JSON_CONTAINER_STATUS_NAMES, JSON_CONTAINER_EXCEPTIONS),
-}
+_names_cache: Dict[str, Dict[int, str]] = {}
 
-def status_name(status: int, family: str = "ov") -> str:
+
+def status_names(enum: str = STATUS_ENUM) -> Dict[int, str]:
+    """Value -> C name of every member of the status enum ``enum``, read from the C declarations."""
+    names = _names_cache.get(enum)
+    if names is None:
+        from . import _ffi
+
+        names = _names_cache[enum] = dict(_ffi.get_ffi().typeof(enum).elements)
+    return names
+
+
+def status_name(status: int, enum: str = STATUS_ENUM) -> str:
     """The C name of a status value; unknown values get a name that says so."""
-    names = _FAMILIES[family][0]
-    return names.get(int(status), f"UNKNOWN_STATUS_{int(status)}")
+    return status_names(enum).get(int(status), f"UNKNOWN_STATUS_{int(status)}")
 
 
-def error_for(status: int, function: str, family: str = "ov", hint: Optional[str] = None,
+def _condition(name: str, enum: str) -> str:
+    """A member's name without its family prefix (the prefix of the family's OK member)."""
+    prefix = status_names(enum)[0][:-len("OK")]
+    return name[len(prefix):] if name.startswith(prefix) else name
+
+
+def exception_types(enum: str = STATUS_ENUM) -> Dict[int, Type[GenAIError]]:
+    """Status value -> exception class, for every failing member of ``enum`` that has its own class."""
+    out = {}
+    for value, name in status_names(enum).items():
+        cls = _EXCEPTION_BY_NAME.get(_condition(name, enum)) if value != 0 else None
+        if cls is not None:
+            out[value] = cls
+    return out
+
+
+def error_for(status: int, function: str, enum: str = STATUS_ENUM, hint: Optional[str] = None,
               detail: Optional[Callable[[], Optional[str]]] = None) -> GenAIError:
-    """Build the exception for a failing status (does not raise). ``detail`` returns the library's own text
-    for the failure, when it keeps one (the bundled backend does; the official library does not)."""
+    """Build the exception for a failing status of the family ``enum`` (does not raise). ``detail`` returns the
+    library's own text for the failure, when it keeps one (the bundled backend does; the official library does
+    not)."""
     status = int(status)
-    names, table = _FAMILIES[family]
-    name = names.get(status, f"UNKNOWN_STATUS_{status}")
-    cls = table.get(status, GeneralError)
+    name = status_name(status, enum)
+    condition = _condition(name, enum)
+    cls = _EXCEPTION_BY_NAME.get(condition, GeneralError)
     text = None
     if detail is not None:
         try:
             text = detail()
         except Exception:  # pragma: no cover - a broken provider must not hide the real error
             text = None
-    detail_text = text
     message = f"{function} failed with {name} ({status})"
-    if detail_text:
-        message += f": {detail_text}"
+    if text:
+        message += f": {text}"
     if hint:
-        message += f"; {hint}" if detail_text else f": {hint}"
-    if not detail_text and not hint and status == -17:
+        message += f"; {hint}" if text else f": {hint}"
+    if not text and not hint and condition == _UNKNOWN_EXCEPTION:
         message += (": the library raised a C++ exception and the GenAI C API does not report its text "
                     "(model files, device, properties or config are the usual causes)")
     return cls(message, status=status, status_name=name, function=function)
-
-
-def check(status: int, function: str, family: str = "ov", hint: Optional[str] = None,
-          detail: Optional[Callable[[], Optional[str]]] = None) -> None:
-    """Raise the typed exception for ``status`` unless it is OK (0)."""
-    if status != 0:
-        raise error_for(status, function, family, hint, detail)

@@ -5,7 +5,6 @@ import asyncio
 import atexit
 import math
 import os
-import queue
 import re
 import sys
 import threading
@@ -13,14 +12,16 @@ import weakref
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
-from . import _loader, chat as _chat, config as _config, errors, results as _results
+from . import _capi, _loader, chat as _chat, errors, results as _results
+from ._capi import bundled, llm_pipeline
 from .scheduler import scheduler_properties
+from ._call import GenerationCall, check_timeout
 from ._owner import Job, OwnerThread
-from ._streaming import StreamBridge, StreamingStatus, make_streamer_struct, token_callback
+from ._streaming import DEADLINE, END, ChunkQueue, StreamBridge
 from .chat import ChatHistory
 from .config import GenerationConfig
 from .ir_folder import DESCRIPTION as IR_DESCRIPTION, IR_FILES, missing_ir_files  # noqa: F401 (IR_FILES: tests)
-from .results import DecodedResults, PerfMetrics
+from .results import DecodedResults
 
 Inputs = Union[str, ChatHistory, List[Dict[str, Any]]]
 Streamer = Callable[[str], Any]
@@ -138,6 +139,7 @@ class _State:
 
     def __init__(self, lib: _loader.LoadedLibrary, owner: OwnerThread) -> None:
         self.lib = lib
+        self.capi = _capi.bind(lib)
         self.owner = owner
         self.handle: Any = None
         self.closed = False
@@ -157,7 +159,7 @@ class _State:
 
         def _free() -> None:
             if self.handle is not None:
-                self.lib.lib.ov_genai_llm_pipeline_free(self.handle)
+                llm_pipeline.free(self.capi, self.handle)
                 self.handle = None
 
         try:
@@ -220,19 +222,9 @@ class _Input(NamedTuple):
     mask: Optional[List[int]] = None
 
 
-class _Output(NamedTuple):
-    """What the owner thread read back from one C call (the extras' fields are None without them)."""
-
-    text: str
-    perf: Optional[PerfMetrics]
-    tokens: Optional[List[List[int]]] = None
-    scores: Optional[List[float]] = None
-    finish_reasons: Optional[List[int]] = None
-
-
-_TOKEN_INPUT_EXTRA = "ovgenai_c_bundled_llm_pipeline_generate_tokens"
-_TOKEN_STREAMER_EXTRA = "ovgenai_c_bundled_set_token_streamer"
-_APPLY_TEMPLATE_EXTRA = "ovgenai_c_bundled_generation_config_set_apply_chat_template"
+_TOKEN_INPUT_EXTRA = bundled.GENERATE_TOKENS
+_TOKEN_STREAMER_EXTRA = bundled.TOKEN_STREAMER
+_APPLY_TEMPLATE_EXTRA = bundled.APPLY_CHAT_TEMPLATE
 
 
 def _token_rows(inputs: Any) -> Optional[List[Tuple[List[int], Optional[List[int]]]]]:
@@ -265,13 +257,6 @@ def _token_rows(inputs: Any) -> Optional[List[Tuple[List[int], Optional[List[int
     return list(zip(id_rows, mask_rows))
 
 
-def _check_timeout(timeout: Any) -> None:
-    """generate/stream/astream: a timeout is a positive number of seconds (checked before anything starts)."""
-    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
-                                or not timeout > 0):
-        raise errors.InvalidParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
-
-
 _NOT_STREAMABLE = ("GenAI streams only one sequence with greedy or multinomial decoding (not beam search, not "
                    "num_return_sequences > 1)")
 
@@ -279,32 +264,6 @@ _NOT_STREAMABLE = ("GenAI streams only one sequence with greedy or multinomial d
 def _streamable(cfg: GenerationConfig) -> bool:
     """Whether GenAI accepts a streamer for a call with this (effective) config."""
     return cfg.num_return_sequences == 1 and not cfg.is_beam_search()
-
-
-def _read_result_extras(lib: _loader.LoadedLibrary, results: Any) -> Tuple[Any, Any, Any]:
-    """(token ids, scores, finish reasons) per sequence from the bundled extras; None for what the library lacks."""
-    if not lib.has_extra("ovgenai_c_bundled_decoded_results_get_num_sequences"):
-        return None, None, None
-    c, ffi = lib.lib, lib.ffi
-    n = ffi.new("size_t*")
-    lib.check(c.ovgenai_c_bundled_decoded_results_get_num_sequences(results, n),
-              "ovgenai_c_bundled_decoded_results_get_num_sequences")
-    tokens, scores, reasons = [], [], []
-    size, score, reason = ffi.new("size_t*"), ffi.new("float*"), ffi.new("int*")
-    for i in range(n[0]):
-        lib.check(c.ovgenai_c_bundled_decoded_results_get_tokens(results, i, ffi.NULL, size),
-                  "ovgenai_c_bundled_decoded_results_get_tokens")
-        buf = ffi.new("int64_t[]", max(size[0], 1))
-        lib.check(c.ovgenai_c_bundled_decoded_results_get_tokens(results, i, buf, size),
-                  "ovgenai_c_bundled_decoded_results_get_tokens")
-        tokens.append([buf[k] for k in range(size[0])])
-        lib.check(c.ovgenai_c_bundled_decoded_results_get_score(results, i, score),
-                  "ovgenai_c_bundled_decoded_results_get_score")
-        scores.append(float(score[0]))
-        lib.check(c.ovgenai_c_bundled_decoded_results_get_finish_reason(results, i, reason),
-                  "ovgenai_c_bundled_decoded_results_get_finish_reason")
-        reasons.append(int(reason[0]))
-    return tokens, scores, reasons
 
 
 class LLMPipeline:
@@ -344,21 +303,8 @@ class LLMPipeline:
         owner = OwnerThread(name=f"ovgenai_c-owner:{Path(path).name}")
         state = _State(lib, owner)
 
-        def _create() -> Any:
-            ffi = lib.ffi
-            out = ffi.new("ov_genai_llm_pipeline**")
-            keep = [ffi.new("char[]", s.encode("utf-8")) for kv in props for s in kv]
-            status = lib.lib.ov_genai_llm_pipeline_create(
-                path.encode("utf-8"), device.encode("utf-8"), len(keep), out, *keep)
-            if status != 0:
-                hint = None
-                if props:
-                    hint = f"check the device {device!r} and the properties {', '.join(k for k, _ in props)}"
-                else:
-                    hint = f"check the model folder {path} and the device {device!r}"
-                raise lib.error(status, "ov_genai_llm_pipeline_create", hint=hint if status == -17 else None)
-            state.handle = out[0]
-            return None
+        def _create() -> None:
+            state.handle = llm_pipeline.create(state.capi, path, device, props)
 
         job = owner.submit(_create)
         try:
@@ -408,18 +354,7 @@ class LLMPipeline:
         return cfg
 
     def _native_max_new_tokens(self, st: _State) -> int:
-        lib, ffi = st.lib.lib, st.lib.ffi
-        out = ffi.new("ov_genai_generation_config**")
-        st.lib.check(lib.ov_genai_llm_pipeline_get_generation_config(st.handle, out),
-                     "ov_genai_llm_pipeline_get_generation_config")
-        handle = ffi.gc(out[0], lib.ov_genai_generation_config_free)
-        n = ffi.new("size_t*")
-        try:
-            st.lib.check(lib.ov_genai_generation_config_get_max_new_tokens(handle, n),
-                         "ov_genai_generation_config_get_max_new_tokens")
-        finally:
-            ffi.release(handle)
-        return int(n[0])
+        return llm_pipeline.max_new_tokens(st.capi, st.handle)
 
     def close(self) -> None:
         """Free the native pipeline (on its owner thread, after any running call). Safe to call twice."""
@@ -492,10 +427,9 @@ class LLMPipeline:
 
         def _start(st: _State) -> None:
             if st.history_mode:
-                st.lib.check(st.lib.lib.ov_genai_llm_pipeline_finish_chat(st.handle),
-                             "ov_genai_llm_pipeline_finish_chat")
+                llm_pipeline.finish_chat(st.capi, st.handle)
                 st.history_mode = False
-            st.lib.check(st.lib.lib.ov_genai_llm_pipeline_start_chat(st.handle), "ov_genai_llm_pipeline_start_chat")
+            llm_pipeline.start_chat(st.capi, st.handle)
             st.in_chat = True
 
         self._call(_start)
@@ -504,7 +438,7 @@ class LLMPipeline:
         """End the chat and forget its history."""
 
         def _finish(st: _State) -> None:
-            st.lib.check(st.lib.lib.ov_genai_llm_pipeline_finish_chat(st.handle), "ov_genai_llm_pipeline_finish_chat")
+            llm_pipeline.finish_chat(st.capi, st.handle)
             st.in_chat = False
             st.history_mode = False
 
@@ -536,16 +470,7 @@ class LLMPipeline:
         self._check_expressible(cfg)
         cfg.validate(eos_from_model=self._eos_unknown)
 
-        def _set(st: _State) -> None:
-            lib, ffi = st.lib.lib, st.lib.ffi
-            native = _config.materialise(lib, ffi, cfg, st.lib.check)
-            try:
-                st.lib.check(lib.ov_genai_llm_pipeline_set_generation_config(st.handle, native),
-                             "ov_genai_llm_pipeline_set_generation_config")
-            finally:
-                ffi.release(native)
-
-        self._call(_set)
+        self._call(lambda st: llm_pipeline.set_generation_config(st.capi, st.handle, cfg))
         self._config = cfg
 
     # --- generation ----------------------------------------------------------------------------------
@@ -629,93 +554,35 @@ class LLMPipeline:
                 f"on the {self._library.kind} library; the bundled backend takes it (or decode the ids and pass text)")
 
     def _run_generate(self, st: _State, request: _Input, send: Optional[GenerationConfig], bridge: StreamBridge,
-                      streamable: bool = True, want_text: bool = True) -> _Output:
+                      streamable: bool = True, want_text: bool = True) -> llm_pipeline.Generated:
         """Runs on the owner thread. ``streamable``: install the callback (GenAI refuses any streamer, even
         one that only watches for cancellation, with beam search or num_return_sequences > 1). Without
         ``want_text`` a library that can (the bundled one) calls it for cancellation only, skipping the
         per-token detokenisation."""
-        lib, ffi = st.lib.lib, st.lib.ffi
-        prompt, history = request.prompt, request.history
         token_streamer = bridge.on_tokens is not None
         cancel_only = streamable and not want_text and not token_streamer and st.lib.has_cancel_only_streaming
-        native_cfg = ffi.NULL
-        native_hist = None
-        results_pp = ffi.new("ov_genai_decoded_results**")
-        streamer, keep = make_streamer_struct(ffi, bridge) if streamable else (ffi.NULL, None)
+        if request.history is None and st.history_mode and not st.in_chat:
+            # The stateful (SDPA) path of upstream keeps a history call's chat state and then refuses a plain
+            # prompt; its default path does not. Outside start_chat() both kinds of input are independent calls,
+            # so end that state first (what finish_chat() is for).
+            llm_pipeline.finish_chat(st.capi, st.handle)
+            st.history_mode = False
+        if request.history is not None and not st.in_chat:
+            st.history_mode = True
         st.active = bridge
-        if cancel_only:
-            lib.ovgenai_c_bundled_set_cancel_only_streaming(1)
-        token_handle = ffi.new_handle(bridge) if token_streamer else None
-        if token_streamer:  # per thread, until cleared below: each generated id goes to the bridge
-            lib.ovgenai_c_bundled_set_token_streamer(token_callback(ffi), token_handle)
         try:
-            if send is not None:
-                native_cfg = _config.materialise(lib, ffi, send, st.lib.check)
-            if history is None and st.history_mode and not st.in_chat:
-                # The stateful (SDPA) path of upstream keeps a history call's chat state and then refuses a
-                # plain prompt; its default path does not. Outside start_chat() both kinds of input are
-                # independent calls, so end that state first (what finish_chat() is for).
-                st.lib.check(lib.ov_genai_llm_pipeline_finish_chat(st.handle), "ov_genai_llm_pipeline_finish_chat")
-                st.history_mode = False
-            if request.ids is not None:
-                ids = ffi.new("int64_t[]", request.ids)
-                mask = ffi.NULL if request.mask is None else ffi.new("int64_t[]", request.mask)
-                status = lib.ovgenai_c_bundled_llm_pipeline_generate_tokens(
-                    st.handle, ids, len(request.ids), mask, native_cfg, streamer, results_pp)
-                fn = _TOKEN_INPUT_EXTRA
-            elif history is not None:
-                if not st.in_chat:
-                    st.history_mode = True
-                native_hist = _chat.materialise(lib, ffi, history, st.lib.check)
-                status = lib.ov_genai_llm_pipeline_generate_with_history(st.handle, native_hist, native_cfg, streamer,
-                                                                         results_pp)
-                fn = "ov_genai_llm_pipeline_generate_with_history"
-            else:
-                status = lib.ov_genai_llm_pipeline_generate(st.handle, prompt, native_cfg, streamer, results_pp)
-                fn = "ov_genai_llm_pipeline_generate"
-            results = results_pp[0]
-            try:
-                bridge.finish()
-                if status != 0:
-                    raise st.lib.error(status, fn)
-                if results == ffi.NULL:
-                    return _Output(bridge.text, None)
-                size = ffi.new("size_t*")
-                st.lib.check(lib.ov_genai_decoded_results_get_string(results, ffi.NULL, size),
-                             "ov_genai_decoded_results_get_string")
-                buf = ffi.new("char[]", size[0])
-                st.lib.check(lib.ov_genai_decoded_results_get_string(results, buf, size),
-                             "ov_genai_decoded_results_get_string")
-                text = ffi.string(buf, size[0]).decode("utf-8", "replace")
-                pm_pp = ffi.new("ov_genai_perf_metrics**")
-                st.lib.check(lib.ov_genai_decoded_results_get_perf_metrics(results, pm_pp),
-                             "ov_genai_decoded_results_get_perf_metrics")
-                try:
-                    perf = _results.read_perf_metrics(
-                        lib, ffi, pm_pp[0], st.lib.check,
-                        with_raw=st.lib.has_extra("ovgenai_c_bundled_perf_metrics_get_raw"))
-                finally:
-                    lib.ov_genai_decoded_results_perf_metrics_free(pm_pp[0])
-                return _Output(text, perf, *_read_result_extras(st.lib, results))
-            finally:
-                if results != ffi.NULL:
-                    lib.ov_genai_decoded_results_free(results)
+            out = llm_pipeline.generate(st.capi, st.handle, send, bridge, streamable=streamable,
+                                        cancel_only=cancel_only, prompt=request.prompt, history=request.history,
+                                        ids=request.ids, mask=request.mask)
         finally:
-            if cancel_only:
-                lib.ovgenai_c_bundled_set_cancel_only_streaming(0)
-            if token_streamer:
-                lib.ovgenai_c_bundled_set_token_streamer(ffi.NULL, ffi.NULL)
             st.active = None
-            if native_hist is not None:
-                ffi.release(native_hist)
-            if native_cfg != ffi.NULL:
-                ffi.release(native_cfg)
-            del keep, token_handle
+        return out if out is not None else llm_pipeline.Generated(bridge.text, None)
 
     def _start_generate(self, inputs: Inputs, generation_config: Optional[GenerationConfig],
                         on_text: Optional[Callable[[str], Any]], kwargs: Dict[str, Any],
-                        timeout: Optional[float] = None, on_tokens: Optional[Callable[[List[int]], Any]] = None
-                        ) -> Tuple[Job, StreamBridge, GenerationConfig]:
+                        timeout: Optional[float] = None, on_tokens: Optional[Callable[[List[int]], Any]] = None,
+                        entry: str = "generate()") -> GenerationCall:
+        """Check everything, then submit the call to the owner thread (nothing is submitted if a check fails)."""
         request = self._prepare_inputs(inputs)
         send, effective = self._resolve_config(generation_config, kwargs)
         streamable = _streamable(effective)
@@ -728,37 +595,9 @@ class LLMPipeline:
         # the streamed text is read by a user streamer, or carried by a timeout's error as the partial text
         want_text = on_text is not None or timeout is not None
         bridge = StreamBridge(on_text, on_tokens)
-        _, job = self._submit(lambda st: self._run_generate(st, request, send, bridge, streamable, want_text))
-        return job, bridge, effective
-
-    def _finish(self, job: Job, bridge: StreamBridge, effective: GenerationConfig,
-                as_text: bool = False, encoded: bool = False) -> Any:
-        """The call's results: a :class:`DecodedText` (also a ``str``) for a ``str`` prompt, as pybind returns a
-        ``str`` there, :class:`EncodedResults` for token input, else :class:`DecodedResults`."""
-        if bridge.error is not None:  # the user's streamer raised: surface it intact
-            job.error = None
-            err, bridge.error = bridge.error, None
-            raise err
-        out: _Output = job.result()
-        perf = out.perf or PerfMetrics()
-        if encoded:
-            return _results.EncodedResults(out.tokens or [], out.scores or [], perf, out.finish_reasons)
-        n = effective.num_return_sequences if (effective.do_sample or effective.is_beam_search()) else 1
-        texts, scores = _results.split_results_string(out.text, n)
-        if out.scores is not None and len(out.scores) == len(texts):
-            scores = out.scores  # the library tells them (bundled): GenAI's values, not NaN
-        if bridge.returned == StreamingStatus.CANCEL or bridge.cancel_event.is_set():
-            reason = "cancel"
-        elif bridge.returned == StreamingStatus.STOP:
-            reason = "stop"
-        elif effective.get_max_new_tokens() != _config.SIZE_MAX and \
-                perf.num_generation_tokens >= effective.get_max_new_tokens():
-            reason = "length"
-        else:
-            reason = "stop"
-        cls = _results.DecodedText if as_text else DecodedResults
-        return cls(texts=texts, scores=scores, perf_metrics=perf, finish_reason=reason,
-                   finish_reasons=out.finish_reasons)
+        call = GenerationCall(bridge, effective, timeout, entry)
+        _, call.job = self._submit(lambda st: self._run_generate(st, request, send, bridge, streamable, want_text))
+        return call
 
     def _check_streamer(self, streamer: Any) -> Tuple[Optional[Callable[[str], Any]],
                                                       Optional[Callable[[List[int]], Any]], Any]:
@@ -793,7 +632,7 @@ class LLMPipeline:
         arguments set GenerationConfig fields for this call.
         """
         on_text, on_tokens, token_streamer = self._check_streamer(streamer)
-        _check_timeout(timeout)
+        check_timeout(timeout)
         if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):
             return self._generate_batch(inputs, generation_config, streamer, timeout, kwargs)
         rows = _token_rows(inputs)
@@ -812,17 +651,9 @@ class LLMPipeline:
     def _generate_one(self, inputs: Any, generation_config: Optional[GenerationConfig],
                       on_text: Optional[Callable[[str], Any]], on_tokens: Optional[Callable[[List[int]], Any]],
                       timeout: Optional[float], kwargs: Dict[str, Any], as_text: bool, encoded: bool) -> Any:
-        job, bridge, effective = self._start_generate(inputs, generation_config, on_text, kwargs, timeout,
-                                                      on_tokens)
-        job.wait(timeout=timeout, on_timeout=lambda: bridge.cancel("timeout"),
-                 on_interrupt=lambda: bridge.cancel("interrupt"))
-        if bridge.cancel_reason == "timeout":
-            if job.error is not None and bridge.error is None:
-                job.result()
-            err = errors.GenerationTimeoutError(f"generate() exceeded its timeout of {timeout} s and was cancelled")
-            err.partial_text = bridge.text  # type: ignore[attr-defined]
-            raise err
-        return self._finish(job, bridge, effective, as_text, encoded)
+        call = self._start_generate(inputs, generation_config, on_text, kwargs, timeout, on_tokens)
+        call.wait()
+        return call.outcome(as_text, encoded)
 
     def _generate_token_batch(self, rows: List[Tuple[List[int], Optional[List[int]]]],
                               generation_config: Optional[GenerationConfig], streamer: Any, timeout: Optional[float],
@@ -863,83 +694,74 @@ class LLMPipeline:
         Closing the iterator early (``close()``, ``break`` in a ``with`` block, garbage collection) cancels
         natively and waits until C has let go. The full result is in ``.result`` once the iterator is done.
         """
-        _check_timeout(timeout)
-        q: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
-        job, bridge, effective = self._start_generate(inputs, generation_config, q.put, kwargs)
-        job.add_done_callback(lambda _j: q.put(_END))
-        return TextStream(self, job, bridge, effective, q, timeout, as_text=isinstance(inputs, str))
+        check_timeout(timeout)
+        chunks = ChunkQueue()
+        call = self._start_generate(inputs, generation_config, chunks.put, kwargs, timeout, entry="stream()")
+        call.job.add_done_callback(lambda _j: chunks.put(END))
+        return TextStream(call, chunks, as_text=isinstance(inputs, str))
 
     async def astream(self, inputs: Inputs, generation_config: Optional[GenerationConfig] = None, *,
                       timeout: Optional[float] = None, **kwargs: Any) -> AsyncIterator[str]:
         """Async iterator of text pieces; cancelling the consuming task cancels generation natively.
         ``timeout`` (seconds, whole call) cancels natively and raises GenerationTimeoutError."""
-        _check_timeout(timeout)
+        check_timeout(timeout)
         loop = asyncio.get_running_loop()
         aq: "asyncio.Queue[Any]" = asyncio.Queue()
 
         def push(text: str) -> None:
             loop.call_soon_threadsafe(aq.put_nowait, text)
 
-        job, bridge, effective = self._start_generate(inputs, generation_config, push, kwargs)
+        call = self._start_generate(inputs, generation_config, push, kwargs, timeout, entry="astream()")
         done = loop.create_future()
 
         def _done(_j: Job) -> None:
             def _set() -> None:
                 if not done.done():
                     done.set_result(None)
-                aq.put_nowait(_END)
+                aq.put_nowait(END)
 
             try:
                 loop.call_soon_threadsafe(_set)
             except RuntimeError:  # loop closed
                 pass
 
-        job.add_done_callback(_done)
-        deadline = None if timeout is None else loop.time() + timeout
+        call.job.add_done_callback(_done)
         try:
             while True:
-                if deadline is None:
+                left = call.left()
+                if left is None:
                     item = await aq.get()
                 else:
                     try:
-                        item = await asyncio.wait_for(aq.get(), max(deadline - loop.time(), 0.0))
+                        item = await asyncio.wait_for(aq.get(), left)
                     except asyncio.TimeoutError:
-                        bridge.cancel("timeout")
-                        await asyncio.shield(done)
-                        err = errors.GenerationTimeoutError(f"astream exceeded its timeout of {timeout} s")
-                        err.partial_text = bridge.text  # type: ignore[attr-defined]
-                        raise err from None
-                if item is _END:
+                        item = DEADLINE
+                if item is DEADLINE:
+                    call.cancel("timeout")
+                    await asyncio.shield(done)
+                    break
+                if item is END:
                     break
                 yield item
         except BaseException:
-            bridge.cancel("cancelled")
-            if not job.done():
+            call.cancel("cancelled")
+            if not call.done():
                 await asyncio.shield(done)
             raise
         finally:
-            if not job.done():
-                bridge.cancel("closed")
+            if not call.done():
+                call.cancel("closed")
                 await asyncio.shield(done)
-        self._finish(job, bridge, effective)
-
-
-_END = object()
+        call.outcome()  # raises what ended the call (the deadline, the streamer's or C's error)
 
 
 class TextStream(Iterator[str]):
     """Iterator over generated text pieces; a context manager whose exit cancels an unfinished generation."""
 
-    def __init__(self, pipe: LLMPipeline, job: Job, bridge: StreamBridge, effective: GenerationConfig,
-                 q: "queue.SimpleQueue[Any]", timeout: Optional[float], as_text: bool = False) -> None:
+    def __init__(self, call: GenerationCall, chunks: ChunkQueue, as_text: bool = False) -> None:
+        self._call = call
+        self._chunks = chunks
         self._as_text = as_text
-        self._pipe = pipe
-        self._job = job
-        self._bridge = bridge
-        self._effective = effective
-        self._q = q
-        self._timeout = timeout
-        self._deadline = None if timeout is None else _now() + timeout
         self._finished = False
         self.result: Optional[DecodedResults] = None
 
@@ -949,42 +771,30 @@ class TextStream(Iterator[str]):
     def __next__(self) -> str:
         if self._finished:
             raise StopIteration
+        call = self._call
         try:
-            while True:
-                wait = 0.05
-                if self._deadline is not None:
-                    left = self._deadline - _now()
-                    if left <= 0:
-                        self._bridge.cancel("timeout")
-                        self._job.wait_uninterrupted()
-                        self._finished = True
-                        err = errors.GenerationTimeoutError(f"stream exceeded its timeout of {self._timeout} s")
-                        err.partial_text = self._bridge.text  # type: ignore[attr-defined]
-                        raise err
-                    wait = min(wait, left)
-                try:
-                    item = self._q.get(timeout=wait)
-                except queue.Empty:
-                    continue
-                if item is _END:
-                    self._finished = True
-                    self.result = self._pipe._finish(self._job, self._bridge, self._effective, self._as_text)
-                    raise StopIteration
-                return item
+            item = self._chunks.get(call.deadline)
         except KeyboardInterrupt:
-            self._bridge.cancel("interrupt")
-            self._job.wait_uninterrupted()
+            call.cancel("interrupt")
+            call.job.wait_uninterrupted()
             self._finished = True
             raise
+        if item is DEADLINE:
+            self._finished = True
+            call.expire()
+            call.outcome()  # raises GenerationTimeoutError (or C's own error meanwhile)
+        if item is END:
+            self._finished = True
+            self.result = call.outcome(self._as_text)
+            raise StopIteration
+        return item
 
     def cancel(self) -> None:
         """Cancel natively and wait until the C call has returned."""
-        if not self._job.done():
-            self._bridge.cancel("closed")
-        interrupted = self._job.wait_uninterrupted()
+        if not self._call.done():
+            self._call.cancel("closed")
         self._finished = True
-        if interrupted:
-            raise KeyboardInterrupt
+        self._call.finish_waiting()
 
     def close(self) -> None:
         """Stop early (cancels natively, waits for C). Safe to call twice."""
@@ -994,7 +804,7 @@ class TextStream(Iterator[str]):
     @property
     def text(self) -> str:
         """The text streamed so far."""
-        return self._bridge.text
+        return self._call.bridge.text
 
     def __enter__(self) -> "TextStream":
         return self
@@ -1004,13 +814,7 @@ class TextStream(Iterator[str]):
 
     def __del__(self) -> None:
         try:
-            if not self._finished and not self._job.done():
-                self._bridge.cancel("garbage-collected")
+            if not self._finished and not self._call.done():
+                self._call.cancel("garbage-collected")
         except Exception:
             pass
-
-
-def _now() -> float:
-    import time
-
-    return time.monotonic()

@@ -1,12 +1,13 @@
-"""DecodedResults and PerfMetrics: plain Python values read out of the native objects (which are freed
-right after the call that produced them, on the pipeline's owner thread)."""
+"""DecodedResults and PerfMetrics: plain Python values read out of the native objects (by
+:mod:`ovgenai_c._capi.perf_metrics` and :mod:`ovgenai_c._capi.llm_pipeline`, right after the call that produced them,
+on the pipeline's owner thread)."""
 from __future__ import annotations
 
 import enum
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional
 
 
 class MeanStdPair(NamedTuple):
@@ -16,8 +17,9 @@ class MeanStdPair(NamedTuple):
     std: float
 
 
-_PAIRS = ("ttft", "tpot", "ipot", "throughput", "inference_duration", "generate_duration",
-          "tokenization_duration", "detokenization_duration", "chat_template_duration")
+# the mean/std pairs of the C ABI's perf metrics getters (ov_genai_perf_metrics_get_<name>)
+PAIRS = ("ttft", "tpot", "ipot", "throughput", "inference_duration", "generate_duration",
+         "tokenization_duration", "detokenization_duration", "chat_template_duration")
 
 
 @dataclass
@@ -44,7 +46,7 @@ class RawPerfMetrics:
 
 
 # per-call raw lists filled from the pairs a C call reports (mean in ms -> one sample in µs)
-_RAW_FROM_PAIR = {"generate_durations": "generate_duration", "tokenization_durations": "tokenization_duration",
+RAW_FROM_PAIR = {"generate_durations": "generate_duration", "tokenization_durations": "tokenization_duration",
                   "detokenization_durations": "detokenization_duration",
                   "inference_durations": "inference_duration", "chat_template_durations": "chat_template_duration",
                   "m_times_to_first_token": "ttft"}
@@ -145,58 +147,16 @@ class PerfMetrics:
         """Plain values, e.g. for JSON output."""
         d: Dict[str, Any] = {"load_time_ms": self.load_time, "num_input_tokens": self.num_input_tokens,
                              "num_generated_tokens": self.num_generation_tokens}
-        for name in _PAIRS:
+        for name in PAIRS:
             p = self._pair(name)
             d[name] = {"mean": p.mean, "std": p.std}
         return d
 
 
-_RAW_SERIES = ("generate_durations", "tokenization_durations", "detokenization_durations", "chat_template_durations",
-               "inference_durations", "token_infer_durations", "sampling_durations", "m_times_to_first_token",
-               "m_durations",
-               "m_batch_sizes", "m_new_token_times")
-
-
-def _read_raw(lib: Any, ffi: Any, handle: Any, check: Callable) -> RawPerfMetrics:
-    """The raw series through the bundled extra ``ovgenai_c_bundled_perf_metrics_get_raw`` (two calls each)."""
-    raw = RawPerfMetrics()
-    size = ffi.new("size_t*")
-    for name in _RAW_SERIES:
-        fn = "ovgenai_c_bundled_perf_metrics_get_raw"
-        check(lib.ovgenai_c_bundled_perf_metrics_get_raw(handle, name.encode(), ffi.NULL, size), fn)
-        values = ffi.new("double[]", max(size[0], 1))
-        check(lib.ovgenai_c_bundled_perf_metrics_get_raw(handle, name.encode(), values, size), fn)
-        series = [values[i] for i in range(size[0])]
-        setattr(raw, name, [int(v) for v in series] if name == "m_batch_sizes" else series)
-    return raw
-
-
-def read_perf_metrics(lib: Any, ffi: Any, handle: Any, check: Callable, with_raw: bool = False) -> PerfMetrics:
-    """Read every value of a native ``ov_genai_perf_metrics`` (the caller frees it). ``with_raw``: the library
-    has the raw-series extra (the bundled backend); else the raw lists hold one per-call sample each."""
-    f = ffi.new("float*")
-    n = ffi.new("size_t*")
-    check(lib.ov_genai_perf_metrics_get_load_time(handle, f), "ov_genai_perf_metrics_get_load_time")
-    load = float(f[0])
-    check(lib.ov_genai_perf_metrics_get_num_generation_tokens(handle, n), "ov_genai_perf_metrics_get_num_generation_tokens")
-    gen = int(n[0])
-    check(lib.ov_genai_perf_metrics_get_num_input_tokens(handle, n), "ov_genai_perf_metrics_get_num_input_tokens")
-    inp = int(n[0])
-    mean, std = ffi.new("float*"), ffi.new("float*")
-    pairs: Dict[str, MeanStdPair] = {}
-    for name in _PAIRS:
-        fn = "ov_genai_perf_metrics_get_" + name
-        check(getattr(lib, fn)(handle, mean, std), fn)
-        pairs[name] = MeanStdPair(float(mean[0]), float(std[0]))
-    samples = {name: 1 for name in _PAIRS}
-    for name in ("tpot", "ipot"):
-        samples[name] = max(gen - 1, 1) if name == "tpot" else max(gen, 1)
-    if with_raw:
-        raw = _read_raw(lib, ffi, handle, check)
-    else:
-        raw = RawPerfMetrics(**{k: [pairs[name].mean * 1000.0] for k, name in _RAW_FROM_PAIR.items()})
-    return PerfMetrics(load_time=load, num_generation_tokens=gen, num_input_tokens=inp, pairs=pairs, samples=samples,
-                       raw_metrics=raw)
+# the raw series the bundled backend reports (cdefs/92), as openvino_genai.RawPerfMetrics names them
+RAW_SERIES = ("generate_durations", "tokenization_durations", "detokenization_durations", "chat_template_durations",
+              "inference_durations", "token_infer_durations", "sampling_durations", "m_times_to_first_token",
+              "m_durations", "m_batch_sizes", "m_new_token_times")
 
 
 _SCORED_LINE = re.compile(r"^(-?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|inf|nan)): ", re.M)

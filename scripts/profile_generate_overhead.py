@@ -79,6 +79,8 @@ def main() -> int:
 
     pipeline.LLMPipeline._run_generate = run_generate  # type: ignore[assignment]
     model = make_model_dir(tmp / "model")
+    # an eos token, so the pipeline's own config is valid as it is (the double's files are empty)
+    (model / "generation_config.json").write_text('{"eos_token_id": 2}')
     cases = {
         "pipeline config": {},
         "max_new_tokens=1": {"max_new_tokens": 1},

@@ -290,7 +290,7 @@ class DoubleEngine(Engine):
         self.lib.check(lib.ov_genai_generation_config_set_max_new_tokens(cfg, ntok + 8), "set_max_new_tokens")
         prompt = b"bench"
 
-        @ffi.callback("ov_genai_streaming_status_e(const char*, void*)")
+        @ffi.callback("ov_genai_streaming_status_e(*)(const char*, void*)")
         def trivial(_s: Any, _a: Any) -> int:
             return 0
 

@@ -8,12 +8,13 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ovgenai_c import config as cfgmod, errors
+from ovgenai_c import _capi, errors
+from ovgenai_c._capi import generation_config as native_config
 from ovgenai_c.config import SIZE_MAX, GenerationConfig
 
 
 def native_validate(lib, cfg: GenerationConfig) -> int:
-    native = cfgmod.materialise(lib.lib, lib.ffi, cfg, lib.check)
+    native = native_config.materialise(_capi.bind(lib), cfg)
     try:
         return int(lib.lib.ov_genai_generation_config_validate(native))
     finally:
@@ -142,8 +143,10 @@ def test_generation_config_json(tmp_path):
 
 
 def test_status_tables_cover_every_status_and_inherit_builtins():
-    assert set(errors.OV_STATUS_NAMES) - {0} == set(errors.OV_STATUS_EXCEPTIONS)
-    for status, cls in errors.OV_STATUS_EXCEPTIONS.items():
+    for enum in ("ov_status_e", "ov_genai_chat_history_status_e", "ov_genai_json_container_status_e"):
+        assert set(errors.status_names(enum)) - {0} == set(errors.exception_types(enum)), enum
+    assert errors.status_names()[-17] == "UNKNOW_EXCEPTION"  # read from cdefs/00_ov_common.h
+    for status, cls in errors.exception_types().items():
         e = errors.error_for(status, "f")
         assert isinstance(e, cls) and isinstance(e, errors.GenAIError) and e.status == status
     assert isinstance(errors.error_for(-5, "f"), LookupError)
@@ -153,9 +156,67 @@ def test_status_tables_cover_every_status_and_inherit_builtins():
     assert isinstance(errors.error_for(-14, "f"), ValueError)
     unknown = errors.error_for(-999, "f")
     assert isinstance(unknown, errors.GeneralError) and "UNKNOWN_STATUS_-999" in str(unknown)
-    assert isinstance(errors.error_for(-3, "f", "chat_history"), errors.EmptyError)
-    assert isinstance(errors.error_for(-2, "f", "json_container"), errors.InvalidJSONError)
+    assert isinstance(errors.error_for(-3, "f", "ov_genai_chat_history_status_e"), errors.EmptyError)
+    assert isinstance(errors.error_for(-2, "f", "ov_genai_json_container_status_e"), errors.InvalidJSONError)
     assert "does not report its text" in str(errors.error_for(-17, "f"))
+
+
+def test_a_functions_status_family_comes_from_its_return_type(double):
+    capi = _capi.bind(double.library)
+    assert capi.status_enum("ov_genai_chat_history_set_tools") == "ov_genai_chat_history_status_e"
+    assert capi.status_enum("ov_genai_json_container_create") == "ov_genai_json_container_status_e"
+    assert capi.status_enum("ov_genai_llm_pipeline_generate") == "ov_status_e"
+    with pytest.raises(TypeError, match="not a status"):
+        capi.status_enum("ov_genai_llm_pipeline_free")  # void: nothing to check
+    empty = capi.error(-3, "ov_genai_chat_history_size")
+    assert isinstance(empty, errors.EmptyError) and empty.status_name == "OV_GENAI_CHAT_HISTORY_EMPTY"
+    assert isinstance(capi.error(-3, "ov_genai_llm_pipeline_generate"), errors.NetworkNotLoadedError)
+    assert isinstance(capi.error(-2, "ov_genai_json_container_copy"), errors.InvalidJSONError)
+
+
+_FFI_PROBE = ("from ovgenai_c import _ffi; f = _ffi.get_ffi(); "
+              "print(type(f).__module__, len(_ffi.required_functions()), len(_ffi.optional_functions()), "
+              "len(_ffi.openvino_functions()), f.typeof('ov_status_e').relements['UNKNOW_EXCEPTION'])")
+
+
+def test_the_ffi_is_precompiled_once_into_the_cache(tmp_path):
+    """Out-of-line ABI mode: the first process writes the precompiled FFI module, later ones load it; both see the
+    same declarations. Where the cache cannot be written, the declarations are parsed in-line instead."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OVGENAI_C_CACHE": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", _FFI_PROBE], capture_output=True, text=True, env=env, timeout=120,
+                           check=True).stdout.split() for _ in range(2)]
+    assert runs[0] == runs[1] == ["_cffi_backend", "83", "14", "35", "-17"]
+    written = list((tmp_path / "cache" / "ffi").glob("ovgenai_c_ffi_*.py"))
+    assert len(written) == 1 and written[0].read_text().startswith("# ovgenai_c precompiled FFI ")
+    (tmp_path / "blocked").write_text("")  # a file where the cache folder should be: nothing can be written
+    env["OVGENAI_C_CACHE"] = str(tmp_path / "blocked")
+    inline = subprocess.run([sys.executable, "-c", _FFI_PROBE], capture_output=True, text=True, env=env, timeout=120,
+                            check=True).stdout.split()
+    assert inline == ["cffi.api", "83", "14", "35", "-17"]
+
+
+@pytest.mark.parametrize("mode", ["precompiled", "in-line"])
+def test_generate_stream_and_a_missing_extra_in_either_ffi_mode(double_lib_path, tmp_path, mode):
+    """The same calls, callbacks and missing-symbol handling whether the FFI is the precompiled module or was
+    parsed in this process (the cache could not be written)."""
+    from abi_double.controls import make_model_dir
+
+    model = make_model_dir(tmp_path / "m")
+    (tmp_path / "blocked").write_text("")
+    cache = tmp_path / ("cache" if mode == "precompiled" else "blocked")
+    code = ("import ovgenai_c\nfrom ovgenai_c import _ffi, _loader\n"
+            f"with ovgenai_c.LLMPipeline({str(model)!r}) as p:\n"
+            "    r = p.generate('hi', max_new_tokens=4, streamer=lambda t: None)\n"
+            "    s = ''.join(p.stream('hi', max_new_tokens=4))\n"
+            "lib = _loader.get_library()\n"
+            "print(type(_ffi.get_ffi()).__module__, r == s == 'Echo: hi', lib.has_extra('ovgenai_c_bundled_version'),"
+            " _ffi.has_symbol(lib.lib, 'ovgenai_c_bundled_version'))\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OVGENAI_C_LIBRARY": str(double_lib_path),
+           "OVGENAI_C_CACHE": str(cache)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    module = "_cffi_backend" if mode == "precompiled" else "cffi.api"
+    assert out.stdout.split() == [module, "True", "False", "False"]
 
 
 def test_import_loads_nothing_native():

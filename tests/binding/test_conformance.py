@@ -235,12 +235,13 @@ def test_bad_config_is_refused_with_a_message(pipe):
 
 
 def test_native_validate_rejects_what_python_rejects(real_lib):
-    from ovgenai_c import config as cfgmod
+    from ovgenai_c import _capi
+    from ovgenai_c._capi import generation_config as native_config
 
     for fields in ({"max_new_tokens": 0}, {"max_new_tokens": 3, "min_new_tokens": 5},
                    {"max_new_tokens": 3, "num_return_sequences": 2}):
         cfg = ovgenai_c.GenerationConfig(**fields)
-        native = cfgmod.materialise(real_lib.lib, real_lib.ffi, cfg, real_lib.check)
+        native = native_config.materialise(_capi.bind(real_lib), cfg)
         assert real_lib.lib.ov_genai_generation_config_validate(native) == -17
         real_lib.ffi.release(native)
 

@@ -156,45 +156,43 @@ def test_asyncio_wait_for_timeout_at_random_point(seed, cpipe, dbl):
     _settle(dbl, cpipe)
 
 
+_TIMEOUT_SEEDS = {"generate": 5000, "stream": 5500, "astream": 6000}
+
+
+@pytest.mark.parametrize("entry", ["generate", "stream", "astream"])
 @pytest.mark.parametrize("seed", _seeds("timeout"))
-def test_generate_timeout_at_random_point(seed, cpipe, dbl):
+def test_timeout_at_random_point(entry, seed, cpipe, dbl):
     STATS.case("cancellation")
-    rng = random.Random(5000 + seed)
-    limit = rng.uniform(0.001, 0.12)
-    seen = []
-    t0 = time.monotonic()
-    try:
-        res = cpipe.generate(PROMPT, max_new_tokens=1000, timeout=limit, streamer=seen.append)
-    except errors.GenerationTimeoutError as exc:
-        assert isinstance(exc, TimeoutError)
-        assert exc.partial_text == "".join(seen)
-        if exc.partial_text != "Echo: " + PROMPT:  # (the deadline may also pass just as the reply completes)
-            assert dbl.ctl.ovd_last_callback_status() == 2
-    else:
-        assert str(res) == "Echo: " + PROMPT
-    _bounded(t0, f"generate(timeout={limit:.3f})")
-    _settle(dbl, cpipe)
-
-
-@pytest.mark.parametrize("seed", _seeds("stream-timeout"))
-def test_stream_timeout_at_random_point(seed, cpipe, dbl):
-    STATS.case("cancellation")
-    rng = random.Random(5500 + seed)
+    rng = random.Random(_TIMEOUT_SEEDS[entry] + seed)
     limit = rng.uniform(0.001, 0.12)
     got = []
     t0 = time.monotonic()
     try:
-        with cpipe.stream(PROMPT, max_new_tokens=1000, timeout=limit) as it:
-            for piece in it:
-                got.append(piece)
+        if entry == "generate":
+            text = str(cpipe.generate(PROMPT, max_new_tokens=1000, timeout=limit, streamer=got.append))
+        elif entry == "stream":
+            with cpipe.stream(PROMPT, max_new_tokens=1000, timeout=limit) as it:
+                for piece in it:
+                    got.append(piece)
+            text = "".join(got)
+        else:
+            async def consume():
+                async for piece in cpipe.astream(PROMPT, max_new_tokens=1000, timeout=limit):
+                    got.append(piece)
+
+            asyncio.run(consume())
+            text = "".join(got)
     except errors.GenerationTimeoutError as exc:
         assert isinstance(exc, TimeoutError)
-        assert exc.partial_text.startswith("".join(got))
+        if entry == "generate":
+            assert exc.partial_text == "".join(got)  # the streamer saw every piece
+        else:
+            assert exc.partial_text.startswith("".join(got))
         if exc.partial_text != "Echo: " + PROMPT:  # (the deadline may also pass just as the reply completes)
             assert dbl.ctl.ovd_last_callback_status() == 2
     else:
-        assert "".join(got) == "Echo: " + PROMPT
-    _bounded(t0, f"stream(timeout={limit:.3f})")
+        assert text == "Echo: " + PROMPT
+    _bounded(t0, f"{entry}(timeout={limit:.3f})")
     _settle(dbl, cpipe)
 
 

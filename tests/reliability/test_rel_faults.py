@@ -100,8 +100,9 @@ FAULTS += [(f"perf-{fn[len('ov_genai_perf_metrics_get_'):]}", fn, 0, OV, lambda 
            for fn in PERF_FUNCS]
 
 STATUSES = {OV: [-17, -1, -14, -6], "chat_history": [-5, -4, -1], "json_container": [-4, -2, -1]}
-TABLES = {OV: errors.OV_STATUS_EXCEPTIONS, "chat_history": errors.CHAT_HISTORY_EXCEPTIONS,
-          "json_container": errors.JSON_CONTAINER_EXCEPTIONS}
+TABLES = {OV: errors.exception_types("ov_status_e"),
+          "chat_history": errors.exception_types("ov_genai_chat_history_status_e"),
+          "json_container": errors.exception_types("ov_genai_json_container_status_e")}
 
 PARAMS = []
 for _id, _fn, _after, _fam, _call in FAULTS:
@@ -141,10 +142,10 @@ def test_midstream_failure_at_random_token(seed, shared_pipe, dbl):
     STATS.case("faults")
     rng = random.Random(seed)
     k = rng.randint(0, 8)
-    status = rng.choice(sorted(errors.OV_STATUS_EXCEPTIONS))
+    status = rng.choice(sorted(errors.exception_types()))
     dbl.fail("generate_midstream", status, k)
     seen = []
-    with pytest.raises(errors.OV_STATUS_EXCEPTIONS[status]):
+    with pytest.raises(errors.exception_types()[status]):
         if rng.random() < 0.5:
             shared_pipe.generate("a b c d e f g h i j", max_new_tokens=50, streamer=seen.append)
         else:

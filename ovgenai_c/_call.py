@@ -1,0 +1,118 @@
+"""One generation call — generate(), stream() or astream() — as one object: the owner job running it, the stream
+bridge (the cancel token the C callback reads), the deadline and how the call ended. The three entry points share
+its cancellation model: a deadline, Ctrl-C, closing a stream or cancelling a task all cancel natively through the
+bridge, and the call then waits until C has returned before anything is raised."""
+from __future__ import annotations
+
+import time
+from typing import Any, Optional
+
+from . import config as _config, errors, results as _results
+from ._owner import Job
+from ._streaming import StreamBridge, StreamingStatus
+
+
+def check_timeout(timeout: Any) -> Optional[float]:
+    """A timeout is None or a positive number of seconds (checked before anything starts)."""
+    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
+                                or not timeout > 0):
+        raise errors.InvalidParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    return timeout
+
+
+class GenerationCall:
+    """A submitted generation: ``job`` runs it on the owner thread, ``bridge`` carries its text and cancel token."""
+
+    __slots__ = ("job", "bridge", "effective", "timeout", "deadline", "entry")
+
+    def __init__(self, bridge: StreamBridge, effective: Any, timeout: Optional[float], entry: str) -> None:
+        self.job: Job = None  # type: ignore[assignment]  # set once submitted (the caller does nothing after it)
+        self.bridge = bridge
+        self.effective = effective  # the config the call runs with (for the results' shape and finish reason)
+        self.timeout = timeout
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.entry = entry  # "generate()", "stream()" or "astream()", for messages
+
+    # --- state ---------------------------------------------------------------------------------------------
+    def done(self) -> bool:
+        """Whether C has returned."""
+        return self.job.done()
+
+    def left(self) -> Optional[float]:
+        """Seconds until the deadline (None without one; never below 0)."""
+        return None if self.deadline is None else max(self.deadline - time.monotonic(), 0.0)
+
+    @property
+    def timed_out(self) -> bool:
+        return self.bridge.cancel_reason == "timeout"
+
+    def finish_reason(self, generated_tokens: int) -> str:
+        """How the call ended: "cancel" (cancelled from outside or by the streamer), "stop" (a stop rule, the
+        model's end or the streamer's STOP) or "length" (``generated_tokens`` reached max_new_tokens)."""
+        bridge = self.bridge
+        if bridge.returned == StreamingStatus.CANCEL or bridge.cancel_event.is_set():
+            return "cancel"
+        if bridge.returned == StreamingStatus.STOP:
+            return "stop"
+        limit = self.effective.get_max_new_tokens()
+        return "length" if limit != _config.SIZE_MAX and generated_tokens >= limit else "stop"
+
+    # --- cancellation --------------------------------------------------------------------------------------
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Ask C to stop at its next callback (the first reason given is kept)."""
+        self.bridge.cancel(reason)
+
+    def expire(self) -> None:
+        """The deadline passed: cancel natively and wait (through Ctrl-C) until C has let go."""
+        self.cancel("timeout")
+        self.finish_waiting()
+
+    def finish_waiting(self) -> None:
+        """Wait until C has returned, through Ctrl-C presses; one that arrived is re-raised afterwards."""
+        if self.job.wait_uninterrupted():
+            raise KeyboardInterrupt
+
+    def wait(self) -> None:
+        """Block until C returns. The deadline cancels natively and the wait goes on until C has let go; Ctrl-C
+        cancels, waits for C the same way, then re-raises KeyboardInterrupt."""
+        try:
+            if not self.job.event.wait(self.left()):
+                self.cancel("timeout")
+                self.job.event.wait()
+        except KeyboardInterrupt:
+            self.cancel("interrupt")
+            self.job.wait_uninterrupted()
+            raise
+
+    # --- outcome -------------------------------------------------------------------------------------------
+    def timeout_error(self) -> errors.GenerationTimeoutError:
+        err = errors.GenerationTimeoutError(f"{self.entry} exceeded its timeout of {self.timeout} s and was "
+                                            "cancelled")
+        err.partial_text = self.bridge.text  # type: ignore[attr-defined]
+        return err
+
+    def outcome(self, as_text: bool = False, encoded: bool = False) -> Any:
+        """Once C returned: raise what ended the call (the deadline — or C's own error meanwhile —, the user's
+        streamer's exception, C's error), else the results: a :class:`DecodedText` (also a ``str``) for a ``str``
+        prompt, as pybind returns a ``str`` there, :class:`EncodedResults` for token input, else
+        :class:`DecodedResults`."""
+        job, bridge, effective = self.job, self.bridge, self.effective
+        if self.timed_out:
+            if job.error is not None and bridge.error is None:
+                job.result()  # C failed on its own meanwhile: that error, not the timeout
+            raise self.timeout_error()
+        if bridge.error is not None:  # the user's streamer raised: surface it intact
+            job.error = None
+            err, bridge.error = bridge.error, None
+            raise err
+        out = job.result()
+        perf = out.perf or _results.PerfMetrics()
+        if encoded:
+            return _results.EncodedResults(out.tokens or [], out.scores or [], perf, out.finish_reasons)
+        n = effective.num_return_sequences if (effective.do_sample or effective.is_beam_search()) else 1
+        texts, scores = _results.split_results_string(out.text, n)
+        if out.scores is not None and len(out.scores) == len(texts):
+            scores = out.scores  # the library tells them (bundled): GenAI's values, not NaN
+        cls = _results.DecodedText if as_text else _results.DecodedResults
+        return cls(texts=texts, scores=scores, perf_metrics=perf, finish_reason=self.finish_reason(perf.num_generation_tokens),
+                   finish_reasons=out.finish_reasons)

@@ -1,0 +1,21 @@
+"""The binding layer over a GenAI C library: the only code that calls into it or handles its cffi objects.
+
+One module per C header of ``cdefs/``, each a few functions over plain Python values and opaque handles:
+
+  checked               the checked call (:class:`CApi`): a function's status family from its return type, the
+                        library's own error text attached
+  json_container        01_json_container.h    JSON containers from Python values
+  chat_history          02_chat_history.h      a native chat history from a conversation
+  generation_config     03_generation_config.h a native config from a GenerationConfig
+  perf_metrics          04_perf_metrics.h      PerfMetrics read from a native object
+  llm_pipeline          05_llm_pipeline.h      pipelines, generate calls, decoded results, the streamer callback
+  bundled               90_ovgenai_c_bundled.h the bundled backend's extras (last error, live handles, token input
+                        and streaming, per-sequence results, apply_chat_template)
+  chat_template         91_ovgenai_c_chat_template.h  the bundled Jinja renderer
+  bundled_perf_metrics  92_ovgenai_c_perf_metrics.h   the raw series behind perf metrics
+"""
+from __future__ import annotations
+
+from .checked import CApi, bind
+
+__all__ = ["CApi", "bind"]

@@ -1,0 +1,58 @@
+"""cdefs/03_generation_config.h: a native config made from a :class:`~ovgenai_c.GenerationConfig`, and the one
+value the C ABI reads back."""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator, Optional
+
+from . import bundled
+from .checked import CApi
+
+_PREFIX = "ov_genai_generation_config_set_"
+
+
+def materialise(capi: CApi, config: Any) -> Any:
+    """A native config with ``config``'s values: created with the C defaults, then one setter per field that
+    differs (in the config's setter order). Freed by ``ffi.gc``; release it once the call that needs it is done."""
+    ffi = capi.ffi
+    out = ffi.new("ov_genai_generation_config**")
+    capi.call("ov_genai_generation_config_create", out)
+    handle = ffi.gc(out[0], capi.lib.ov_genai_generation_config_free)
+    try:
+        for name, value in config.non_default_items():
+            fn = _PREFIX + name
+            if name == "stop_strings":
+                strings = [ffi.new("char[]", s.encode("utf-8")) for s in sorted(value)]
+                capi.call(fn, handle, ffi.new("const char*[]", strings), len(strings))
+            elif name == "stop_token_ids":
+                capi.call(fn, handle, ffi.new("int64_t[]", sorted(value)), len(value))
+            elif name == "stop_criteria":
+                capi.call(fn, handle, int(value))
+            else:
+                capi.call(fn, handle, value)
+        if not config.apply_chat_template:  # no upstream setter: the bundled extra (the pipeline refuses it elsewhere)
+            bundled.set_apply_chat_template(capi, handle, False)
+    except BaseException:
+        ffi.release(handle)
+        raise
+    return handle
+
+
+@contextlib.contextmanager
+def native(capi: CApi, config: Optional[Any]) -> Iterator[Any]:
+    """The native form of ``config`` for a ``with`` block; NULL (the pipeline's own config) for None."""
+    if config is None:
+        yield capi.ffi.NULL
+        return
+    handle = materialise(capi, config)
+    try:
+        yield handle
+    finally:
+        capi.ffi.release(handle)
+
+
+def max_new_tokens(capi: CApi, handle: Any) -> int:
+    """``ov_genai_generation_config_get_max_new_tokens``: the one getter of the C ABI."""
+    n = capi.ffi.new("size_t*")
+    capi.call("ov_genai_generation_config_get_max_new_tokens", handle, n)
+    return int(n[0])

@@ -1,0 +1,41 @@
+"""cdefs/04_perf_metrics.h: every value of a native ``ov_genai_perf_metrics`` read into a
+:class:`~ovgenai_c.PerfMetrics`."""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from ..results import PAIRS, RAW_FROM_PAIR, MeanStdPair, PerfMetrics, RawPerfMetrics
+from . import bundled_perf_metrics
+from .checked import CApi
+
+
+_GETTERS = tuple((name, "ov_genai_perf_metrics_get_" + name) for name in PAIRS)
+
+
+def read(capi: CApi, handle: Any) -> PerfMetrics:
+    """Read a native perf metrics object (the caller frees it). With the bundled raw-series extra (cdefs/92) the
+    raw lists are the library's; else each per-call list holds the call's one sample."""
+    ffi, lib, check = capi.ffi, capi.lib, capi.check
+    f = ffi.new("float*")
+    n = ffi.new("size_t*")
+    check(lib.ov_genai_perf_metrics_get_load_time(handle, f), "ov_genai_perf_metrics_get_load_time")
+    load = float(f[0])
+    check(lib.ov_genai_perf_metrics_get_num_generation_tokens(handle, n),
+          "ov_genai_perf_metrics_get_num_generation_tokens")
+    gen = int(n[0])
+    check(lib.ov_genai_perf_metrics_get_num_input_tokens(handle, n), "ov_genai_perf_metrics_get_num_input_tokens")
+    inp = int(n[0])
+    mean, std = ffi.new("float*"), ffi.new("float*")
+    pairs: Dict[str, MeanStdPair] = {}
+    for name, getter in _GETTERS:
+        check(getattr(lib, getter)(handle, mean, std), getter)
+        pairs[name] = MeanStdPair(float(mean[0]), float(std[0]))
+    samples = {name: 1 for name in PAIRS}
+    samples["tpot"] = max(gen - 1, 1)
+    samples["ipot"] = max(gen, 1)
+    if capi.has(bundled_perf_metrics.GET_RAW):
+        raw = bundled_perf_metrics.read_raw(capi, handle)
+    else:
+        raw = RawPerfMetrics(**{k: [pairs[name].mean * 1000.0] for k, name in RAW_FROM_PAIR.items()})
+    return PerfMetrics(load_time=load, num_generation_tokens=gen, num_input_tokens=inp, pairs=pairs, samples=samples,
+                       raw_metrics=raw)
