@@ -4,10 +4,12 @@ backend). Greedy output is required to be token-exact with it (the two GenAI bac
 SmolLM2, so this is a real check that we drive the same kernels with the same cache layout)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from helpers import (Config, chat_history, chat_with_oracle, generate, generate_with_history, make_streamer,
-                     owned_pipe)
+                     oracle_pair, owned_pipe)
 from testsupport import PRECISION_HINT
 
 PROMPTS = ["Hello", "What is the capital of France?", "Write a haiku about the sea.", "Explain gravity to a child.",
@@ -93,16 +95,25 @@ def test_pa_chat_turns_match_oracle(api, smol_pa, smol_oracle_pa):
             assert r.perf["num_input"] == o.perf_metrics.get_num_input_tokens()
 
 
-def test_pa_chat_kv_trim_after_stop_string_matches_oracle(api, smol_pa, smol_oracle_pa):
+@pytest.fixture
+def fresh_smol_pa_pair(api, smol_dir, create_pipe):
+    """A bundled PA pipeline and GenAI's, both new: no blocks of earlier requests in either prefix cache."""
+    yield from oracle_pair(api, create_pipe, smol_dir, "PA")
+
+
+def test_pa_chat_kv_trim_after_stop_string_matches_oracle(api, fresh_smol_pa_pair):
     """A stop string removes tokens already in the cache: the next turn trims the block table to the common
-    prefix (mid-block) and must still agree with upstream."""
-    with chat_with_oracle(api, smol_pa, smol_oracle_pa):
+    prefix (mid-block) and must still agree with upstream. On new pipelines: GenAI's prefix cache restores blocks of
+    any earlier request, ours only the last request's (native/README, limitation), and which tokens get recomputed
+    can flip a near-tie on some CPUs (seen on AVX-512 after the greedy cases above: "France" for "Germany")."""
+    pipe, oracle = fresh_smol_pa_pair
+    with chat_with_oracle(api, pipe, oracle):
         turns = [("What is the capital of France?", dict(max_new_tokens=30, stop_strings=["Paris"])),
                  ("And of Germany?", dict(max_new_tokens=20)), ("Thanks!", dict(max_new_tokens=12))]
         for q, kw in turns:
-            r = generate(api, smol_pa, q, Config(api, **kw))
+            r = generate(api, pipe, q, Config(api, **kw))
             okw = {k: (set(v) if k == "stop_strings" else v) for k, v in kw.items()}
-            o = smol_oracle_pa.generate([q], **okw)
+            o = oracle.generate([q], **okw)
             assert r.text == o.texts[0]
 
 
@@ -152,19 +163,22 @@ def test_pa_streaming_chunks_concatenate_to_result(api, smol_pa):
     assert len(chunks) > 3 and "".join(chunks) == r.text
 
 
-def test_pa_forked_sequences_share_blocks_copy_on_write(api, smol_pa):
+def test_pa_forked_sequences_share_blocks_copy_on_write(api, smol_pa, smol_oracle_pa):
     """num_return_sequences > 1 forks the prompt's blocks; each fork writes its own copy of the shared
-    partial block. With top_k=1 every sample is the greedy token, so all forks must equal greedy output
-    (a corrupted shared block would make them diverge)."""
+    partial block. With top_k=1 every sample is the step's argmax, so the forks must all be equal, and equal to
+    GenAI's (a corrupted shared block would make them diverge). Not necessarily equal to a one-sequence greedy
+    run: decoding three rows at once can round differently from one (AVX-512, f32: "sitting" for "standing",
+    GenAI's forks alike)."""
     q = "Explain gravity to a child."
-    greedy = generate(api, smol_pa, q, Config(api, max_new_tokens=40, ignore_eos=True)).text
-    r = generate(api, smol_pa, q, Config(api, max_new_tokens=40, ignore_eos=True, do_sample=True, top_k=1,
-                                         num_return_sequences=3, rng_seed=7))
+    cfg = dict(max_new_tokens=40, ignore_eos=True, do_sample=True, top_k=1, num_return_sequences=3, rng_seed=7)
+    r = generate(api, smol_pa, q, Config(api, **cfg))
     assert r.status == 0, api.last_error()
-    texts = [line.split(": ", 1)[1] for line in r.text.split("\n") if ": " in line]
-    # the string form is "score: text" per sequence; texts may contain newlines, so compare by prefix
-    assert r.text.count(greedy.split("\n")[0]) == 3
-    assert len(texts) >= 3
+    # the string form is "score: text" per sequence (texts may contain newlines)
+    texts = re.split(r"(?m)^-?[0-9]+[.][0-9]+: ", r.text)[1:]
+    texts = [t[:-1] if t.endswith("\n") else t for t in texts]
+    o = smol_oracle_pa.generate([q], **cfg)
+    assert len(texts) == 3 and len(set(texts)) == 1, texts
+    assert texts == list(o.texts)
 
 
 def test_pa_sampling_is_seeded(api, smol_pa):
