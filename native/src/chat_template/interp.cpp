@@ -68,14 +68,6 @@ void charge(uint64_t n) {
 
 // ---------------------------------------------------------------- UTF-8 helpers
 
-size_t u8_len(unsigned char c) {
-    if (c < 0x80) return 1;
-    if ((c & 0xE0) == 0xC0) return 2;
-    if ((c & 0xF0) == 0xE0) return 3;
-    if ((c & 0xF8) == 0xF0) return 4;
-    return 1;
-}
-
 bool is_ascii(const std::string& s) {
     for (unsigned char c : s)
         if (c >= 0x80) return false;
@@ -88,44 +80,22 @@ std::vector<size_t> cp_offsets(const std::string& s) {
     off.reserve(s.size() + 1);
     for (size_t i = 0; i < s.size();) {
         off.push_back(i);
-        i += u8_len(static_cast<unsigned char>(s[i]));
+        i += utf8_sequence_length(static_cast<unsigned char>(s[i]));
         if (i > s.size()) i = s.size();
     }
     off.push_back(s.size());
     return off;
 }
 
-int64_t cp_count(const std::string& s) {
-    if (is_ascii(s)) return static_cast<int64_t>(s.size());
-    int64_t n = 0;
-    for (unsigned char c : s)
-        if ((c & 0xC0) != 0x80) ++n;
-    return n;
-}
+int64_t cp_count(const std::string& s) { return static_cast<int64_t>(utf8_count(s)); }
 
 bool py_space(unsigned char c) { return c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F); }
 
 // Decodes the code point at byte i (lenient: an invalid byte decodes as itself with length 1).
 uint32_t u8_decode(const std::string& s, size_t i, size_t& len) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    len = u8_len(c);
-    if (len == 1 || i + len > s.size()) {
-        len = 1;
-        return c;
-    }
-    uint32_t cp = len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-    for (size_t k = 1; k < len; ++k) {
-        unsigned char cc = static_cast<unsigned char>(s[i + k]);
-        if ((cc & 0xC0) != 0x80) {
-            len = 1;
-            return c;
-        }
-        cp = (cp << 6) | (cc & 0x3F);
-    }
-    return cp;
+    uint32_t cp = utf8_decode(s, i, len);
+    return cp == kUtf8Invalid ? static_cast<unsigned char>(s[i]) : cp;
 }
-
-void u8_put(std::string& out, uint32_t cp) { utf8_append(out, cp); }
 
 // Python's str.isspace() code points.
 bool u_space(uint32_t cp) {
@@ -192,7 +162,7 @@ std::string u_map(const std::string& s, bool upper) {
         } else if (upper && cp == 0xDF) {
             out += "SS";
         } else {
-            u8_put(out, upper ? u_upper_cp(cp) : u_lower_cp(cp));
+            utf8_append(out, upper ? u_upper_cp(cp) : u_lower_cp(cp));
         }
         i += len;
     }
@@ -758,7 +728,7 @@ std::vector<std::string> py_split(const std::string& s, const Value* sep, int64_
                 return out;
             }
             size_t j = i;
-            while (j < n && ws_at(s, j) == 0) j += u8_len(static_cast<unsigned char>(s[j]));
+            while (j < n && ws_at(s, j) == 0) j += utf8_sequence_length(static_cast<unsigned char>(s[j]));
             if (j > n) j = n;
             out.push_back(s.substr(i, j - i));
             i = j;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chat_template/chat_template.hpp"
+#include "common/utf8.hpp"
 #include "json/json.hpp"
 
 namespace ovgc {
