@@ -4,7 +4,8 @@
 #include <cctype>
 #include <cstring>
 
-#include "chat_template/jinja_internal.hpp"
+#include "chat_template/ast.hpp"
+#include "common/utf8.hpp"
 
 namespace ovgc {
 namespace jinja {
