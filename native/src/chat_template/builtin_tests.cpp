@@ -5,84 +5,112 @@
 #include <cstring>
 #include <ctime>
 #include <set>
+#include <unordered_map>
 
 #include "chat_template/interp.hpp"
 
 namespace ovgc {
 namespace jinja {
 
-bool Interp::test(const std::string& name, const Value& v, CallArgs& a) {
-    auto arg0 = [&]() -> const Value& {
-        if (a.pos.empty()) fail("test '" + name + "' needs an argument");
-        return a.pos[0];
-    };
-    if (name == "defined") return !v.is_undef();
-    if (name == "undefined") return v.is_undef();
-    if (name == "none") return v.t == Value::None;
-    if (name == "boolean") return v.t == Value::Bool;
-    if (name == "true") return v.t == Value::Bool && v.b;
-    if (name == "false") return v.t == Value::Bool && !v.b;
-    if (name == "integer") return v.t == Value::Int;
-    if (name == "float") return v.t == Value::Float;
-    if (name == "number") return is_num(v);
-    if (name == "string") return v.t == Value::Str;
-    if (name == "mapping") return v.t == Value::Dict && !v.d->ns && !v.d->loop;
-    if (name == "iterable") return v.t == Value::Str || v.t == Value::List || v.t == Value::Undef ||
-                                   (v.t == Value::Dict && !v.d->ns && !v.d->loop);
-    if (name == "sequence") return v.t == Value::Str || v.t == Value::Undef || (v.t == Value::List && !v.b) || (v.t == Value::Dict && !v.d->ns && !v.d->loop);
-    if (name == "callable") return v.t == Value::Fn || v.t == Value::Undef;
-    if (name == "sameas") {
-        const Value& o = arg0();
-        if (v.t != o.t) return false;
-        if (v.t == Value::List) return v.l == o.l;
-        if (v.t == Value::Dict) return v.d == o.d;
-        if (v.t == Value::Str) return false;
-        return equals(v, o);
-    }
-    if (name == "eq" || name == "equalto" || name == "==") return equals(v, arg0());
-    if (name == "ne" || name == "!=") return !equals(v, arg0());
-    if (name == "lt" || name == "lessthan" || name == "<") return compare(v, arg0()) < 0;
-    if (name == "le" || name == "<=") return compare(v, arg0()) <= 0;
-    if (name == "gt" || name == "greaterthan" || name == ">") return compare(v, arg0()) > 0;
-    if (name == "ge" || name == ">=") return compare(v, arg0()) >= 0;
-    if (name == "in") return contains(arg0(), v);
-    if (name == "odd" || name == "even" || name == "divisibleby") {
-        if (v.t == Value::Undef) undefined_error(v);
-        if (!is_num(v)) fail(std::string("unsupported operand type(s) for %: '") + type_name(v) + "' and 'int'");
-        if (name == "divisibleby") return equals(binop('%', v, arg0()), Value::integer(0));
-        Value r = binop('%', v, Value::integer(2));
-        return equals(r, Value::integer(name == "odd" ? 1 : 0));
-    }
-    if (name == "lower" || name == "upper") {  // str(value).islower() / .isupper()
-        std::string sv = to_str(v);
-        bool cased = false;
-        for (unsigned char c : sv) {
-            if (std::isalpha(c)) {
-                cased = true;
-                if (name == "lower" ? std::isupper(c) : std::islower(c)) return false;
-            }
+namespace {
+
+// One builtin test: fn(interp, the name it was called by, the subject, the arguments).
+using TestFn = bool (*)(Interp&, const std::string&, const Value&, CallArgs&);
+
+const Value& arg0(const std::string& name, CallArgs& a) {
+    if (a.pos.empty()) fail("test '" + name + "' needs an argument");
+    return a.pos[0];
+}
+
+bool plain_mapping(const Value& v) { return v.t == Value::Dict && !v.d->ns && !v.d->loop; }
+
+bool t_defined(Interp&, const std::string&, const Value& v, CallArgs&) { return !v.is_undef(); }
+bool t_undefined(Interp&, const std::string&, const Value& v, CallArgs&) { return v.is_undef(); }
+bool t_none(Interp&, const std::string&, const Value& v, CallArgs&) { return v.t == Value::None; }
+bool t_boolean(Interp&, const std::string&, const Value& v, CallArgs&) { return v.t == Value::Bool; }
+bool t_true(Interp&, const std::string&, const Value& v, CallArgs&) { return v.t == Value::Bool && v.b; }
+bool t_false(Interp&, const std::string&, const Value& v, CallArgs&) { return v.t == Value::Bool && !v.b; }
+bool t_integer(Interp&, const std::string&, const Value& v, CallArgs&) { return v.t == Value::Int; }
+bool t_float(Interp&, const std::string&, const Value& v, CallArgs&) { return v.t == Value::Float; }
+bool t_number(Interp&, const std::string&, const Value& v, CallArgs&) { return is_num(v); }
+bool t_string(Interp&, const std::string&, const Value& v, CallArgs&) { return v.t == Value::Str; }
+bool t_mapping(Interp&, const std::string&, const Value& v, CallArgs&) { return plain_mapping(v); }
+bool t_iterable(Interp&, const std::string&, const Value& v, CallArgs&) {
+    return v.t == Value::Str || v.t == Value::List || v.t == Value::Undef || plain_mapping(v);
+}
+bool t_sequence(Interp&, const std::string&, const Value& v, CallArgs&) {
+    return v.t == Value::Str || v.t == Value::Undef || (v.t == Value::List && !v.b) || plain_mapping(v);
+}
+bool t_callable(Interp&, const std::string&, const Value& v, CallArgs&) {
+    return v.t == Value::Fn || v.t == Value::Undef;
+}
+bool t_sameas(Interp&, const std::string& name, const Value& v, CallArgs& a) {
+    const Value& o = arg0(name, a);
+    if (v.t != o.t) return false;
+    if (v.t == Value::List) return v.l == o.l;
+    if (v.t == Value::Dict) return v.d == o.d;
+    if (v.t == Value::Str) return false;
+    return equals(v, o);
+}
+bool t_eq(Interp&, const std::string& name, const Value& v, CallArgs& a) { return equals(v, arg0(name, a)); }
+bool t_ne(Interp&, const std::string& name, const Value& v, CallArgs& a) { return !equals(v, arg0(name, a)); }
+bool t_lt(Interp&, const std::string& name, const Value& v, CallArgs& a) { return compare(v, arg0(name, a)) < 0; }
+bool t_le(Interp&, const std::string& name, const Value& v, CallArgs& a) { return compare(v, arg0(name, a)) <= 0; }
+bool t_gt(Interp&, const std::string& name, const Value& v, CallArgs& a) { return compare(v, arg0(name, a)) > 0; }
+bool t_ge(Interp&, const std::string& name, const Value& v, CallArgs& a) { return compare(v, arg0(name, a)) >= 0; }
+bool t_in(Interp&, const std::string& name, const Value& v, CallArgs& a) { return contains(arg0(name, a), v); }
+// odd, even, divisibleby
+bool t_parity(Interp& in, const std::string& name, const Value& v, CallArgs& a) {
+    if (v.t == Value::Undef) undefined_error(v);
+    if (!is_num(v)) fail(std::string("unsupported operand type(s) for %: '") + type_name(v) + "' and 'int'");
+    if (name == "divisibleby") return equals(in.binop('%', v, arg0(name, a)), Value::integer(0));
+    Value r = in.binop('%', v, Value::integer(2));
+    return equals(r, Value::integer(name == "odd" ? 1 : 0));
+}
+// lower, upper: str(value).islower() / .isupper()
+bool t_case(Interp&, const std::string& name, const Value& v, CallArgs&) {
+    std::string sv = to_str(v);
+    bool cased = false;
+    for (unsigned char c : sv) {
+        if (std::isalpha(c)) {
+            cased = true;
+            if (name == "lower" ? std::isupper(c) : std::islower(c)) return false;
         }
-        return cased;
     }
-    if (name == "escaped") return false;
-    if (name == "filter" || name == "test") {
-        if (v.t != Value::Str) return false;
-        static const char* filters[] = {"abs", "attr", "batch", "capitalize", "center", "count", "d", "default",
-                                        "dictsort", "e", "escape", "first", "float", "format", "indent", "int",
-                                        "items", "join", "last", "length", "list", "lower", "map", "max", "min",
-                                        "reject", "rejectattr", "replace", "reverse", "round", "safe", "select",
-                                        "selectattr", "slice", "sort", "string", "sum", "title", "tojson", "trim",
-                                        "unique", "upper", "wordcount", nullptr};
-        static const char* tests[] = {"defined", "undefined", "none", "boolean", "true", "false", "integer",
-                                      "float", "number", "string", "mapping", "iterable", "sequence", "callable",
-                                      "sameas", "eq", "equalto", "ne", "lt", "le", "gt", "ge", "in", "odd",
-                                      "even", "divisibleby", "lower", "upper", "escaped", "filter", "test", nullptr};
-        const char** tbl = name == "filter" ? filters : tests;
-        for (int k = 0; tbl[k]; ++k)
-            if (v.s == tbl[k]) return true;
-        return false;
-    }
-    fail("No test named '" + name + "'.");
+    return cased;
+}
+bool t_escaped(Interp&, const std::string&, const Value&, CallArgs&) { return false; }
+bool t_filter(Interp&, const std::string&, const Value& v, CallArgs&);
+bool t_test(Interp&, const std::string&, const Value& v, CallArgs&);
+
+const std::unordered_map<std::string, TestFn>& tests() {
+    static const std::unordered_map<std::string, TestFn> table = {
+        {"defined", t_defined}, {"undefined", t_undefined}, {"none", t_none}, {"boolean", t_boolean},
+        {"true", t_true}, {"false", t_false}, {"integer", t_integer}, {"float", t_float}, {"number", t_number},
+        {"string", t_string}, {"mapping", t_mapping}, {"iterable", t_iterable}, {"sequence", t_sequence},
+        {"callable", t_callable}, {"sameas", t_sameas}, {"eq", t_eq}, {"equalto", t_eq}, {"==", t_eq},
+        {"ne", t_ne}, {"!=", t_ne}, {"lt", t_lt}, {"lessthan", t_lt}, {"<", t_lt}, {"le", t_le}, {"<=", t_le},
+        {"gt", t_gt}, {"greaterthan", t_gt}, {">", t_gt}, {"ge", t_ge}, {">=", t_ge}, {"in", t_in},
+        {"odd", t_parity}, {"even", t_parity}, {"divisibleby", t_parity}, {"lower", t_case}, {"upper", t_case},
+        {"escaped", t_escaped}, {"filter", t_filter}, {"test", t_test},
+    };
+    return table;
+}
+
+bool t_filter(Interp&, const std::string&, const Value& v, CallArgs&) {
+    return v.t == Value::Str && is_filter_name(v.s);
+}
+bool t_test(Interp&, const std::string&, const Value& v, CallArgs&) {
+    return v.t == Value::Str && tests().count(v.s) != 0;
+}
+
+}  // namespace
+
+bool Interp::test(const std::string& name, const Value& v, CallArgs& a) {
+    const auto& table = tests();
+    auto it = table.find(name);
+    if (it == table.end()) fail("No test named '" + name + "'.");
+    return it->second(*this, name, v, a);
 }
 
 }  // namespace jinja

@@ -98,6 +98,9 @@ struct Interp {
     void run_loop(const Stmt& s, const ScopeP& sc, const Value& it, int64_t depth, std::string& out);
 };
 
+// Whether `name` is a builtin filter (filters.cpp; jinja2's `is filter` test).
+bool is_filter_name(const std::string& name);
+
 // Renders a parsed program with a JSON object as context (interp.cpp).
 std::string render_program(const Program& prog, const JsonValue& context);
 
