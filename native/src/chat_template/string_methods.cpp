@@ -1,10 +1,12 @@
-// Python str semantics (see string_methods.hpp) and the str methods callable from templates.
+// Python str semantics (see string_methods.hpp) and the str methods callable from templates (a name -> function
+// table).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
 #include <ctime>
 #include <set>
+#include <unordered_map>
 
 #include "chat_template/interp.hpp"
 #include "chat_template/string_methods.hpp"
@@ -513,203 +515,337 @@ std::string brace_format(const std::string& fmt, const CallArgs& a) {
 
 // ---------------------------------------------------------------- str methods
 
-bool Interp::is_str_method(const std::string& n) {
-    static const char* names[] = {"startswith", "endswith", "strip", "lstrip", "rstrip", "split", "rsplit",
-                                  "splitlines", "replace", "upper", "lower", "title", "capitalize", "find",
-                                  "rfind", "index", "rindex", "count", "join", "format", "isdigit", "isalpha",
-                                  "isalnum", "isspace", "isupper", "islower", "isnumeric", "isdecimal",
-                                  "removeprefix", "removesuffix", "partition", "rpartition", "casefold",
-                                  "swapcase", "center", "ljust", "rjust", "zfill", "format_map", "encode",
-                                  "expandtabs", "istitle", "isidentifier", "isprintable", "isascii",
-                                  "maketrans", "translate", nullptr};
-    for (int k = 0; names[k]; ++k)
-        if (n == names[k]) return true;
-    return false;
+namespace {
+
+// One str method: fn(the name it was called by, the string, the arguments).
+using StrMethodFn = Value (*)(const std::string&, const std::string&, CallArgs&);
+
+const std::string& need_str(const std::string& name, const CallArgs& a, size_t idx, const char* nm) {
+    const Value* v = arg_at(a, idx, nm);
+    if (!v) fail(name + "() missing required argument");
+    if (v->t != Value::Str) fail(name + "() argument must be str, not " + type_name(*v));
+    return v->s;
 }
+
+int64_t opt_int(const CallArgs& a, size_t idx, const char* nm, int64_t d) {
+    const Value* v = arg_at(a, idx, nm);
+    if (!v || v->t == Value::None) return d;
+    if (!is_intlike(*v)) fail(std::string("'") + type_name(*v) + "' object cannot be interpreted as an integer");
+    return as_i(*v);
+}
+
+template <class Pred>
+Value all_of(const std::string& s, Pred pred) {
+    if (s.empty()) return Value::boolean(false);
+    for (unsigned char c : s)
+        if (!pred(c)) return Value::boolean(false);
+    return Value::boolean(true);
+}
+
+// Python str methods a template may name but the renderer does not implement (calling one fails).
+Value m_unsupported(const std::string& name, const std::string&, CallArgs&) {
+    fail("str method '" + name + "' is not supported");
+}
+
+// startswith, endswith
+Value m_startswith(const std::string& name, const std::string& s, CallArgs& a) {
+    const Value* p = arg_at(a, 0, "prefix");
+    if (!p) fail(name + "() takes at least 1 argument (0 given)");
+    std::string sub = s;
+    if (a.pos.size() > 1) {
+        Value st = a.pos[1];
+        Value en = a.pos.size() > 2 ? a.pos[2] : Value::none();
+        sub = do_slice(Value::str(s), &st, &en, nullptr).s;
+    }
+    auto test = [&](const std::string& x) {
+        if (name == "startswith") return sub.compare(0, x.size(), x) == 0 && sub.size() >= x.size();
+        return sub.size() >= x.size() && sub.compare(sub.size() - x.size(), x.size(), x) == 0;
+    };
+    if (p->t == Value::Str) return Value::boolean(test(p->s));
+    if (p->t == Value::List) {
+        for (const auto& e : *p->l) {
+            if (e.t != Value::Str) fail("tuple for " + name + " must only contain str");
+            if (test(e.s)) return Value::boolean(true);
+        }
+        return Value::boolean(false);
+    }
+    fail(name + " first arg must be str or a tuple of str, not " + type_name(*p));
+}
+
+// strip
+Value m_strip(const std::string& name, const std::string& s, CallArgs& a) {
+    return Value::str(py_strip(s, arg_at(a, 0, "chars"), true, true));
+}
+
+// lstrip
+Value m_lstrip(const std::string& name, const std::string& s, CallArgs& a) {
+    return Value::str(py_strip(s, arg_at(a, 0, "chars"), true, false));
+}
+
+// rstrip
+Value m_rstrip(const std::string& name, const std::string& s, CallArgs& a) {
+    return Value::str(py_strip(s, arg_at(a, 0, "chars"), false, true));
+}
+
+// split, rsplit
+Value m_split(const std::string& name, const std::string& s, CallArgs& a) {
+    const Value* sep = arg_at(a, 0, "sep");
+    int64_t mx = opt_int(a, 1, "maxsplit", -1);
+    auto parts = name == "split" ? py_split(s, sep, mx) : py_rsplit(s, sep, mx);
+    std::vector<Value> out;
+    out.reserve(parts.size());
+    for (auto& p : parts) out.push_back(Value::str(std::move(p)));
+    return Value::list(std::move(out));
+}
+
+// splitlines
+Value m_splitlines(const std::string& name, const std::string& s, CallArgs& a) {
+    auto parts = py_splitlines(s, arg_bool(a, 0, "keepends", false));
+    std::vector<Value> out;
+    for (auto& p : parts) out.push_back(Value::str(std::move(p)));
+    return Value::list(std::move(out));
+}
+
+// replace
+Value m_replace(const std::string& name, const std::string& s, CallArgs& a) {
+    const std::string& o = need_str(name, a, 0, "old");
+    const std::string& nw = need_str(name, a, 1, "new");
+    return Value::str(py_replace(s, o, nw, opt_int(a, 2, "count", -1)));
+}
+
+// upper
+Value m_upper(const std::string& name, const std::string& s, CallArgs& a) {
+    return Value::str(ascii_upper(s));
+}
+
+// lower, casefold
+Value m_lower(const std::string& name, const std::string& s, CallArgs& a) {
+    return Value::str(ascii_lower(s));
+}
+
+// title
+Value m_title(const std::string& name, const std::string& s, CallArgs& a) {
+    return Value::str(py_title(s));
+}
+
+// capitalize
+Value m_capitalize(const std::string& name, const std::string& s, CallArgs& a) {
+    return Value::str(py_capitalize(s));
+}
+
+// swapcase
+Value m_swapcase(const std::string& name, const std::string& s, CallArgs& a) {
+    std::string o = s;
+    for (auto& c : o) {
+        unsigned char u = static_cast<unsigned char>(c);
+        c = static_cast<char>(std::isupper(u) ? std::tolower(u) : std::toupper(u));
+    }
+    return Value::str(o);
+}
+
+// find, rfind, index, rindex, count
+Value m_find_family(const std::string& name, const std::string& s, CallArgs& a) {
+    const std::string& sub = need_str(name, a, 0, "sub");
+    // code-point based positions
+    std::string hay = s;
+    int64_t base = 0;
+    if (a.pos.size() > 1) {
+        Value st = a.pos[1];
+        Value en = a.pos.size() > 2 ? a.pos[2] : Value::none();
+        hay = do_slice(Value::str(s), &st, &en, nullptr).s;
+        int64_t len = cp_count(s);
+        int64_t b = as_i(st);
+        if (b < 0) b = std::max<int64_t>(0, b + len);
+        base = std::min(b, len);
+    }
+    if (name == "count") {
+        if (sub.empty()) return Value::integer(cp_count(hay) + 1);
+        int64_t c = 0;
+        for (size_t p = hay.find(sub); p != std::string::npos; p = hay.find(sub, p + sub.size())) ++c;
+        return Value::integer(c);
+    }
+    size_t p = (name == "find" || name == "index") ? hay.find(sub) : hay.rfind(sub);
+    if (p == std::string::npos) {
+        if (name == "index" || name == "rindex") fail("substring not found");
+        return Value::integer(-1);
+    }
+    return Value::integer(base + cp_count(hay.substr(0, p)));
+}
+
+// join
+Value m_join(const std::string& name, const std::string& s, CallArgs& a) {
+    const Value* it = arg_at(a, 0, "iterable");
+    if (!it) fail("join() takes exactly one argument");
+    std::string out;
+    bool first = true;
+    for (const auto& e : iterate(*it)) {
+        if (e.t != Value::Str) fail(std::string("sequence item: expected str instance, ") + type_name(e) + " found");
+        if (!first) out += s;
+        first = false;
+        out += e.s;
+        if (out.size() > kMaxOutput) fail("result too large");
+    }
+    return Value::str(out);
+}
+
+// format
+Value m_format(const std::string& name, const std::string& s, CallArgs& a) {
+    return Value::str(brace_format(s, a));
+}
+
+// isdigit, isnumeric, isdecimal
+Value m_isdigit_family(const std::string& name, const std::string& s, CallArgs& a) {
+    return all_of(s, [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+// isalpha
+Value m_isalpha(const std::string& name, const std::string& s, CallArgs& a) {
+    return all_of(s, [](unsigned char c) { return std::isalpha(c) != 0 || c >= 0x80; });
+}
+
+// isalnum
+Value m_isalnum(const std::string& name, const std::string& s, CallArgs& a) {
+    return all_of(s, [](unsigned char c) { return std::isalnum(c) != 0 || c >= 0x80; });
+}
+
+// isspace
+Value m_isspace(const std::string& name, const std::string& s, CallArgs& a) {
+    return all_of(s, [](unsigned char c) { return py_space(c); });
+}
+
+// isascii
+Value m_isascii(const std::string& name, const std::string& s, CallArgs& a) {
+    for (unsigned char c : s)
+        if (c >= 0x80) return Value::boolean(false);
+    return Value::boolean(true);
+}
+
+// isupper, islower
+Value m_isupper_lower(const std::string& name, const std::string& s, CallArgs& a) {
+    bool any = false;
+    for (unsigned char c : s) {
+        if (std::isalpha(c)) {
+            any = true;
+            if (name == "isupper" ? std::islower(c) : std::isupper(c)) return Value::boolean(false);
+        }
+    }
+    return Value::boolean(any);
+}
+
+// removeprefix
+Value m_removeprefix(const std::string& name, const std::string& s, CallArgs& a) {
+    const std::string& p = need_str(name, a, 0, "prefix");
+    return Value::str(s.compare(0, p.size(), p) == 0 && s.size() >= p.size() ? s.substr(p.size()) : s);
+}
+
+// removesuffix
+Value m_removesuffix(const std::string& name, const std::string& s, CallArgs& a) {
+    const std::string& p = need_str(name, a, 0, "suffix");
+    if (!p.empty() && s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0)
+        return Value::str(s.substr(0, s.size() - p.size()));
+    return Value::str(s);
+}
+
+// partition, rpartition
+Value m_partition(const std::string& name, const std::string& s, CallArgs& a) {
+    const std::string& sep = need_str(name, a, 0, "sep");
+    if (sep.empty()) fail("empty separator");
+    size_t p = name == "partition" ? s.find(sep) : s.rfind(sep);
+    if (p == std::string::npos) {
+        if (name == "partition") return tuple({Value::str(s), Value::str(""), Value::str("")});
+        return tuple({Value::str(""), Value::str(""), Value::str(s)});
+    }
+    return tuple({Value::str(s.substr(0, p)), Value::str(sep), Value::str(s.substr(p + sep.size()))});
+}
+
+// center, ljust, rjust, zfill
+Value m_center_family(const std::string& name, const std::string& s, CallArgs& a) {
+    int64_t w = opt_int(a, 0, "width", 0);
+    int64_t len = cp_count(s);
+    if (w <= len) return Value::str(s);
+    if (w - len > static_cast<int64_t>(kMaxOutput)) fail("result too large");
+    size_t pad = static_cast<size_t>(w - len);
+    if (name == "zfill") {
+        if (!s.empty() && (s[0] == '-' || s[0] == '+')) return Value::str(s.substr(0, 1) + std::string(pad, '0') + s.substr(1));
+        return Value::str(std::string(pad, '0') + s);
+    }
+    std::string fill = " ";
+    if (const Value* f = arg_at(a, 1, "fillchar")) fill = f->s;
+    auto rep = [&](size_t n) {
+        std::string o;
+        for (size_t k = 0; k < n; ++k) o += fill;
+        return o;
+    };
+    if (name == "ljust") return Value::str(s + rep(pad));
+    if (name == "rjust") return Value::str(rep(pad) + s);
+    size_t left = pad / 2 + (pad & static_cast<size_t>(w) & 1);
+    return Value::str(rep(left) + s + rep(pad - left));
+}
+
+// name -> implementation: exactly the names Interp::is_str_method recognises.
+const std::unordered_map<std::string, StrMethodFn>& str_methods() {
+    static const std::unordered_map<std::string, StrMethodFn> table = {
+        {"startswith", m_startswith},
+        {"endswith", m_startswith},
+        {"strip", m_strip},
+        {"lstrip", m_lstrip},
+        {"rstrip", m_rstrip},
+        {"split", m_split},
+        {"rsplit", m_split},
+        {"splitlines", m_splitlines},
+        {"replace", m_replace},
+        {"upper", m_upper},
+        {"lower", m_lower},
+        {"casefold", m_lower},
+        {"title", m_title},
+        {"capitalize", m_capitalize},
+        {"swapcase", m_swapcase},
+        {"find", m_find_family},
+        {"rfind", m_find_family},
+        {"index", m_find_family},
+        {"rindex", m_find_family},
+        {"count", m_find_family},
+        {"join", m_join},
+        {"format", m_format},
+        {"isdigit", m_isdigit_family},
+        {"isnumeric", m_isdigit_family},
+        {"isdecimal", m_isdigit_family},
+        {"isalpha", m_isalpha},
+        {"isalnum", m_isalnum},
+        {"isspace", m_isspace},
+        {"isascii", m_isascii},
+        {"isupper", m_isupper_lower},
+        {"islower", m_isupper_lower},
+        {"removeprefix", m_removeprefix},
+        {"removesuffix", m_removesuffix},
+        {"partition", m_partition},
+        {"rpartition", m_partition},
+        {"center", m_center_family},
+        {"ljust", m_center_family},
+        {"rjust", m_center_family},
+        {"zfill", m_center_family},
+        {"format_map", m_unsupported},
+        {"encode", m_unsupported},
+        {"expandtabs", m_unsupported},
+        {"istitle", m_unsupported},
+        {"isidentifier", m_unsupported},
+        {"isprintable", m_unsupported},
+        {"maketrans", m_unsupported},
+        {"translate", m_unsupported},
+    };
+    return table;
+}
+
+}  // namespace
+
+bool Interp::is_str_method(const std::string& n) { return str_methods().count(n) != 0; }
 
 Value Interp::str_method(const std::string& s, const std::string& name, CallArgs& a) {
     charge(s.size() / 256);
-    auto need_str = [&](size_t idx, const char* nm) -> const std::string& {
-        const Value* v = arg_at(a, idx, nm);
-        if (!v) fail(name + "() missing required argument");
-        if (v->t != Value::Str) fail(name + "() argument must be str, not " + type_name(*v));
-        return v->s;
-    };
-    auto opt_int = [&](size_t idx, const char* nm, int64_t d) -> int64_t {
-        const Value* v = arg_at(a, idx, nm);
-        if (!v || v->t == Value::None) return d;
-        if (!is_intlike(*v)) fail(std::string("'") + type_name(*v) + "' object cannot be interpreted as an integer");
-        return as_i(*v);
-    };
-    if (name == "startswith" || name == "endswith") {
-        const Value* p = arg_at(a, 0, "prefix");
-        if (!p) fail(name + "() takes at least 1 argument (0 given)");
-        std::string sub = s;
-        if (a.pos.size() > 1) {
-            Value st = a.pos[1];
-            Value en = a.pos.size() > 2 ? a.pos[2] : Value::none();
-            sub = do_slice(Value::str(s), &st, &en, nullptr).s;
-        }
-        auto test = [&](const std::string& x) {
-            if (name == "startswith") return sub.compare(0, x.size(), x) == 0 && sub.size() >= x.size();
-            return sub.size() >= x.size() && sub.compare(sub.size() - x.size(), x.size(), x) == 0;
-        };
-        if (p->t == Value::Str) return Value::boolean(test(p->s));
-        if (p->t == Value::List) {
-            for (const auto& e : *p->l) {
-                if (e.t != Value::Str) fail("tuple for " + name + " must only contain str");
-                if (test(e.s)) return Value::boolean(true);
-            }
-            return Value::boolean(false);
-        }
-        fail(name + " first arg must be str or a tuple of str, not " + type_name(*p));
-    }
-    if (name == "strip") return Value::str(py_strip(s, arg_at(a, 0, "chars"), true, true));
-    if (name == "lstrip") return Value::str(py_strip(s, arg_at(a, 0, "chars"), true, false));
-    if (name == "rstrip") return Value::str(py_strip(s, arg_at(a, 0, "chars"), false, true));
-    if (name == "split" || name == "rsplit") {
-        const Value* sep = arg_at(a, 0, "sep");
-        int64_t mx = opt_int(1, "maxsplit", -1);
-        auto parts = name == "split" ? py_split(s, sep, mx) : py_rsplit(s, sep, mx);
-        std::vector<Value> out;
-        out.reserve(parts.size());
-        for (auto& p : parts) out.push_back(Value::str(std::move(p)));
-        return Value::list(std::move(out));
-    }
-    if (name == "splitlines") {
-        auto parts = py_splitlines(s, arg_bool(a, 0, "keepends", false));
-        std::vector<Value> out;
-        for (auto& p : parts) out.push_back(Value::str(std::move(p)));
-        return Value::list(std::move(out));
-    }
-    if (name == "replace") {
-        const std::string& o = need_str(0, "old");
-        const std::string& nw = need_str(1, "new");
-        return Value::str(py_replace(s, o, nw, opt_int(2, "count", -1)));
-    }
-    if (name == "upper") return Value::str(ascii_upper(s));
-    if (name == "lower" || name == "casefold") return Value::str(ascii_lower(s));
-    if (name == "title") return Value::str(py_title(s));
-    if (name == "capitalize") return Value::str(py_capitalize(s));
-    if (name == "swapcase") {
-        std::string o = s;
-        for (auto& c : o) {
-            unsigned char u = static_cast<unsigned char>(c);
-            c = static_cast<char>(std::isupper(u) ? std::tolower(u) : std::toupper(u));
-        }
-        return Value::str(o);
-    }
-    if (name == "find" || name == "rfind" || name == "index" || name == "rindex" || name == "count") {
-        const std::string& sub = need_str(0, "sub");
-        // code-point based positions
-        std::string hay = s;
-        int64_t base = 0;
-        if (a.pos.size() > 1) {
-            Value st = a.pos[1];
-            Value en = a.pos.size() > 2 ? a.pos[2] : Value::none();
-            hay = do_slice(Value::str(s), &st, &en, nullptr).s;
-            int64_t len = cp_count(s);
-            int64_t b = as_i(st);
-            if (b < 0) b = std::max<int64_t>(0, b + len);
-            base = std::min(b, len);
-        }
-        if (name == "count") {
-            if (sub.empty()) return Value::integer(cp_count(hay) + 1);
-            int64_t c = 0;
-            for (size_t p = hay.find(sub); p != std::string::npos; p = hay.find(sub, p + sub.size())) ++c;
-            return Value::integer(c);
-        }
-        size_t p = (name == "find" || name == "index") ? hay.find(sub) : hay.rfind(sub);
-        if (p == std::string::npos) {
-            if (name == "index" || name == "rindex") fail("substring not found");
-            return Value::integer(-1);
-        }
-        return Value::integer(base + cp_count(hay.substr(0, p)));
-    }
-    if (name == "join") {
-        const Value* it = arg_at(a, 0, "iterable");
-        if (!it) fail("join() takes exactly one argument");
-        std::string out;
-        bool first = true;
-        for (const auto& e : iterate(*it)) {
-            if (e.t != Value::Str) fail(std::string("sequence item: expected str instance, ") + type_name(e) + " found");
-            if (!first) out += s;
-            first = false;
-            out += e.s;
-            if (out.size() > kMaxOutput) fail("result too large");
-        }
-        return Value::str(out);
-    }
-    if (name == "format") return Value::str(brace_format(s, a));
-    auto all_of = [&](auto pred) {
-        if (s.empty()) return Value::boolean(false);
-        for (unsigned char c : s)
-            if (!pred(c)) return Value::boolean(false);
-        return Value::boolean(true);
-    };
-    if (name == "isdigit" || name == "isnumeric" || name == "isdecimal")
-        return all_of([](unsigned char c) { return std::isdigit(c) != 0; });
-    if (name == "isalpha") return all_of([](unsigned char c) { return std::isalpha(c) != 0 || c >= 0x80; });
-    if (name == "isalnum") return all_of([](unsigned char c) { return std::isalnum(c) != 0 || c >= 0x80; });
-    if (name == "isspace") return all_of([](unsigned char c) { return py_space(c); });
-    if (name == "isascii") {
-        for (unsigned char c : s)
-            if (c >= 0x80) return Value::boolean(false);
-        return Value::boolean(true);
-    }
-    if (name == "isupper" || name == "islower") {
-        bool any = false;
-        for (unsigned char c : s) {
-            if (std::isalpha(c)) {
-                any = true;
-                if (name == "isupper" ? std::islower(c) : std::isupper(c)) return Value::boolean(false);
-            }
-        }
-        return Value::boolean(any);
-    }
-    if (name == "removeprefix") {
-        const std::string& p = need_str(0, "prefix");
-        return Value::str(s.compare(0, p.size(), p) == 0 && s.size() >= p.size() ? s.substr(p.size()) : s);
-    }
-    if (name == "removesuffix") {
-        const std::string& p = need_str(0, "suffix");
-        if (!p.empty() && s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0)
-            return Value::str(s.substr(0, s.size() - p.size()));
-        return Value::str(s);
-    }
-    if (name == "partition" || name == "rpartition") {
-        const std::string& sep = need_str(0, "sep");
-        if (sep.empty()) fail("empty separator");
-        size_t p = name == "partition" ? s.find(sep) : s.rfind(sep);
-        if (p == std::string::npos) {
-            if (name == "partition") return tuple({Value::str(s), Value::str(""), Value::str("")});
-            return tuple({Value::str(""), Value::str(""), Value::str(s)});
-        }
-        return tuple({Value::str(s.substr(0, p)), Value::str(sep), Value::str(s.substr(p + sep.size()))});
-    }
-    if (name == "center" || name == "ljust" || name == "rjust" || name == "zfill") {
-        int64_t w = opt_int(0, "width", 0);
-        int64_t len = cp_count(s);
-        if (w <= len) return Value::str(s);
-        if (w - len > static_cast<int64_t>(kMaxOutput)) fail("result too large");
-        size_t pad = static_cast<size_t>(w - len);
-        if (name == "zfill") {
-            if (!s.empty() && (s[0] == '-' || s[0] == '+')) return Value::str(s.substr(0, 1) + std::string(pad, '0') + s.substr(1));
-            return Value::str(std::string(pad, '0') + s);
-        }
-        std::string fill = " ";
-        if (const Value* f = arg_at(a, 1, "fillchar")) fill = f->s;
-        auto rep = [&](size_t n) {
-            std::string o;
-            for (size_t k = 0; k < n; ++k) o += fill;
-            return o;
-        };
-        if (name == "ljust") return Value::str(s + rep(pad));
-        if (name == "rjust") return Value::str(rep(pad) + s);
-        size_t left = pad / 2 + (pad & static_cast<size_t>(w) & 1);
-        return Value::str(rep(left) + s + rep(pad - left));
-    }
-    fail("str method '" + name + "' is not supported");
+    const auto& table = str_methods();
+    auto it = table.find(name);
+    if (it == table.end()) fail("str method '" + name + "' is not supported");
+    return it->second(name, s, a);
 }
 
 }  // namespace jinja
