@@ -13,10 +13,13 @@
 namespace ovgc {
 namespace jinja {
 
+// ---- characters (UTF-8 text, Python's character classes; case mapping for Latin-1, Latin Extended-A, Greek,
+// Cyrillic)
 bool is_ascii(const std::string& s);
 std::vector<size_t> cp_offsets(const std::string& s);
-int64_t cp_count(const std::string& s);
+int64_t cp_count(const std::string& s);  // code points
 bool py_space(unsigned char c);
+// The code point at byte i; an invalid byte decodes as itself (len 1).
 uint32_t u8_decode(const std::string& s, size_t i, size_t& len);
 bool u_space(uint32_t cp);
 uint32_t u_upper_cp(uint32_t c);
@@ -25,9 +28,10 @@ bool u_cased(uint32_t c);
 std::string u_map(const std::string& s, bool upper);
 std::string ascii_upper(const std::string& s);
 std::string ascii_lower(const std::string& s);
-size_t ws_at(const std::string& s, size_t i);
-size_t ws_before(const std::string& s, size_t end);
+size_t ws_at(const std::string& s, size_t i);        // length of the whitespace character at byte i, or 0
+size_t ws_before(const std::string& s, size_t end);  // length of the whitespace character ending at end, or 0
 
+// ---- Python str operations (chars / sep: null, none or undefined mean whitespace)
 std::string py_strip(const std::string& s, const Value* chars, bool left, bool right);
 std::vector<std::string> py_split(const std::string& s, const Value* sep, int64_t maxsplit);
 std::vector<std::string> py_rsplit(const std::string& s, const Value* sep, int64_t maxsplit);
@@ -35,8 +39,8 @@ std::string py_replace(const std::string& s, const std::string& a, const std::st
 std::string py_title(const std::string& s);
 std::string py_capitalize(const std::string& s);
 std::vector<std::string> py_splitlines(const std::string& s, bool keepends);
-std::string percent_format(const std::string& fmt, const Value& args);
-std::string brace_format(const std::string& fmt, const CallArgs& a);
+std::string percent_format(const std::string& fmt, const Value& args);  // fmt % args
+std::string brace_format(const std::string& fmt, const CallArgs& a);   // fmt.format(*args, **kwargs)
 
 }  // namespace jinja
 }  // namespace ovgc

@@ -137,32 +137,45 @@ inline Value Value::dict() {
 }
 
 
-const char* type_name(const Value& v);
-std::string obj_type_repr(const Value& v);
-[[noreturn]] void undefined_error(const Value& u);
+// ---- type names, errors, truthiness, numbers
+const char* type_name(const Value& v);        // Python's type name: "str", "dict", "NoneType", ...
+std::string obj_type_repr(const Value& v);    // "None" or "<type> object", for error messages
+[[noreturn]] void undefined_error(const Value& u);  // raises the message an Undefined carries
 bool truthy(const Value& v);
-bool is_num(const Value& v);
-bool is_intlike(const Value& v);
+bool is_num(const Value& v);                  // int, float or bool
+bool is_intlike(const Value& v);              // int or bool
 int64_t as_i(const Value& v);
 double as_f(const Value& v);
+
+// ---- dict keys: a str key is kept as is, other hashable scalars (int, float, bool, None) are encoded
 std::string key_enc(const Value& k);
 Value key_dec(const std::string& s);
 std::string key_json(const std::string& s);
-Value gen(std::vector<Value> items);
+
+// ---- constructors and kinds beyond Value's own
+Value gen(std::vector<Value> items);    // a generator (lazy filter result)
 bool is_gen(const Value& v);
 Value tuple(std::vector<Value> items);
-Value markup(std::string s);
+Value markup(std::string s);            // Markup (|safe, |escape): not escaped again
 bool is_markup(const Value& v);
+
+// ---- text forms: str(), repr(), HTML escaping
 std::string html_escape(const std::string& s);
 std::string py_repr_str(const std::string& s);
 bool u_nonprintable(uint32_t cp);
 std::string py_repr_unicode(const std::string& s);
 std::string repr(const Value& v);
 std::string to_str(const Value& v);
+
+// ---- comparison (Python semantics; compare raises TypeError-like errors naming `op`)
 bool equals(const Value& a, const Value& b);
 int compare(const Value& a, const Value& b, const char* op = "<");
+
+// ---- JSON in and out (to_json raises for values JSON cannot hold)
 Value from_json(const JsonValue& j);
 JsonValue to_json(const Value& v, int depth = 0);
+
+// ---- containers: iteration, len(), `in`, slicing
 std::vector<Value> iterate(const Value& v);
 int64_t length(const Value& v);
 bool contains(const Value& container, const Value& item);
