@@ -1,8 +1,8 @@
 """Fixtures for the native JSON + chat-template tests.
 
-* ``ct_harness``: tests/chat_template/render_main.cpp compiled with g++ -std=c++17 -O1 from native/src/json and
-  native/src/chat_template (cached by a hash of the sources under ~/.cache/ovgenai_c/ct_build), or the binary
-  named by $OVGENAI_C_CT_HARNESS (e.g. an -fsanitize=address,undefined build).
+* ``ct_harness``: tests/chat_template/render_main.cpp compiled with g++ -std=c++17 -O1 from native/src/common,
+  native/src/json and native/src/chat_template (cached by a hash of the sources under ~/.cache/ovgenai_c/ct_build),
+  or the binary named by $OVGENAI_C_CT_HARNESS (e.g. an -fsanitize=address,undefined build).
 * ``real_templates``: the real chat templates shipped in the llama-cpp-python==0.3.36 sdist
   (vendor/llama.cpp/models/templates/*.jinja), fetched once with pip and cached under
   ~/.cache/ovgenai_c/templates; skips when PyPI is unreachable.
@@ -31,15 +31,16 @@ SDIST_NAME = "llama-cpp-python"
 SDIST_VERSION = "0.3.36"
 SDIST_FILE = "llama_cpp_python-0.3.36.tar.gz"
 CXXFLAGS = ["-std=c++17", "-O1", "-pthread"]
+HARNESS_DIRS = ("common", "json", "chat_template")  # the native/src folders render_main.cpp is built from
 
 
 def _sources() -> list[Path]:
-    srcs = sorted((NATIVE / "json").glob("*.cpp")) + sorted((NATIVE / "chat_template").glob("*.cpp"))
+    srcs = [p for d in HARNESS_DIRS for p in sorted((NATIVE / d).glob("*.cpp"))]
     return srcs + [HERE / "render_main.cpp"]
 
 
 def _headers() -> list[Path]:
-    return sorted((NATIVE / "json").glob("*.hpp")) + sorted((NATIVE / "chat_template").glob("*.hpp"))
+    return [p for d in HARNESS_DIRS for p in sorted((NATIVE / d).glob("*.hpp"))]
 
 
 def build_harness(out_dir: Path) -> Path:

@@ -133,6 +133,9 @@ CASES = {
                      "{{ n is eq 7 }}{{ n is equalto 7 }}{{ n is == 7 }}{{ n is ne 7 }}{{ n is != 7 }}{{ n is lt 8 }}{{ n is gt 8 }}{{ n is le 7 }}{{ n is ge 8 }}{{ n is greaterthan 1 }}{{ n is lessthan 1 }}|"
                      "{{ 'abc' is lower }}{{ 'ABC' is upper }}{{ none is sameas none }}{{ n is not none }}",
     "tests_callable": "{{ range is callable }}{{ n is callable }}{{ 'x'.upper is callable }}",
+    # `is filter` / `is test` know every builtin (one table each), aliases included
+    "tests_known_names": "{{ 'forceescape' is filter }}{{ 'tojson' is filter }}{{ 'nope' is filter }}|"
+                         "{{ 'lessthan' is test }}{{ '==' is test }}{{ 'sameas' is test }}{{ 'nope' is test }}",
     "test_unknown_fails": "{{ 1 is nosuchtest }}",
     "test_not": "{{ not missing is defined }}|{{ 1 is not string }}",
     # --- operators

@@ -1,8 +1,10 @@
 // A Jinja2 chat-template renderer with Hugging Face transformers' semantics
 // (ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True), loopcontrols, the {% generation %} tag,
 // tojson = json.dumps(ensure_ascii=False, ...), raise_exception, strftime_now). Plain C++17, no dependencies beyond
-// json/json.hpp. Files: parser.cpp (lexer, parser, jinja2-style frame analysis), interp.cpp (values, filters,
-// tests, statements), jinja_internal.hpp (shared internals).
+// json/json.hpp. Files: lexer.*, parser.cpp (tokens to ast.hpp), symbols.* (jinja2-style frame analysis),
+// value.* (the value model and its operations), string_methods.* (Python str semantics), interp.* (render state,
+// names, calls, expressions), statements.cpp, filters.cpp (builtin filters by table), builtin_tests.cpp,
+// limits.hpp (render limits and errors).
 //
 // Supported: {{ }} / {% %} / {# #} with -/+ whitespace control, raw, if/elif/else, for (else, filter, unpacking,
 // recursive, break/continue, loop.* incl. cycle/changed/previtem/nextitem), set (incl. tuples, block set with

@@ -19,7 +19,7 @@
 
 #include "chat_template/chat_template.hpp"
 #include "engine/errors.hpp"
-#include "engine/utf8.hpp"
+#include "common/utf8.hpp"
 
 namespace ovgc {
 

@@ -1,6 +1,6 @@
 #include "engine/text_streamer.hpp"
 
-#include "engine/utf8.hpp"
+#include "common/utf8.hpp"
 
 namespace ovgc {
 

@@ -1,5 +1,7 @@
 #include "json/json.hpp"
 
+#include "common/utf8.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -363,31 +365,17 @@ struct Parser {
 
     // Validates one UTF-8 sequence starting at i (first byte >= 0x80), appends it.
     void utf8_seq(std::string& out) {
-        const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-        unsigned char c = p[i];
-        size_t n;
         uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF) {
-            n = 2;
-            cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            n = 3;
-            cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            n = 4;
-            cp = c & 0x07;
-        } else {
-            fail("invalid UTF-8 byte");
+        size_t n;
+        switch (utf8_decode_strict(s, i, cp, n)) {
+            case Utf8Error::None: break;
+            case Utf8Error::InvalidByte: fail("invalid UTF-8 byte");
+            case Utf8Error::Truncated: fail("truncated UTF-8 sequence");
+            case Utf8Error::BadContinuation: fail("invalid UTF-8 continuation byte");
+            case Utf8Error::Overlong: fail("overlong UTF-8 sequence");
+            case Utf8Error::Surrogate: fail("UTF-8 encoded surrogate");
+            case Utf8Error::AboveMax: fail("UTF-8 code point above U+10FFFF");
         }
-        if (i + n > s.size()) fail("truncated UTF-8 sequence");
-        for (size_t k = 1; k < n; ++k) {
-            unsigned char cc = p[i + k];
-            if ((cc & 0xC0) != 0x80) fail("invalid UTF-8 continuation byte");
-            cp = (cp << 6) | (cc & 0x3F);
-        }
-        if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000)) fail("overlong UTF-8 sequence");
-        if (cp >= 0xD800 && cp <= 0xDFFF) fail("UTF-8 encoded surrogate");
-        if (cp > 0x10FFFF) fail("UTF-8 code point above U+10FFFF");
         out.append(s.data() + i, n);
         i += n;
     }
@@ -524,24 +512,6 @@ static void put_u(std::string& out, uint32_t u) {
     out += kHex[u & 0xF];
 }
 
-void utf8_append(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-}
-
 void json_escape_string(std::string& out, std::string_view s, bool ensure_ascii) {
     out += '"';
     const auto* p = reinterpret_cast<const unsigned char*>(s.data());
@@ -571,20 +541,9 @@ void json_escape_string(std::string& out, std::string_view s, bool ensure_ascii)
             continue;
         }
         // decode one UTF-8 sequence (lenient: invalid bytes become U+FFFD)
-        size_t len = 1;
-        uint32_t cp = 0xFFFD;
-        if (c >= 0xC0 && c <= 0xDF) len = 2, cp = c & 0x1F;
-        else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F;
-        else if (c >= 0xF0 && c <= 0xF7) len = 4, cp = c & 0x07;
-        bool ok = len > 1 && i + len <= n;
-        for (size_t k = 1; ok && k < len; ++k) {
-            if ((p[i + k] & 0xC0) != 0x80) ok = false;
-            else cp = (cp << 6) | (p[i + k] & 0x3F);
-        }
-        if (!ok) {
-            cp = 0xFFFD;
-            len = 1;
-        }
+        size_t len;
+        uint32_t cp = utf8_decode(s, i, len);
+        if (cp == kUtf8Invalid) cp = 0xFFFD;
         if (cp >= 0x10000) {
             uint32_t v = cp - 0x10000;
             put_u(out, 0xD800 + (v >> 10));

@@ -94,7 +94,5 @@ std::string json_dump(const JsonValue& v, const JsonDumpOptions& opt = {});
 // Helpers shared with the chat-template renderer.
 std::string json_format_double(double d);  // Python repr(float): 0.1, 1e-07, 1.0, inf, nan
 void json_escape_string(std::string& out, std::string_view s, bool ensure_ascii);  // with quotes
-// Append code point `cp` to `out` as UTF-8 (the one encoder shared by the JSON parser and the template engine).
-void utf8_append(std::string& out, uint32_t cp);
 
 }  // namespace ovgc

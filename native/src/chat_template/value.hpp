@@ -1,4 +1,5 @@
-// Internal declarations of the Jinja2 subset interpreter behind ovgc::ChatTemplate.
+// The one value model of the template engine (Python/jinja2 semantics over a small tagged struct) and the
+// operations on values: truthiness, str()/repr(), equality and ordering, JSON in and out, iteration, slicing.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "chat_template/chat_template.hpp"
+#include "chat_template/limits.hpp"
 #include "json/json.hpp"
 
 namespace ovgc {
@@ -18,11 +19,6 @@ namespace jinja {
 struct Value;
 struct DictData;
 struct Interp;
-struct Node;
-struct Stmt;
-using NodeP = std::unique_ptr<Node>;
-using StmtP = std::unique_ptr<Stmt>;
-using Body = std::vector<StmtP>;
 
 struct CallArgs {
     std::vector<Value> pos;
@@ -54,7 +50,7 @@ struct Value {
     Value& operator=(const Value&) = default;
     Value& operator=(Value&&) noexcept = default;
     // Releasing a deeply nested value (e.g. a list built as [[[...]]] in a loop) must not recurse without bound:
-    // below a fixed depth, container releases are deferred and drained iteratively (interp.cpp).
+    // below a fixed depth, container releases are deferred and drained iteratively (value.cpp).
     ~Value() {
         if (l || d || fn) release();
     }
@@ -140,58 +136,52 @@ inline Value Value::dict() {
     return v;
 }
 
-// ---- AST
 
-enum class NK { Const, Name, List, Tuple, Dict, GetAttr, GetItem, Slice, Call, Filter, Test, Bin, Neg, Pos,
-                Compare, And, Or, Not, Cond, Concat };
+// ---- type names, errors, truthiness, numbers
+const char* type_name(const Value& v);        // Python's type name: "str", "dict", "NoneType", ...
+std::string obj_type_repr(const Value& v);    // "None" or "<type> object", for error messages
+[[noreturn]] void undefined_error(const Value& u);  // raises the message an Undefined carries
+bool truthy(const Value& v);
+bool is_num(const Value& v);                  // int, float or bool
+bool is_intlike(const Value& v);              // int or bool
+int64_t as_i(const Value& v);
+double as_f(const Value& v);
 
-struct Node {
-    NK k;
-    int line = 0, col = 0;
-    Value cval;
-    std::string name;
-    char op = 0;
-    bool negated = false;
-    std::vector<NodeP> kids;  // may contain nullptrs (slice parts, filter-block subject, missing else)
-    std::vector<std::string> ops;
-    std::vector<std::pair<std::string, NodeP>> kwargs;
-};
+// ---- dict keys: a str key is kept as is, other hashable scalars (int, float, bool, None) are encoded
+std::string key_enc(const Value& k);
+Value key_dec(const std::string& s);
+std::string key_json(const std::string& s);
 
-enum class SK { Text, Out, If, For, Set, SetBlock, Macro, CallBlock, FilterBlock, Break, Continue, With, Block };
+// ---- constructors and kinds beyond Value's own
+Value gen(std::vector<Value> items);    // a generator (lazy filter result)
+bool is_gen(const Value& v);
+Value tuple(std::vector<Value> items);
+Value markup(std::string s);            // Markup (|safe, |escape): not escaped again
+bool is_markup(const Value& v);
 
-struct Stmt {
-    SK k;
-    int line = 0, col = 0;
-    std::string text;
-    NodeP expr;
-    std::vector<NodeP> conds;
-    std::vector<Body> bodies;
-    Body body;
-    Body else_body;
-    std::vector<NodeP> targets;
-    NodeP cond;
-    std::string name;
-    std::vector<std::string> params;
-    std::vector<NodeP> defaults;
-    bool recursive = false;     // For: `recursive` loop
-    bool uses_varargs = false;  // Macro: body references varargs / kwargs
-    bool uses_kwargs = false;
-    // Names of the frame opened by this statement's body (for/macro/call/with/set-block/filter-block) that jinja2
-    // initialises as undefined: first met as an unconditional store, unknown to every enclosing frame. Until the
-    // store runs, reading them yields undefined (not the context value).
-    std::vector<std::string> undef_names;
-};
+// ---- text forms: str(), repr(), HTML escaping
+std::string html_escape(const std::string& s);
+std::string py_repr_str(const std::string& s);
+bool u_nonprintable(uint32_t cp);
+std::string py_repr_unicode(const std::string& s);
+std::string repr(const Value& v);
+std::string to_str(const Value& v);
 
-struct Program {
-    Body body;
-    std::vector<std::string> undef_names;  // same, for the top-level frame
-};
+// ---- comparison (Python semantics; compare raises TypeError-like errors naming `op`)
+bool equals(const Value& a, const Value& b);
+int compare(const Value& a, const Value& b, const char* op = "<");
 
-// parser.cpp
-std::unique_ptr<Program> parse_template(const std::string& source);
+// ---- JSON in and out (to_json raises for values JSON cannot hold)
+Value from_json(const JsonValue& j);
+JsonValue to_json(const Value& v, int depth = 0);
 
-// interp.cpp
-std::string render_program(const Program& prog, const JsonValue& context);
+// ---- containers: iteration, len(), `in`, slicing
+std::vector<Value> iterate(const Value& v);
+int64_t length(const Value& v);
+bool contains(const Value& container, const Value& item);
+void slice_indices(int64_t len, const Value* start, const Value* stop, const Value* step, int64_t& b, int64_t& e,
+                   int64_t& st);
+Value do_slice(const Value& obj, const Value* start, const Value* stop, const Value* step);
 
 }  // namespace jinja
 }  // namespace ovgc
