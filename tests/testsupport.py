@@ -1,8 +1,13 @@
 """Helpers shared by the test folders (importable: tests/ is on sys.path via tests/conftest.py)."""
 from __future__ import annotations
 
+import json
 import os
+import threading
+import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
 def bundled_library_path() -> "Path | None":
@@ -15,6 +20,40 @@ def bundled_library_path() -> "Path | None":
     from ovgenai_c import _loader
 
     return next((p for p in _loader.bundled_candidates() if p.is_file()), None)
+
+
+# ---- model folders the ABI double accepts ------------------------------------------------------------------------
+CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+          "'<|im_end|>\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def write_tokenizer_xml(path: Path, template: Optional[str]) -> None:
+    """An openvino_tokenizer.xml with no layers and rt_info holding `template` (when given) and eos_token_id 2."""
+    net = ET.Element("net", name="tokenizer", version="11")
+    ET.SubElement(net, "layers")
+    ET.SubElement(net, "edges")
+    rt = ET.SubElement(net, "rt_info")
+    if template is not None:
+        ET.SubElement(rt, "chat_template", value=template)
+    ET.SubElement(rt, "eos_token_id", value="2")
+    ET.ElementTree(net).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def make_ir(folder: Path, template: Optional[str] = CHATML, profile: Optional[Dict[str, Any]] = None,
+            profile_text: Optional[str] = None) -> Path:
+    """An IR-shaped folder the double accepts (empty model files) with a real chat template in rt_info, and an
+    ovgenai_c.profile.json from `profile` (a dict) or `profile_text` (verbatim) when given."""
+    from ovgenai_c.pipeline import IR_FILES
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in IR_FILES:
+        (folder / name).write_text("")
+    write_tokenizer_xml(folder / "openvino_tokenizer.xml", template)
+    if profile is not None:
+        (folder / "ovgenai_c.profile.json").write_text(json.dumps(profile))
+    if profile_text is not None:
+        (folder / "ovgenai_c.profile.json").write_text(profile_text)
+    return folder
 
 
 # ---- inference precision ---------------------------------------------------------------------------------------
