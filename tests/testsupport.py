@@ -56,6 +56,48 @@ def make_ir(folder: Path, template: Optional[str] = CHATML, profile: Optional[Di
     return folder
 
 
+# ---- threads ------------------------------------------------------------------------------------------------------
+class Threads:
+    """n threads running target(0) ... target(n-1), started at once; join() collects what they raised."""
+
+    def __init__(self, target: Callable[[int], Any], n: int, on_hang: Optional[Callable[[], None]] = None) -> None:
+        self.failures: List[Tuple[int, str]] = []
+        self._on_hang = on_hang
+        lock = threading.Lock()
+
+        def run(i: int) -> None:
+            try:
+                target(i)
+            except BaseException as exc:  # reported by join()
+                with lock:
+                    self.failures.append((i, repr(exc)))
+
+        self.threads = [threading.Thread(target=run, args=(i,), name=f"w{i}") for i in range(n)]
+        for t in self.threads:
+            t.start()
+
+    def join(self, timeout: float = 60.0) -> List[Tuple[int, str]]:
+        """Waits `timeout` s in all; a thread still running then fails the test (on_hang() is called first).
+        Returns [(i, repr(exception))] of the calls that raised."""
+        import pytest
+
+        deadline = time.monotonic() + timeout
+        for t in self.threads:
+            t.join(max(deadline - time.monotonic(), 0.01))
+        alive = [t.name for t in self.threads if t.is_alive()]
+        if alive:
+            if self._on_hang is not None:
+                self._on_hang()
+            pytest.fail(f"threads still running after {timeout} s: {alive}")
+        return self.failures
+
+
+def run_threads(target: Callable[[int], Any], n: int, timeout: float = 60.0,
+                on_hang: Optional[Callable[[], None]] = None) -> List[Tuple[int, str]]:
+    """target(i) on n threads at once, joined (Threads.join); returns [(i, repr(exception))] of those that raised."""
+    return Threads(target, n, on_hang).join(timeout)
+
+
 # ---- inference precision ---------------------------------------------------------------------------------------
 # OpenVINO's CPU plugin infers in bf16 by default on CPUs with AMX / avx512_bf16 and in f32 elsewhere. bf16 results
 # differ from f32 ones (and GenAI's are not even reproducible call to call under bf16), so every golden file records
