@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import hf_render
+from hf_jinja import hf_render
 from conversations import TOOLS, contexts
 from testsupport import CHATML
 
