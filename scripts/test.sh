@@ -76,26 +76,35 @@ sdpa_part() {
         tests/backend tests/binding/test_conformance.py -m "not engine_explicit" "$@"
 }
 
-# The suite on the default engine, split by folder so that the two lanes can share it; every folder of tests/ is
-# in exactly one part (checked below), the sanitizer module is the sanitizer part's.
-SUITE_PARTS=(
-    "tests/backend"
-    "tests/reliability --ignore=tests/reliability/test_rel_sanitizers.py"
-    "tests/binding tests/abi_double tests/fixtures tests/bench"
-    "tests/chat_template tests/cli tests/provider tests/serve tests/models"
-)
+# The suite on the default engine is split into parts that the two lanes share: tests/backend by the
+# engine_explicit marker (each backend test is in exactly one of the two), the other folders in groups. Every folder
+# of tests/ with tests must be in SPLIT_FOLDERS (checked below); the sanitizer module is the sanitizer part's.
+SPLIT_FOLDERS="tests/backend tests/reliability tests/binding tests/abi_double tests/fixtures tests/bench
+    tests/chat_template tests/cli tests/provider tests/serve tests/models"
+suite_part() {  # label log-suffix pytest-args...
+    local label=$1 suffix=$2
+    shift 2
+    pytest_part "suite (PA engine): $label" "$LOGS/pytest-pa-$suffix.log" "$@"
+}
 
-run_part() {  # part-id extra-args...: one queued part (suite:<index> or sdpa)
-    local id=$1 dirs
+run_part() {  # part-id extra-args...: one queued part
+    local id=$1
     shift
     case $id in
         sdpa) sdpa_part "$@" ;;
-        suite:all)
-            pytest_part "suite (PA engine)" "$LOGS/pytest-pa.log" tests --ignore=tests/reliability/test_rel_sanitizers.py "$@" ;;
-        suite:*)
-            dirs=${SUITE_PARTS[${id#suite:}]}
-            # shellcheck disable=SC2086  # the folder list is split on purpose
-            pytest_part "suite (PA engine): ${dirs%% --*}" "$LOGS/pytest-pa-${id#suite:}.log" $dirs "$@" ;;
+        suite) pytest_part "suite (PA engine)" "$LOGS/pytest-pa.log" tests --ignore=tests/reliability/test_rel_sanitizers.py "$@" ;;
+        backend-explicit)
+            suite_part "tests/backend, modules that pick their engines" backend-explicit tests/backend -m engine_explicit "$@" ;;
+        backend-rest)
+            suite_part "tests/backend, the rest" backend-rest tests/backend -m "not engine_explicit" "$@" ;;
+        reliability)
+            suite_part "tests/reliability" reliability tests/reliability --ignore=tests/reliability/test_rel_sanitizers.py "$@" ;;
+        binding)
+            suite_part "tests/binding, abi_double, fixtures, bench" binding \
+                tests/binding tests/abi_double tests/fixtures tests/bench "$@" ;;
+        frontends)
+            suite_part "tests/chat_template, cli, provider, serve, models" frontends \
+                tests/chat_template tests/cli tests/provider tests/serve tests/models "$@" ;;
         *) echo "unknown part $id" >&2; return 2 ;;
     esac
 }
@@ -162,17 +171,17 @@ background_lane() {  # with-asan(0/1) extra-args...: stdout is background.log, f
 
 # ---- 2. the queue of parts (biggest first) and the background lane ------------------------------------------------
 if [[ $# -gt 0 ]]; then
-    printf '%s\n' suite:all sdpa >"$QUEUE"
+    printf '%s\n' suite sdpa >"$QUEUE"
 else
-    covered=" $(printf '%s ' "${SUITE_PARTS[@]}") "
+    covered=" $(echo $SPLIT_FOLDERS) "
     for d in tests/*/; do
         d=${d%/}
         if [[ $covered != *" $d "* && -n $(find "$d" -maxdepth 1 -name 'test_*.py' -print -quit) ]]; then
-            say "test.sh: the folder $d is in no part of SUITE_PARTS"
+            say "test.sh: the folder $d is in no part (SPLIT_FOLDERS)"
             echo "parts: FAILED, $d is in no part" >>"$SUMMARY"
         fi
     done
-    printf '%s\n' suite:0 sdpa suite:1 suite:2 suite:3 >"$QUEUE"  # biggest first (CPU time measured on 2 cores)
+    printf '%s\n' backend-explicit sdpa backend-rest frontends binding reliability >"$QUEUE"  # biggest first
 fi
 
 say "2/3 the queue of test parts: $(tr '\n' ' ' <"$QUEUE")"
