@@ -56,6 +56,16 @@ def make_ir(folder: Path, template: Optional[str] = CHATML, profile: Optional[Di
     return folder
 
 
+# ---- Ctrl-C in children ---------------------------------------------------------------------------------------------
+def default_sigint() -> None:
+    """preexec_fn for a child that must get Ctrl-C (SIGINT) even when the suite runs with SIGINT ignored (nohup, CI,
+    the test command's background lane): an ignored signal stays ignored across exec, and Python then installs no
+    KeyboardInterrupt handler."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 # ---- threads ------------------------------------------------------------------------------------------------------
 class Threads:
     """n threads running target(0) ... target(n-1), started at once; join() collects what they raised."""
