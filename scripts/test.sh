@@ -7,9 +7,10 @@
 #        ~/.cache/ovgenai_c/asan-build/<key>/ while native/, the flags, the compiler and the openvino wheel are
 #        unchanged) and runs the sanitizer part on it, then takes parts too (its steps are told on the terminal,
 #        its output goes to background.log).
-#      The parts: the whole suite on the default engine (PagedAttention), split by folder into a few pytest runs,
-#      and the backend and conformance suites on the stateful SDPA engine. So the queue balances itself whether
-#      the ASan build is cached (a minute of sanitizer part) or not (a few minutes of build first).
+#      The parts: the whole suite on the default engine (PagedAttention) in six pytest runs (tests/backend in two
+#      by its engine_explicit marker, the other folders in groups), and the backend and conformance suites on the
+#      stateful SDPA engine. So the queue balances itself whether the ASan build is cached (a minute of sanitizer
+#      part) or not (a few minutes of build first).
 # A one-line summary per part at the end; the exit status is non-zero when any part fails (or runs no tests).
 # Extra arguments go to the suite and SDPA parts; with extra arguments the suite runs as one part (as a filter such as
 # -k could leave a folder part with no test, which counts as a failure). OVGENAI_C_NO_ASAN=1 skips the sanitizer
@@ -181,7 +182,8 @@ else
             echo "parts: FAILED, $d is in no part" >>"$SUMMARY"
         fi
     done
-    printf '%s\n' backend-explicit sdpa backend-rest frontends binding reliability >"$QUEUE"  # biggest first
+    # biggest first (seconds with both lanes busy on 2 cores: 407, 289, 163, 155, 103, 63)
+    printf '%s\n' backend-explicit sdpa frontends backend-rest binding reliability >"$QUEUE"
 fi
 
 say "2/3 the queue of test parts: $(tr '\n' ' ' <"$QUEUE")"
