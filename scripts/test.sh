@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run). Every step says what it does and how long it took:
 #   1. pip install '.[test]' (verbose: pip's progress and the CMake build of the bundled backend);
-#   2. in the background: the ASan/UBSan variant of the backend (reused from ~/.cache/ovgenai_c/asan-build/<key>/
-#      while native/, the flags, the compiler and the openvino wheel are unchanged), then the sanitizer part, then
-#      -- when the ASan build was cached -- the backend and conformance suites on the stateful SDPA engine;
-#   3. meanwhile in the foreground: the whole suite on the default engine (PagedAttention), then (when the ASan
-#      build had to be made) the SDPA part.
+#   2. two lanes, one per core, take the test parts from one queue (the biggest first) until it is empty:
+#      - the foreground lane (its pytest progress on the terminal) starts with the first part at once;
+#      - the background lane first builds the ASan/UBSan variant of the backend (reused from
+#        ~/.cache/ovgenai_c/asan-build/<key>/ while native/, the flags, the compiler and the openvino wheel are
+#        unchanged) and runs the sanitizer part on it, then takes parts too (its steps are told on the terminal,
+#        its output goes to background.log).
+#      The parts: the whole suite on the default engine (PagedAttention) in six pytest runs (tests/backend in two
+#      by its engine_explicit marker, the other folders in groups), and the backend and conformance suites on the
+#      stateful SDPA engine. So the queue balances itself whether the ASan build is cached (a minute of sanitizer
+#      part) or not (a few minutes of build first).
 # A one-line summary per part at the end; the exit status is non-zero when any part fails (or runs no tests).
-# Extra arguments go to the two pytest parts. OVGENAI_C_NO_ASAN=1 skips the sanitizer build and part.
+# Extra arguments go to the suite and SDPA parts; with extra arguments the suite runs as one part (as a filter such as
+# -k could leave a folder part with no test, which counts as a failure). OVGENAI_C_NO_ASAN=1 skips the sanitizer
+# build and part.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1  # pip's and pytest's progress shows as it happens, also through the pipes below
@@ -19,7 +26,9 @@ LOGS="$(mktemp -d "${TMPDIR:-/tmp}/ovgenai_c_test.XXXXXX")"
 SUMMARY="$LOGS/summary"
 : >"$SUMMARY"
 
-# pytest's last line ("12 passed, 1 skipped in 3.4s"); exit status 5 means no tests ran, which is a failure here
+# pytest's last line ("12 passed, 1 skipped in 3.4s"); exit status 5 means no tests ran, which is a failure here.
+# The part's summary line goes to $SUMMARY and to PART_LINE (of this lane).
+PART_LINE=""
 pytest_part() {  # name logfile pytest-args...
     local name=$1 log=$2 t=$SECONDS rc last
     shift 2
@@ -27,12 +36,13 @@ pytest_part() {  # name logfile pytest-args...
     rc=${PIPESTATUS[0]}
     last=$(grep -E '[0-9]+ (passed|failed|error|errors|skipped)|no tests ran' "$log" | tail -n 1 | tr -d '=' | xargs)
     if [[ $rc -eq 0 ]]; then
-        echo "$name: ok in $((SECONDS - t)) s ($last)" >>"$SUMMARY"
+        PART_LINE="$name: ok in $((SECONDS - t)) s ($last)"
     elif [[ $rc -eq 5 ]]; then
-        echo "$name: FAILED, no tests ran ($*)" >>"$SUMMARY"
+        PART_LINE="$name: FAILED, no tests ran ($*)"
     else
-        echo "$name: FAILED (pytest exit $rc) in $((SECONDS - t)) s (${last:-no summary line}; log $log)" >>"$SUMMARY"
+        PART_LINE="$name: FAILED (pytest exit $rc) in $((SECONDS - t)) s (${last:-no summary line}; log $log)"
     fi
+    echo "$PART_LINE" >>"$SUMMARY"
     return "$rc"
 }
 
@@ -51,7 +61,7 @@ fi
 echo "install: ok in $((SECONDS - t)) s" >>"$SUMMARY"
 say "installed in $((SECONDS - t)) s"
 
-# ---- 2. sanitizer lane (background) ---------------------------------------------------------------------------
+# ---- the parts and the lanes ------------------------------------------------------------------------------------
 asan_key() {
     {
         (git ls-files -co --exclude-standard -- native 2>/dev/null || find native -path 'native/build*' -prune -o -type f -print) |
@@ -67,77 +77,139 @@ sdpa_part() {
         tests/backend tests/binding/test_conformance.py -m "not engine_explicit" "$@"
 }
 
-sanitizer_lane() {  # runs in the background: its steps are told on fd 3 (the terminal), the rest goes to asan.log
-    local dir=$1 with_sdpa=$2 t=$SECONDS rc=0
+# The suite on the default engine is split into parts that the two lanes share: tests/backend by the
+# engine_explicit marker (each backend test is in exactly one of the two), the other folders in groups. Every folder
+# of tests/ with tests must be in SPLIT_FOLDERS (checked below); the sanitizer module is the sanitizer part's.
+SPLIT_FOLDERS="tests/backend tests/reliability tests/binding tests/abi_double tests/fixtures tests/bench
+    tests/chat_template tests/cli tests/provider tests/serve tests/models"
+suite_part() {  # label log-suffix pytest-args...
+    local label=$1 suffix=$2
     shift 2
-    note() { say "$@"; say "$@" >&3; }
+    pytest_part "suite (PA engine): $label" "$LOGS/pytest-pa-$suffix.log" "$@"
+}
+
+run_part() {  # part-id extra-args...: one queued part
+    local id=$1
+    shift
+    case $id in
+        sdpa) sdpa_part "$@" ;;
+        suite) pytest_part "suite (PA engine)" "$LOGS/pytest-pa.log" tests --ignore=tests/reliability/test_rel_sanitizers.py "$@" ;;
+        backend-explicit)
+            suite_part "tests/backend, modules that pick their engines" backend-explicit tests/backend -m engine_explicit "$@" ;;
+        backend-rest)
+            suite_part "tests/backend, the rest" backend-rest tests/backend -m "not engine_explicit" "$@" ;;
+        reliability)
+            suite_part "tests/reliability" reliability tests/reliability --ignore=tests/reliability/test_rel_sanitizers.py "$@" ;;
+        binding)
+            suite_part "tests/binding, abi_double, fixtures, bench" binding \
+                tests/binding tests/abi_double tests/fixtures tests/bench "$@" ;;
+        frontends)
+            suite_part "tests/chat_template, cli, provider, serve, models" frontends \
+                tests/chat_template tests/cli tests/provider tests/serve tests/models "$@" ;;
+        *) echo "unknown part $id" >&2; return 2 ;;
+    esac
+}
+
+QUEUE="$LOGS/queue"
+take_part() {  # prints the next part of the queue and removes it (nothing when the queue is empty)
+    until mkdir "$QUEUE.lock" 2>/dev/null; do sleep 0.1; done  # the two lanes take turns
+    head -n 1 "$QUEUE"
+    sed -i '1d' "$QUEUE"
+    rmdir "$QUEUE.lock"
+}
+
+run_queue() {  # lane-name extra-args...: takes parts until the queue is empty; non-zero when one failed
+    local lane=$1 id rc=0
+    shift
+    while id=$(take_part) && [[ -n $id ]]; do
+        lane_note "$lane: starting part $id"
+        run_part "$id" "$@" || rc=1
+        lane_note "$lane: $PART_LINE"
+    done
+    return $rc
+}
+
+sanitizer_part() {  # dir: the ASan build (made or reused), then the sanitizer part on it
+    local dir=$1 t=$SECONDS
     mkdir -p "$CACHE/asan-build"
     exec 9>"$dir.lock"
     flock 9 2>/dev/null || true
     if [[ -f "$dir/ok" && -f "$dir/libovgenai_c_bundled.so" ]]; then
-        note "ASan build: reusing $dir (native/ sources unchanged)"
+        lane_note "ASan build: reusing $dir (native/ sources unchanged)"
         echo "asan build: reused $dir" >>"$SUMMARY"
     else
         rm -rf "$dir"
-        note "ASan build: building the ASan/UBSan variant of the backend into $dir (a few minutes on 2 cores)"
+        lane_note "ASan build: building the ASan/UBSan variant of the backend into $dir (a few minutes on 2 cores)"
         if ! OVGENAI_C_BUILD_DIR="$dir" nice -n 5 bash scripts/build_backend.sh --sanitize; then
-            note "ASan build FAILED after $((SECONDS - t)) s (log: $LOGS/asan.log)"
-            echo "asan build: FAILED after $((SECONDS - t)) s (log $LOGS/asan.log)" >>"$SUMMARY"
+            lane_note "ASan build FAILED after $((SECONDS - t)) s (log: $LOGS/background.log)"
+            echo "asan build: FAILED after $((SECONDS - t)) s (log $LOGS/background.log)" >>"$SUMMARY"
             return 1
         fi
         find "$dir" -name '*.o' -delete  # only the library is reused
         touch "$dir/ok"
-        note "ASan build: done in $((SECONDS - t)) s"
+        lane_note "ASan build: done in $((SECONDS - t)) s"
         echo "asan build: built in $((SECONDS - t)) s ($dir)" >>"$SUMMARY"
     fi
     flock -u 9 2>/dev/null || true
-    note "sanitizer part: the bundled reliability subset under ASan + UBSan (log: $LOGS/pytest-asan.log)"
+    lane_note "sanitizer part: the bundled reliability subset under ASan + UBSan (log: $LOGS/pytest-asan.log)"
     OVGENAI_C_ASAN_LIB="$dir/libovgenai_c_bundled.so" \
-        pytest_part "sanitizers (ASan+UBSan)" "$LOGS/pytest-asan.log" tests/reliability/test_rel_sanitizers.py -rs ||
-        rc=1
-    if [[ $with_sdpa == 1 ]]; then
-        note "pytest (background): the backend and conformance suites on the stateful SDPA engine (log: $LOGS/pytest-sdpa.log)"
-        sdpa_part "$@" || rc=1
-        note "$(grep "^backend+conformance" "$SUMMARY" | tail -n 1)"
-    fi
+        pytest_part "sanitizers (ASan+UBSan)" "$LOGS/pytest-asan.log" tests/reliability/test_rel_sanitizers.py -rs
+    local rc=$?
+    lane_note "$PART_LINE"
     return $rc
 }
 
-asan_pid=""
-sdpa_in_background=0
-if [[ "${OVGENAI_C_NO_ASAN:-0}" == "1" ]]; then
-    say "2/3 sanitizer part skipped (OVGENAI_C_NO_ASAN=1)"
-    echo "sanitizers: skipped (OVGENAI_C_NO_ASAN=1)" >>"$SUMMARY"
+background_lane() {  # with-asan(0/1) extra-args...: stdout is background.log, fd 3 the terminal
+    local with_asan=$1 rc=0
+    shift
+    lane_note() { say "$@"; say "$@" >&3; }
+    if [[ $with_asan == 1 ]]; then
+        sanitizer_part "$CACHE/asan-build/$(asan_key)" || rc=1
+    fi
+    run_queue "background lane" "$@" || rc=1
+    return $rc
+}
+
+# ---- 2. the queue of parts (biggest first) and the background lane ------------------------------------------------
+if [[ $# -gt 0 ]]; then
+    printf '%s\n' suite sdpa >"$QUEUE"
 else
-    asan_dir="$CACHE/asan-build/$(asan_key)"
-    if [[ -f "$asan_dir/ok" ]]; then
-        sdpa_in_background=1  # no build to wait for: the background lane also takes the SDPA part
-        say "2/3 in the background: the sanitizer part on the cached ASan build, then the SDPA part (log: $LOGS/asan.log)"
-    else
-        say "2/3 in the background: ASan build (not cached yet), then the sanitizer part (log: $LOGS/asan.log)"
-    fi
-    sanitizer_lane "$asan_dir" "$sdpa_in_background" "$@" 3>&1 >"$LOGS/asan.log" 2>&1 &
-    asan_pid=$!
+    covered=" $(echo $SPLIT_FOLDERS) "
+    for d in tests/*/; do
+        d=${d%/}
+        if [[ $covered != *" $d "* && -n $(find "$d" -maxdepth 1 -name 'test_*.py' -print -quit) ]]; then
+            say "test.sh: the folder $d is in no part (SPLIT_FOLDERS)"
+            echo "parts: FAILED, $d is in no part" >>"$SUMMARY"
+        fi
+    done
+    # biggest first (seconds with both lanes busy on 2 cores: 407, 289, 163, 155, 103, 63)
+    printf '%s\n' backend-explicit sdpa frontends backend-rest binding reliability >"$QUEUE"
 fi
 
-# ---- 3. the suite (foreground) --------------------------------------------------------------------------------
+say "2/3 the queue of test parts: $(tr '\n' ' ' <"$QUEUE")"
+if [[ "${OVGENAI_C_NO_ASAN:-0}" == "1" ]]; then
+    say "2/3 sanitizer part skipped (OVGENAI_C_NO_ASAN=1); the background lane takes test parts at once (log: $LOGS/background.log)"
+    echo "sanitizers: skipped (OVGENAI_C_NO_ASAN=1)" >>"$SUMMARY"
+    with_asan=0
+else
+    say "2/3 in the background: the ASan build (reused when cached), the sanitizer part, then test parts (log: $LOGS/background.log)"
+    with_asan=1
+fi
+background_lane "$with_asan" "$@" 3>&1 >"$LOGS/background.log" 2>&1 &
+bg_pid=$!
+
+# ---- 3. the foreground lane --------------------------------------------------------------------------------------
+lane_note() { say "$@"; }
+say "3/3 pytest in the foreground: test parts from the queue (the suite on the bundled backend's default engine, PagedAttention like the official library; SDPA: the stateful engine)"
 rc_all=0
-say "3/3 pytest: everything on the bundled backend's default engine (PagedAttention, like the official library)"
-pytest_part "suite (PA engine)" "$LOGS/pytest-pa.log" tests --ignore=tests/reliability/test_rel_sanitizers.py "$@" ||
-    rc_all=1
-if [[ $sdpa_in_background == 0 ]]; then
-    say "pytest: the backend and conformance suites on the stateful SDPA engine (token-exact to GenAI's SDPA path)"
-    sdpa_part "$@" || rc_all=1
-fi
+run_queue "foreground lane" "$@" || rc_all=1
 
-if [[ -n "$asan_pid" ]]; then
-    if kill -0 "$asan_pid" 2>/dev/null; then
-        say "waiting for the sanitizer lane (progress: tail -f $LOGS/asan.log)"
-    fi
-    if ! wait "$asan_pid"; then  # its steps were told as they happened; on failure, the end of its log
-        rc_all=1
-        tail -n 40 "$LOGS/asan.log"
-    fi
+if kill -0 "$bg_pid" 2>/dev/null; then
+    say "waiting for the background lane (progress: tail -f $LOGS/background.log)"
+fi
+if ! wait "$bg_pid"; then  # its steps were told as they happened; on failure, the end of its log
+    rc_all=1
+    tail -n 40 "$LOGS/background.log"
 fi
 
 echo

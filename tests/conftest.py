@@ -1,8 +1,11 @@
-"""Shared fixtures: the ABI double, the bundled backend (when built) and the tiny model fixture."""
+"""Shared fixtures: the ABI double (with a model folder it accepts and a pipeline factory on it), the bundled
+backend (when built) and the tiny model fixture. Folders add to these (e.g. tests/reliability's leak check on the
+double); they do not copy them."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +24,47 @@ def double_lib_path(tmp_path_factory) -> Path:
 
     return build_double(tmp_path_factory.mktemp("abi_double"))
 
+
+@pytest.fixture(scope="session")
+def double_session(double_lib_path):
+    """The ABI double (abi_double.controls.Double: the library as the binding loads it, plus its controls)."""
+    from abi_double.controls import Double
+
+    return Double(double_lib_path)
+
+
+@pytest.fixture
+def double(double_session):
+    """The double, reset (faults, reply, delay, thread log) before and after the test."""
+    double_session.reset()
+    yield double_session
+    double_session.reset()
+
+
+@pytest.fixture
+def model_dir(tmp_path) -> Path:
+    """A folder that passes the binding's model checks (the double does not read the files)."""
+    from abi_double.controls import make_model_dir
+
+    return make_model_dir(tmp_path / "model")
+
+
+@pytest.fixture
+def make_pipe(double, model_dir):
+    """Factory of ovgenai_c pipelines on the double; all closed at the end of the test (before the double's own
+    teardown, so a folder's override of `double` sees them closed)."""
+    import ovgenai_c
+
+    made = []
+
+    def _make(**kw: Any) -> "ovgenai_c.LLMPipeline":
+        p = ovgenai_c.LLMPipeline(model_dir, "CPU", library=double.library, **kw)
+        made.append(p)
+        return p
+
+    yield _make
+    for p in made:
+        p.close()
 
 
 @pytest.fixture

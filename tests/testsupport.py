@@ -1,8 +1,13 @@
 """Helpers shared by the test folders (importable: tests/ is on sys.path via tests/conftest.py)."""
 from __future__ import annotations
 
+import json
 import os
+import threading
+import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
 def bundled_library_path() -> "Path | None":
@@ -15,6 +20,92 @@ def bundled_library_path() -> "Path | None":
     from ovgenai_c import _loader
 
     return next((p for p in _loader.bundled_candidates() if p.is_file()), None)
+
+
+# ---- model folders the ABI double accepts ------------------------------------------------------------------------
+CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+          "'<|im_end|>\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def write_tokenizer_xml(path: Path, template: Optional[str]) -> None:
+    """An openvino_tokenizer.xml with no layers and rt_info holding `template` (when given) and eos_token_id 2."""
+    net = ET.Element("net", name="tokenizer", version="11")
+    ET.SubElement(net, "layers")
+    ET.SubElement(net, "edges")
+    rt = ET.SubElement(net, "rt_info")
+    if template is not None:
+        ET.SubElement(rt, "chat_template", value=template)
+    ET.SubElement(rt, "eos_token_id", value="2")
+    ET.ElementTree(net).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def make_ir(folder: Path, template: Optional[str] = CHATML, profile: Optional[Dict[str, Any]] = None,
+            profile_text: Optional[str] = None) -> Path:
+    """An IR-shaped folder the double accepts (empty model files) with a real chat template in rt_info, and an
+    ovgenai_c.profile.json from `profile` (a dict) or `profile_text` (verbatim) when given."""
+    from ovgenai_c.pipeline import IR_FILES
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in IR_FILES:
+        (folder / name).write_text("")
+    write_tokenizer_xml(folder / "openvino_tokenizer.xml", template)
+    if profile is not None:
+        (folder / "ovgenai_c.profile.json").write_text(json.dumps(profile))
+    if profile_text is not None:
+        (folder / "ovgenai_c.profile.json").write_text(profile_text)
+    return folder
+
+
+# ---- Ctrl-C in children ---------------------------------------------------------------------------------------------
+def default_sigint() -> None:
+    """preexec_fn for a child that must get Ctrl-C (SIGINT) even when the suite runs with SIGINT ignored (nohup, CI,
+    the test command's background lane): an ignored signal stays ignored across exec, and Python then installs no
+    KeyboardInterrupt handler."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+# ---- threads ------------------------------------------------------------------------------------------------------
+class Threads:
+    """n threads running target(0) ... target(n-1), started at once; join() collects what they raised."""
+
+    def __init__(self, target: Callable[[int], Any], n: int, on_hang: Optional[Callable[[], None]] = None) -> None:
+        self.failures: List[Tuple[int, str]] = []
+        self._on_hang = on_hang
+        lock = threading.Lock()
+
+        def run(i: int) -> None:
+            try:
+                target(i)
+            except BaseException as exc:  # reported by join()
+                with lock:
+                    self.failures.append((i, repr(exc)))
+
+        self.threads = [threading.Thread(target=run, args=(i,), name=f"w{i}") for i in range(n)]
+        for t in self.threads:
+            t.start()
+
+    def join(self, timeout: float = 60.0) -> List[Tuple[int, str]]:
+        """Waits `timeout` s in all; a thread still running then fails the test (on_hang() is called first).
+        Returns [(i, repr(exception))] of the calls that raised."""
+        import pytest
+
+        deadline = time.monotonic() + timeout
+        for t in self.threads:
+            t.join(max(deadline - time.monotonic(), 0.01))
+        alive = [t.name for t in self.threads if t.is_alive()]
+        if alive:
+            if self._on_hang is not None:
+                self._on_hang()
+            pytest.fail(f"threads still running after {timeout} s: {alive}")
+        return self.failures
+
+
+def run_threads(target: Callable[[int], Any], n: int, timeout: float = 60.0,
+                on_hang: Optional[Callable[[], None]] = None) -> List[Tuple[int, str]]:
+    """target(i) on n threads at once, joined (Threads.join); returns [(i, repr(exception))] of those that raised."""
+    return Threads(target, n, on_hang).join(timeout)
 
 
 # ---- inference precision ---------------------------------------------------------------------------------------

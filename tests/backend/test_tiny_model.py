@@ -10,7 +10,7 @@ import pytest
 
 from helpers import (Config, chat_history, default_backend, generate, generate_with_history, make_streamer,
                      run_in_child)
-from testsupport import GOLDEN_PRECISION, PRECISION_HINT, child_outcome
+from testsupport import GOLDEN_PRECISION, PRECISION_HINT, child_outcome, run_threads
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 EXPECTED = REPO / "tests" / "fixtures" / "tiny" / "expected.json"
@@ -292,25 +292,15 @@ def test_streaming_with_stop_string_matches_result(api, tiny_pipe):
 
 
 def test_concurrent_calls_are_serialised(api, tiny_pipe):
-    import threading
-
     cfg = Config(api, max_new_tokens=24, ignore_eos=True)
     want = generate(api, tiny_pipe, "Hello", cfg).text
-    out, errors = [], []
+    out = []
 
-    def work():
-        try:
-            for _ in range(3):
-                out.append(generate(api, tiny_pipe, "Hello", cfg).text)
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
+    def work(_):
+        for _ in range(3):
+            out.append(generate(api, tiny_pipe, "Hello", cfg).text)
 
-    threads = [threading.Thread(target=work) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    assert not run_threads(work, 3, timeout=600)
     assert out == [want] * 9
 
 

@@ -12,6 +12,7 @@ import pytest
 
 import ovgenai_c
 from ovgenai_c import errors
+from testsupport import run_threads
 
 
 def test_all_declared_functions_resolve_on_the_double(double):
@@ -295,20 +296,12 @@ def test_unknown_property_fails_create_with_a_message(double, model_dir):
 
 def test_many_threads_share_one_pipeline_serialised_on_its_owner(make_pipe, double):
     pipe = make_pipe()
-    errors_seen = []
 
     def worker(i):
-        try:
-            for j in range(20):
-                assert str(pipe.generate(f"t{i} c{j}", max_new_tokens=10)) == f"Echo: t{i} c{j}"
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors_seen.append(exc)
+        for j in range(20):
+            assert str(pipe.generate(f"t{i} c{j}", max_new_tokens=10)) == f"Echo: t{i} c{j}"
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    errors_seen = run_threads(worker, 8, timeout=60)
     assert not errors_seen
     assert double.ctl.ovd_concurrent_violations() == 0
 

@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ from ovgenai_c import errors
 from ovgenai_c.streamers import StreamerBase, TextStreamer
 from ovgenai_c.tensor import Tensor
 from ovgenai_c.tokenizer import TokenizedInputs, Tokenizer
+from testsupport import run_threads
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (the test oracle) is not installed")
 
@@ -462,11 +462,7 @@ def test_tokenizer_is_safe_to_share_between_threads(tiny):
             if _ids(tiny.encode(t)) != expected[t] or tiny.decode(expected[t][0]) != decoded[t]:
                 failures.append(t)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    assert not run_threads(work, 4, timeout=600)
     assert failures == []
 
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import hf_render
+from hf_jinja import hf_render
 
 CTX = {"messages": [{"role": "user", "content": "hi"}], "add_generation_prompt": True}
 

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from conftest import hf_render
+from hf_jinja import hf_render
 
 WS_TEXT = ["\n", "  ", "\t", "x", " y ", "\n  ", "  \n", "\n\n", "z\n"]
 

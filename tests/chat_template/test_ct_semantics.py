@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import hf_render
+from hf_jinja import hf_render
 
 CTX = {
     "messages": [

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import hf_render
+from hf_jinja import hf_render
 from conversations import TOOLS, contexts
+from testsupport import CHATML
 
 # The 70 templates vendored in llama-cpp-python==0.3.36 (vendor/llama.cpp/models/templates).
 REAL_TEMPLATE_NAMES = """
@@ -37,11 +38,6 @@ SMOLLM2 = (
     "{{ '<|im_start|>system\\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\\n' }}"
     "{% endif %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
     "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
-)
-
-CHATML = (
-    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>'"
-    " + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 )
 
 # pass counts per template, printed by pytest_terminal_summary (conftest)

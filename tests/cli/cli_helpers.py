@@ -4,28 +4,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Dict, Optional
 
+from testsupport import CHATML, make_ir  # noqa: F401  (the one copy: tests/testsupport.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 CONTROLS_H = ROOT / "tests" / "abi_double" / "controls.h"
-IR_NAMES = ("openvino_model.xml", "openvino_model.bin", "openvino_tokenizer.xml", "openvino_tokenizer.bin",
-            "openvino_detokenizer.xml", "openvino_detokenizer.bin")
-CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
-          "'<|im_end|>\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
-
-
-def make_ir(folder: Path, template: Optional[str] = CHATML) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in IR_NAMES:
-        (folder / name).write_text("")
-    net = ET.Element("net", name="tokenizer", version="11")
-    rt = ET.SubElement(net, "rt_info")
-    if template is not None:
-        ET.SubElement(rt, "chat_template", value=template)
-    ET.ElementTree(net).write(folder / "openvino_tokenizer.xml", encoding="utf-8", xml_declaration=True)
-    return folder
 
 
 def cli_env(library: Path, tmp: Path, **extra: str) -> Dict[str, str]:

@@ -1,4 +1,4 @@
-"""Fixtures for the provider tests: the ABI double (with its controls) and model folders it accepts."""
+"""Fixtures for the provider tests: the ABI double (tests/conftest.py) and model folders it accepts."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,19 +6,13 @@ from pathlib import Path
 import pytest
 
 from ovgenai_c.provider import SessionPool
-from provider_helpers import Controls, make_ir
-
-
-@pytest.fixture(scope="session")
-def controls_session(double_lib_path) -> Controls:
-    return Controls(double_lib_path)
+from provider_helpers import make_ir
 
 
 @pytest.fixture
-def ctl(controls_session) -> Controls:
-    controls_session.reset()
-    yield controls_session
-    controls_session.reset()
+def ctl(double):
+    """The provider tests' name for tests/conftest.py's double (reset before and after)."""
+    return double
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import pytest
 
 from ovgenai_c.provider import Catalog, CatalogError, PoolClosedError, Provider, SessionPool, model_digest
 from provider_helpers import make_ir
+from testsupport import run_threads
 
 TINY_GGUF = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "tiny.gguf"
 
@@ -246,21 +247,14 @@ def test_pool_factory_error_is_not_cached(tmp_path):
 
 def test_pool_is_thread_safe(fake):
     pool, made, clock, (m0, m1, _) = fake
-    errors = []
 
-    def worker(m):
-        try:
-            for _ in range(200):
-                with pool.lease(m) as l:
-                    assert not l.pipeline.closed
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+    def worker(i):
+        m = (m0, m1)[i % 2]
+        for _ in range(200):
+            with pool.lease(m) as l:
+                assert not l.pipeline.closed
 
-    threads = [threading.Thread(target=worker, args=(m,)) for m in (m0, m1, m0, m1)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = run_threads(worker, 4, timeout=600)
     assert not errors and pool.stats["created"] == 2 and pool.stats["reused"] == 798
 
 

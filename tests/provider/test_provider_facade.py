@@ -13,6 +13,7 @@ from ovgenai_c.provider import (CapabilityNotSupportedError, ChatResult, Provide
                                 parse_tool_calls)
 from ovgenai_c.provider.pool import _default_factory
 from provider_helpers import CHATML, CHATML_THINK, CHATML_TOOLS, make_ir
+from testsupport import run_threads
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tiny"
 CANCEL = 2  # ov_genai_streaming_status_e: RUNNING=0, STOP=1, CANCEL=2
@@ -320,23 +321,14 @@ def test_library_given_as_a_path(model, ctl, pool):
 
 
 def test_concurrent_requests_share_one_session(model, ctl, pool):
-    import threading
-
     p = Provider(model, library=ctl.library, pool=pool)
-    results, errors = {}, []
+    results = {}
 
     def worker(i):
-        try:
-            for j in range(5):
-                results[(i, j)] = p.chat([{"role": "user", "content": f"t{i} n{j}"}]).text
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        for j in range(5):
+            results[(i, j)] = p.chat([{"role": "user", "content": f"t{i} n{j}"}]).text
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
+    errors = run_threads(worker, 4, timeout=30)
     assert not errors
     assert results == {(i, j): f"Echo: t{i} n{j}" for i in range(4) for j in range(5)}
     assert pool.stats["created"] == 1 and pool.stats["reused"] == 19

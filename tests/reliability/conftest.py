@@ -4,36 +4,36 @@ from __future__ import annotations
 import gc
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from relsupport import STATS, Double, bundled_library_path, make_model_dir
+from relsupport import STATS, bundled_library_path, make_model_dir
 
 _LEAK_KINDS = ("config", "results", "perf_metrics", "chat_history", "json_container")
 
 
-@pytest.fixture(scope="session")
-def rel_double(double_lib_path) -> Double:
-    return Double(double_lib_path)
-
-
 @pytest.fixture
-def dbl(rel_double):
-    """The double, reset before and after; after the test every transient native object must be freed."""
-    rel_double.reset()
-    yield rel_double
-    rel_double.reset()
+def double(double):
+    """tests/conftest.py's double (reset before and after); after the test every transient native object must be
+    freed. The root make_pipe builds on this fixture, so its pipelines are closed before the check."""
+    yield double
+    double.reset()
     deadline = time.monotonic() + 5
-    while any(rel_double.live(k) for k in _LEAK_KINDS) and time.monotonic() < deadline:
+    while any(double.live(k) for k in _LEAK_KINDS) and time.monotonic() < deadline:
         gc.collect()  # exceptions kept in tracebacks hold cdata owners (ffi.gc) until collected
         time.sleep(0.01)
-    leaked = sum(rel_double.live(k) for k in _LEAK_KINDS)
+    leaked = sum(double.live(k) for k in _LEAK_KINDS)
     if leaked:
         with STATS.lock:
             STATS.leaked += leaked
         pytest.fail(f"leaked native objects on the double: "
-                    f"{ {k: rel_double.live(k) for k in _LEAK_KINDS} }")
+                    f"{ {k: double.live(k) for k in _LEAK_KINDS} }")
+
+
+@pytest.fixture
+def dbl(double):
+    """The battery's name for the leak-checked double."""
+    return double
 
 
 @pytest.fixture(scope="session")
@@ -41,35 +41,18 @@ def rel_model_dir(tmp_path_factory) -> Path:
     return make_model_dir(tmp_path_factory.mktemp("rel") / "model")
 
 
-@pytest.fixture
-def make_pipe(dbl, rel_model_dir):
-    """Factory of pipelines on the double; all closed (and checked freed) at the end of the test."""
-    import ovgenai_c
-
-    made = []
-
-    def _make(**kw: Any) -> "ovgenai_c.LLMPipeline":
-        p = ovgenai_c.LLMPipeline(rel_model_dir, "CPU", library=dbl.library, **kw)
-        made.append(p)
-        return p
-
-    yield _make
-    for p in made:
-        p.close()
-
-
 @pytest.fixture(scope="module")
-def shared_pipe(rel_double, rel_model_dir):
+def shared_pipe(double_session, rel_model_dir):
     """One pipeline reused by many cases of a module (each case checks it still works afterwards)."""
     import ovgenai_c
 
-    rel_double.reset()
-    p = ovgenai_c.LLMPipeline(rel_model_dir, "CPU", library=rel_double.library)
+    double_session.reset()
+    p = ovgenai_c.LLMPipeline(rel_model_dir, "CPU", library=double_session.library)
     yield p
     p.close()
-    if rel_double.live("pipeline"):
+    if double_session.live("pipeline"):
         with STATS.lock:
-            STATS.leaked += rel_double.live("pipeline")
+            STATS.leaked += double_session.live("pipeline")
 
 
 @pytest.fixture(scope="session")

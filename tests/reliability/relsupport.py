@@ -48,7 +48,24 @@ class Stats:
 STATS = Stats()
 
 
-from abi_double.controls import Double, make_model_dir  # noqa: E402,F401  (shared with tests/binding)
+from abi_double.controls import make_model_dir  # noqa: E402,F401  (the tests import it from here)
+
+
+def _count_hang() -> None:
+    with STATS.lock:
+        STATS.hangs += 1
+
+
+def start_threads(target: Any, n: int) -> Any:
+    """testsupport.Threads whose hang (join timeout) counts in the battery's summary."""
+    from testsupport import Threads
+
+    return Threads(target, n, on_hang=_count_hang)
+
+
+def run_threads(target: Any, n: int = 8, timeout: float = 60.0) -> List[tuple]:
+    """testsupport.run_threads whose hang counts in the battery's summary."""
+    return start_threads(target, n).join(timeout)
 
 
 def bundled_library_path() -> Optional[Path]:

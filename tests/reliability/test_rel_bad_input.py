@@ -123,8 +123,8 @@ def _emptied(d: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def create_ctx(rel_double, tmp_path_factory):
-    return Ctx(make_model_dir(tmp_path_factory.mktemp("badcreate") / "model"), rel_double.library,
+def create_ctx(double_session, tmp_path_factory):
+    return Ctx(make_model_dir(tmp_path_factory.mktemp("badcreate") / "model"), double_session.library,
                tmp_path_factory.mktemp("scratch"))
 
 
@@ -135,16 +135,16 @@ def _check_raised(info: pytest.ExceptionInfo, case: Case) -> None:
 
 
 @pytest.mark.parametrize("case", CREATE_CASES, ids=[c.id for c in CREATE_CASES])
-def test_bad_create(case, create_ctx, rel_double):
+def test_bad_create(case, create_ctx, double_session):
     STATS.case("bad-input")
     threads = threading.active_count()
-    live = rel_double.live("pipeline")
+    live = double_session.live("pipeline")
     with pytest.raises(case.exc) as info:
         p = case.fn(create_ctx)
         p.close()  # pragma: no cover - only reached when the case wrongly succeeds
     _check_raised(info, case)
     del info
-    assert rel_double.live("pipeline") == live, "a failed create left a native pipeline behind"
+    assert double_session.live("pipeline") == live, "a failed create left a native pipeline behind"
     for _ in range(100):
         if threading.active_count() <= threads:
             break

@@ -14,7 +14,7 @@ import pytest
 import ovgenai_c
 from ovgenai_c import StreamingStatus, errors
 
-from relsupport import STATS, TINY_IR
+from relsupport import STATS, TINY_IR, run_threads
 from testsupport import PRECISION_HINT
 
 pytestmark = pytest.mark.usefixtures("python_sigint_handler")  # Ctrl-C cases (KeyboardInterrupt)
@@ -118,28 +118,19 @@ def test_bundled_cancel_at_random_point(seed, bpipe, bundled_lib):
 def test_bundled_threads_share_one_pipeline_deterministically(bpipe, bundled_lib):
     prompts = [f"prompt number {i}" for i in range(4)]
     expected = {p: str(bpipe.generate(p, max_new_tokens=8)) for p in prompts}
-    failures = []
 
     def worker(i):
-        try:
-            for j in range(10):
-                p = prompts[(i + j) % 4]
-                if j % 2:
-                    with bpipe.stream(p, max_new_tokens=8) as it:
-                        text = "".join(it)
-                else:
-                    text = str(bpipe.generate(p, max_new_tokens=8))
-                assert text == expected[p], (p, text, expected[p])
-                STATS.case("concurrency")
-        except BaseException as exc:
-            failures.append(repr(exc))
+        for j in range(10):
+            p = prompts[(i + j) % 4]
+            if j % 2:
+                with bpipe.stream(p, max_new_tokens=8) as it:
+                    text = "".join(it)
+            else:
+                text = str(bpipe.generate(p, max_new_tokens=8))
+            assert text == expected[p], (p, text, expected[p])
+            STATS.case("concurrency")
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    assert not any(t.is_alive() for t in threads)
+    failures = run_threads(worker, 4, timeout=120)
     assert not failures, failures[:3]
 
 

@@ -26,6 +26,7 @@ DELAY_US = 2000       # per token: a generation takes ~80 ms, long enough to be 
 BOUND = 3.0           # seconds any single cancellation may take
 PER_MODE = 16         # 8 modes x 16 = 128 random points
 PROMPT = " ".join(f"w{i}" for i in range(WORDS - 1))  # "Echo: " + 39 words = 40 tokens
+LONG_REPLY = " ".join(f"r{i}" for i in range(400))  # 400 tokens
 
 
 def _bounded(t0: float, what: str) -> None:
@@ -89,14 +90,24 @@ def test_iterator_dropped_unclosed_at_random_point(seed, cpipe, dbl):
     STATS.case("cancellation")
     rng = random.Random(2000 + seed)
     k = rng.randint(0, 10)
-    it = cpipe.stream(PROMPT, max_new_tokens=1000)
-    for _ in range(k):
-        next(it)
-    t0 = time.monotonic()
-    del it
-    gc.collect()
-    _settle(dbl, cpipe)  # queued behind the dropped stream, which must have been cancelled
-    _bounded(t0, "dropped stream")
+    dbl.delay(10000)
+    dbl.reply(LONG_REPLY)  # ~4 s unless cancelled: the drop comes long before the reply could end by itself
+    cpipe.start_chat()
+    try:
+        base = dbl.chat_size(cpipe)
+        it = cpipe.stream(PROMPT, max_new_tokens=1000)
+        for _ in range(k):
+            next(it)
+        t0 = time.monotonic()
+        del it
+        gc.collect()
+        dbl.ctl.ovd_set_reply(dbl.cffi.NULL)  # the settling turn echoes again (the dropped one copied its reply)
+        _settle(dbl, cpipe)  # queued behind the dropped stream, which must have been cancelled
+        _bounded(t0, "dropped stream")
+        # the CANCEL reached C: the double drops a cancelled turn, so only the settling turn is in the history
+        assert dbl.chat_size(cpipe) == base + 2, "the dropped stream's turn was kept: C was not told to cancel"
+    finally:
+        cpipe.finish_chat()
 
 
 @pytest.mark.parametrize("seed", _seeds("astream-cancel"))

@@ -13,18 +13,7 @@ import pytest
 import ovgenai_c
 from ovgenai_c import errors
 
-from relsupport import STATS
-
-
-def _join_all(threads, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    for t in threads:
-        t.join(max(deadline - time.monotonic(), 0.01))
-    alive = [t.name for t in threads if t.is_alive()]
-    if alive:
-        with STATS.lock:
-            STATS.hangs += 1
-        pytest.fail(f"threads still running after {timeout} s: {alive}")
+from relsupport import STATS, run_threads, start_threads
 
 
 def test_8_threads_x_50_calls_on_one_pipeline(make_pipe, dbl):
@@ -35,30 +24,24 @@ def test_8_threads_x_50_calls_on_one_pipeline(make_pipe, dbl):
 
     def worker(i):
         rng = random.Random(i)
-        try:
-            for j in range(50):
-                kind = rng.randrange(4)
-                prompt = f"t{i} c{j}"
-                if kind == 0:
-                    assert str(pipe.generate(prompt, max_new_tokens=10)) == f"Echo: {prompt}"
-                elif kind == 1:
-                    with pipe.stream(prompt, max_new_tokens=10) as it:
-                        assert "".join(it) == f"Echo: {prompt}"
-                elif kind == 2:
-                    msgs = [{"role": "user", "content": prompt}]
-                    assert str(pipe.generate(msgs, max_new_tokens=10)) == f"Echo: {prompt}"
-                else:
-                    pieces = []
-                    res = pipe.generate(prompt, max_new_tokens=10, streamer=pieces.append)
-                    assert "".join(pieces) == str(res) == f"Echo: {prompt}"
-                STATS.case("concurrency")
-        except BaseException as exc:  # reported below
-            failures.append((i, repr(exc)))
+        for j in range(50):
+            kind = rng.randrange(4)
+            prompt = f"t{i} c{j}"
+            if kind == 0:
+                assert str(pipe.generate(prompt, max_new_tokens=10)) == f"Echo: {prompt}"
+            elif kind == 1:
+                with pipe.stream(prompt, max_new_tokens=10) as it:
+                    assert "".join(it) == f"Echo: {prompt}"
+            elif kind == 2:
+                msgs = [{"role": "user", "content": prompt}]
+                assert str(pipe.generate(msgs, max_new_tokens=10)) == f"Echo: {prompt}"
+            else:
+                pieces = []
+                res = pipe.generate(prompt, max_new_tokens=10, streamer=pieces.append)
+                assert "".join(pieces) == str(res) == f"Echo: {prompt}"
+            STATS.case("concurrency")
 
-    threads = [threading.Thread(target=worker, args=(i,), name=f"w{i}") for i in range(8)]
-    for t in threads:
-        t.start()
-    _join_all(threads)
+    failures = run_threads(worker, 8)
     assert not failures, failures[:5]
     assert dbl.ctl.ovd_concurrent_violations() == 0
     tids = {tid for op, _, tid in dbl.thread_log() if op == "generate"}
@@ -69,7 +52,6 @@ def test_8_threads_x_50_calls_on_one_pipeline(make_pipe, dbl):
 def test_8_threads_async_streams_on_one_pipeline(make_pipe, dbl):
     """Each thread runs its own event loop consuming astream() on the same pipeline."""
     pipe = make_pipe()
-    failures = []
 
     def worker(i):
         async def main():
@@ -78,15 +60,9 @@ def test_8_threads_async_streams_on_one_pipeline(make_pipe, dbl):
                 assert text == f"Echo: a{i} b{j}"
                 STATS.case("concurrency")
 
-        try:
-            asyncio.run(main())
-        except BaseException as exc:
-            failures.append(repr(exc))
+        asyncio.run(main())
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    _join_all(threads)
+    failures = run_threads(worker, 8)
     assert not failures, failures[:3]
     assert dbl.ctl.ovd_concurrent_violations() == 0
 
@@ -126,14 +102,12 @@ def test_close_racing_running_generates(seed, dbl, rel_model_dir):
                     outcomes["bad"].append(repr(exc))
                 return
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
+    threads = start_threads(worker, 4)
     time.sleep(rng.uniform(0.0, 0.05))
     t0 = time.monotonic()
     pipe.close()
     took = time.monotonic() - t0
-    _join_all(threads, 10)
+    assert not threads.join(10)  # the worker reports what it met in outcomes
     assert took < 3.0, f"close took {took:.2f} s"
     assert not outcomes["bad"], outcomes["bad"][:3]
     assert outcomes["closed"] == 4
@@ -149,19 +123,12 @@ def test_close_from_many_threads_at_once_frees_once(dbl, rel_model_dir):
         dbl.ctl.ovd_clear_thread_log()
         pipe = ovgenai_c.LLMPipeline(rel_model_dir, library=dbl.library)
         barrier = threading.Barrier(8)
-        errs = []
 
-        def closer():
-            try:
-                barrier.wait()
-                pipe.close()
-            except BaseException as exc:
-                errs.append(repr(exc))
+        def closer(_):
+            barrier.wait()
+            pipe.close()
 
-        threads = [threading.Thread(target=closer) for _ in range(8)]
-        for t in threads:
-            t.start()
-        _join_all(threads, 10)
+        errs = run_threads(closer, 8, timeout=10)
         assert not errs
         assert [op for op, _, _ in dbl.thread_log()].count("free") == 1
         assert dbl.live("pipeline") == 0
@@ -172,10 +139,9 @@ def test_close_while_a_stream_is_being_consumed_elsewhere(dbl, rel_model_dir):
     pipe = ovgenai_c.LLMPipeline(rel_model_dir, library=dbl.library)
     it = pipe.stream(" ".join(["w"] * 60), max_new_tokens=1000)
     first = next(it)
-    closer = threading.Thread(target=pipe.close)
-    closer.start()
+    closer = start_threads(lambda _: pipe.close(), 1)
     rest = "".join(it)  # the stream finishes (close waits for it) and its text is whole
-    _join_all([closer], 10)
+    assert not closer.join(10)
     assert first + rest == "Echo: " + " ".join(["w"] * 60)
     assert dbl.live("pipeline") == 0
     STATS.case("concurrency")
@@ -205,24 +171,17 @@ def test_gc_of_never_closed_pipelines_frees_each_on_its_owner(dbl, rel_model_dir
 
 def test_many_pipelines_created_and_dropped_from_many_threads(dbl, rel_model_dir):
     baseline = threading.active_count()
-    failures = []
 
     def worker(i):
-        try:
-            for j in range(25):
-                p = ovgenai_c.LLMPipeline(rel_model_dir, library=dbl.library)
-                assert str(p.generate(f"m{i} n{j}", max_new_tokens=5)) == f"Echo: m{i} n{j}"
-                if j % 2:
-                    p.close()
-                del p
-                STATS.case("concurrency")
-        except BaseException as exc:
-            failures.append(repr(exc))
+        for j in range(25):
+            p = ovgenai_c.LLMPipeline(rel_model_dir, library=dbl.library)
+            assert str(p.generate(f"m{i} n{j}", max_new_tokens=5)) == f"Echo: m{i} n{j}"
+            if j % 2:
+                p.close()
+            del p
+            STATS.case("concurrency")
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    _join_all(threads)
+    failures = run_threads(worker, 8)
     assert not failures, failures[:3]
     deadline = time.monotonic() + 10
     while (dbl.live("pipeline") or threading.active_count() > baseline) and time.monotonic() < deadline:

@@ -4,36 +4,13 @@ every pipeline freed when the pool closes."""
 from __future__ import annotations
 
 import random
-import threading
 import time
 
 import pytest
 
-from relsupport import STATS, make_model_dir
+from relsupport import STATS, make_model_dir, run_threads
 
 provider_mod = pytest.importorskip("ovgenai_c.provider")
-
-
-def _run_threads(target, n=8, timeout=90.0):
-    failures = []
-
-    def wrap(i):
-        try:
-            target(i)
-        except BaseException as exc:  # reported below
-            failures.append((i, repr(exc)))
-
-    threads = [threading.Thread(target=wrap, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    deadline = time.monotonic() + timeout
-    for t in threads:
-        t.join(max(deadline - time.monotonic(), 0.01))
-    if any(t.is_alive() for t in threads):
-        with STATS.lock:
-            STATS.hangs += 1
-        pytest.fail("provider threads hung")
-    return failures
 
 
 def _request(prov, i, j, rng):
@@ -60,7 +37,7 @@ def test_provider_8_threads_x_50_requests(dbl, tmp_path):
         for j in range(50):
             _request(prov, i, j, rng)
 
-    failures = _run_threads(worker)
+    failures = run_threads(worker, 8, timeout=90.0)
     assert not failures, failures[:3]
     assert pool.stats["created"] == 1
     assert dbl.ctl.ovd_concurrent_violations() == 0
@@ -79,7 +56,7 @@ def test_provider_pool_churn_with_ttl_zero(dbl, tmp_path):
         for j in range(25):
             _request(prov, i, j, rng)
 
-    failures = _run_threads(worker)
+    failures = run_threads(worker, 8, timeout=90.0)
     assert not failures, failures[:3]
     assert pool.stats["created"] >= 1
     assert dbl.ctl.ovd_concurrent_violations() == 0
@@ -100,7 +77,7 @@ def test_two_models_competing_for_one_resident_slot(dbl, tmp_path):
         for j in range(25):
             _request(provs[(i + j) % 2], i, j, rng)
 
-    failures = _run_threads(worker)
+    failures = run_threads(worker, 8, timeout=90.0)
     assert not failures, failures[:3]
     assert dbl.ctl.ovd_concurrent_violations() == 0
     assert pool.close()
