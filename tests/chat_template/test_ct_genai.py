@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import hf_render
+from hf_jinja import hf_render
 from conversations import contexts
 from genai_divergences import DIVERGENCES, KINDS, declared_kind
 from genai_oracle import render_all
