@@ -181,7 +181,7 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
 
     ov::AnyMap compile_props;
     // The attention backend: the ATTENTION_BACKEND property, else OVGENAI_C_BUNDLED_ATTENTION_BACKEND (read at
-    // pipeline create), else the build default OVGC_DEFAULT_ATTENTION_BACKEND (CMake; SDPA unless changed).
+    // pipeline create), else the build default OVGC_DEFAULT_ATTENTION_BACKEND (CMake cache variable; PA unless changed).
     std::string backend = OVGC_DEFAULT_ATTENTION_BACKEND;
     if (const char* env = std::getenv("OVGENAI_C_BUNDLED_ATTENTION_BACKEND"); env && *env)
         backend = env;
