@@ -3,6 +3,7 @@
 #   scripts/build_backend.sh             -> native/build/
 #   scripts/build_backend.sh --sanitize  -> native/build-asan/libovgenai_c_bundled.so (address,undefined; not copied)
 #                                           ($OVGENAI_C_BUILD_DIR instead of native/build-asan when set)
+# Needs cmake, a C++17 compiler and, for the python3 that CMake finds, the pip packages openvino and nlohmann-json.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="$here/native/build"
@@ -15,7 +16,11 @@ if [[ "${1:-}" == "--sanitize" ]]; then
     # ovgenai_c/ may pick it up or package it)
     dest=""
 fi
-cmake -S "$here/native" -B "$build" -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >/dev/null
+if ! cmake -S "$here/native" -B "$build" -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >/dev/null; then
+    echo "build_backend.sh: configuring native/ failed (see above); its build requirements are pyproject.toml's" \
+         "[build-system] requires: pip install 'openvino==2026.4.1' 'nlohmann-json==3.12.0'" >&2
+    exit 1
+fi
 cmake --build "$build" -j2
 so="$build/libovgenai_c_bundled.so"
 if [[ -z "$dest" ]]; then

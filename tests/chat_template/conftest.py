@@ -1,8 +1,9 @@
 """Fixtures for the native JSON + chat-template tests.
 
 * ``ct_harness``: tests/chat_template/render_main.cpp compiled with g++ -std=c++17 -O1 from native/src/common,
-  native/src/json and native/src/chat_template (cached by a hash of the sources under ~/.cache/ovgenai_c/ct_build),
-  or the binary named by $OVGENAI_C_CT_HARNESS (e.g. an -fsanitize=address,undefined build).
+  native/src/json and native/src/chat_template with the nlohmann-json pip package's headers (cached by a hash of
+  the sources under ~/.cache/ovgenai_c/ct_build), or the binary named by $OVGENAI_C_CT_HARNESS (e.g. an
+  -fsanitize=address,undefined build).
 * ``real_templates``: the real chat templates shipped in the llama-cpp-python==0.3.36 sdist
   (vendor/llama.cpp/models/templates/*.jinja), fetched once with pip and cached under
   ~/.cache/ovgenai_c/templates; skips when PyPI is unreachable.
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -42,9 +44,19 @@ def _headers() -> list[Path]:
     return [p for d in HARNESS_DIRS for p in sorted((NATIVE / d).glob("*.hpp"))]
 
 
+def nlohmann_include() -> Path:
+    """The include folder of the nlohmann-json pip package (native/src/json parses with it)."""
+    spec = importlib.util.find_spec("nlohmann_json")
+    inc = Path(spec.submodule_search_locations[0]) / "include" if spec else None
+    if inc is None or not (inc / "nlohmann" / "json.hpp").is_file():
+        raise RuntimeError("the nlohmann-json headers are missing: pip install nlohmann-json==3.12.0")
+    return inc
+
+
 def build_harness(out_dir: Path) -> Path:
+    inc = nlohmann_include()
     h = hashlib.sha256(" ".join(CXXFLAGS).encode())
-    for p in _sources() + _headers():
+    for p in _sources() + _headers() + [inc / "nlohmann" / "json.hpp"]:
         h.update(p.name.encode())
         h.update(p.read_bytes())
     exe = out_dir / f"render_main-{h.hexdigest()[:16]}"
@@ -52,7 +64,7 @@ def build_harness(out_dir: Path) -> Path:
         return exe
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = exe.with_suffix(f".tmp{os.getpid()}")
-    cmd = ["g++", *CXXFLAGS, "-I", str(NATIVE), *map(str, _sources()), "-o", str(tmp)]
+    cmd = ["g++", *CXXFLAGS, "-I", str(NATIVE), "-isystem", str(inc), *map(str, _sources()), "-o", str(tmp)]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         raise RuntimeError(f"harness build failed:\n{res.stderr[-4000:]}")

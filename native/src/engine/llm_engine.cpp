@@ -1,6 +1,7 @@
 #include "engine/llm_engine.hpp"
 #include "engine/beam_search.hpp"
-#include "engine/model_graph.hpp"
+#include "engine/paged_backend.hpp"
+#include "engine/stateful_backend.hpp"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -13,9 +14,6 @@
 #include <mutex>
 #include <set>
 #include <sstream>
-
-#include <openvino/op/matmul.hpp>
-#include <openvino/op/slice.hpp>
 
 #include "chat_template/chat_template.hpp"
 #include "engine/errors.hpp"
@@ -95,23 +93,6 @@ void load_tokenizers_extension() {
         "openvino_tokenizers/lib/libopenvino_tokenizers.so)");
 }
 
-// Compute logits for the last position only during prefill: slice the hidden states before the lm_head MatMul.
-void apply_slice_before_matmul(const std::shared_ptr<ov::Model>& model) {
-    std::shared_ptr<ov::op::v0::MatMul> matmul = find_lm_head_matmul(model);
-    if (!matmul)
-        return;
-    auto pshape = matmul->get_input_partial_shape(0);
-    if (pshape.rank().is_dynamic() || pshape.rank().get_length() != 3)
-        return;
-    auto start = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {-1});
-    auto stop = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {std::numeric_limits<int64_t>::max()});
-    auto step = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {1});
-    auto axis = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {1});
-    auto slice = std::make_shared<ov::op::v8::Slice>(matmul->input_value(0), start, stop, step, axis);
-    matmul->input(0).replace_source_output(slice);
-    model->validate_nodes_and_infer_types();
-}
-
 std::string gguf_hint(const std::string& path) {
     return "convert it to OpenVINO IR first, e.g. python -c \"import openvino_genai as g; "
            "g.LLMPipeline('" + path + "', 'CPU', enable_save_ov_model=True)\" (writes openvino_model.xml and the "
@@ -181,13 +162,14 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
 
     ov::AnyMap compile_props;
     // The attention backend: the ATTENTION_BACKEND property, else OVGENAI_C_BUNDLED_ATTENTION_BACKEND (read at
-    // pipeline create), else the build default OVGC_DEFAULT_ATTENTION_BACKEND (CMake; SDPA unless changed).
+    // pipeline create), else the build default OVGC_DEFAULT_ATTENTION_BACKEND (CMake cache variable; PA unless changed).
     std::string backend = OVGC_DEFAULT_ATTENTION_BACKEND;
     if (const char* env = std::getenv("OVGENAI_C_BUNDLED_ATTENTION_BACKEND"); env && *env)
         backend = env;
     // SchedulerConfig fields (ovgenai_c.scheduler): any of them selects PA, as scheduler_config does in GenAI.
     bool scheduler_config = false;
-    size_t num_kv_blocks = 0, cache_size_gb = 0;
+    SchedulerConfig scheduler;
+    size_t cache_size_gb = 0;
     auto size_value = [](const std::string& key, const std::string& v) -> size_t {
         size_t pos = 0;
         unsigned long long n = 0;
@@ -216,15 +198,15 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
         }
         if (k.rfind("OVGENAI_C_", 0) == 0) {
             if (k == "OVGENAI_C_MAX_NUM_BATCHED_TOKENS")
-                max_batched_tokens_ = size_value(k, v);
+                scheduler.max_num_batched_tokens = size_value(k, v);
             else if (k == "OVGENAI_C_DYNAMIC_SPLIT_FUSE")
-                split_fuse_ = flag_value(k, v);
+                scheduler.dynamic_split_fuse = flag_value(k, v);
             else if (k == "OVGENAI_C_MAX_NUM_SEQS")
-                max_num_seqs_ = size_value(k, v);
+                scheduler.max_num_seqs = size_value(k, v);
             else if (k == "OVGENAI_C_ENABLE_PREFIX_CACHING")
-                prefix_caching_ = flag_value(k, v);
+                scheduler.enable_prefix_caching = flag_value(k, v);
             else if (k == "OVGENAI_C_NUM_KV_BLOCKS")
-                num_kv_blocks = size_value(k, v);
+                scheduler.num_kv_blocks = size_value(k, v);
             else if (k == "OVGENAI_C_CACHE_SIZE")
                 cache_size_gb = size_value(k, v);
             else
@@ -238,11 +220,12 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
         throw std::invalid_argument("ATTENTION_BACKEND must be SDPA or PA, got '" + backend + "'");
     const bool use_pa = backend == "PA" || scheduler_config;
     if (scheduler_config) {
-        if (max_batched_tokens_ == 0)
+        if (scheduler.max_num_batched_tokens == 0)
             throw std::invalid_argument("SchedulerConfig max_num_batched_tokens must be greater than 0");
         if (cache_size_gb > std::numeric_limits<size_t>::max() / (1024ULL * 1024ULL * 1024ULL))
             throw std::invalid_argument("SchedulerConfig cache_size " + std::to_string(cache_size_gb) +
                                         " GB is larger than available memory size on the system");
+        scheduler.cache_bytes = cache_size_gb * 1024ULL * 1024ULL * 1024ULL;
     }
 
     load_tokenizers_extension();
@@ -257,33 +240,25 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
 
     auto model = core().read_model(dir + "/openvino_model.xml");
     bool has_input_ids = false, has_mask = false, has_beam = false;
-    has_position_ids_ = false;
     for (auto& in : model->inputs()) {
         auto& names = in.get_names();
         has_input_ids |= names.count("input_ids") > 0;
         has_mask |= names.count("attention_mask") > 0;
         has_beam |= names.count("beam_idx") > 0;
-        has_position_ids_ |= names.count("position_ids") > 0;
     }
     if (!has_input_ids || !has_mask || !has_beam)
         throw std::runtime_error("openvino_model.xml is not a stateful LLM (needs inputs input_ids, attention_mask, "
                                  "beam_idx and a KV-cache state); export it with optimum-cli export openvino (stateful)");
-    for (auto& var : model->get_variables()) {
-        const auto& info = var->get_info();
-        size_t axis = 2;
-        if (info.data_shape.rank().is_static()) {
-            for (size_t i = 1; i < static_cast<size_t>(info.data_shape.rank().get_length()); ++i)
-                if (info.data_shape[i].is_dynamic()) {
-                    axis = i;
-                    break;
-                }
-        }
-        kv_seq_axes_.emplace_back(info.variable_id, axis);
-    }
+    // Upstream's stateful pipeline (2026.4) feeds beam_idx 0 for every sampled sequence when
+    // num_return_sequences > 1, so all sequences attend to sequence 0's KV cache. We keep each
+    // sequence's own cache; this switch reproduces upstream token for token (for parity tests; SDPA only).
+    const char* row0 = std::getenv("OVGENAI_C_BUNDLED_COMPAT_ROW0");
+    const bool compat_row0 = row0 && *row0 && std::string(row0) != "0";
+    // the one place the two attention forms differ for the engine: which backend rewrites and drives the model
     if (use_pa)
-        PagedKV::transform(model);
+        backend_ = std::make_unique<PagedBackend>(model, scheduler);
     else
-        apply_slice_before_matmul(model);
+        backend_ = std::make_unique<StatefulBackend>(model, compat_row0);
 
     ov::CompiledModel compiled;
     try {
@@ -292,8 +267,7 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     } catch (const std::exception& e) {
         throw std::runtime_error(std::string("compiling the model for device '") + device + "' failed: " + e.what());
     }
-    if (use_pa)
-        paged_ = std::make_unique<PagedKV>(compiled, req_, num_kv_blocks, cache_size_gb * 1024ULL * 1024ULL * 1024ULL);
+    backend_->bind(compiled, req_);
     for (auto& out : compiled.outputs()) {
         auto& names = out.get_names();
         const auto& ps = out.get_partial_shape();
@@ -306,11 +280,6 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     if (config_.eos_token_id == -1 && tokenizer_->eos_token_id() >= 0)
         config_.set_eos_token_id(tokenizer_->eos_token_id());
     max_context_ = read_max_context(dir);
-    // Upstream's stateful pipeline (2026.4) feeds beam_idx 0 for every sampled sequence when
-    // num_return_sequences > 1, so all sequences attend to sequence 0's KV cache. We keep each
-    // sequence's own cache; this switch reproduces upstream token for token (for parity tests).
-    if (const char* v = std::getenv("OVGENAI_C_BUNDLED_COMPAT_ROW0"); v && *v && std::string(v) != "0")
-        compat_row0_ = true;
     load_time_ms_ = PerfMetrics::us_between(t0, Clock::now()) / 1000.0f;
 }
 
@@ -452,7 +421,7 @@ DecodedResults LLMEngine::generate_with_history(const ChatHistoryData& history, 
     bool continues = history.messages.size() > history_.size();
     for (size_t i = 0; continues && i < history_.size(); ++i)
         continues = history.messages.as_array()[i] == history_.as_array()[i];
-    if (!continues && !paged_)
+    if (!continues && !backend_->keeps_cache_between_requests())
         reset_kv();
     history_ = history.messages;
     PerfMetrics perf;
@@ -490,17 +459,14 @@ void LLMEngine::finish_chat() {
     chat_input_ = ChatInput::Undef;
     history_ = JsonValue::array();
     // GenAI's PA pipeline keeps its prefix cache across chats: the next request may reuse these blocks
-    if (!paged_)
+    if (!backend_->keeps_cache_between_requests())
         reset_kv();
 }
 
 // ---------------------------------------------------------------- KV cache
 
 void LLMEngine::reset_kv() {
-    if (paged_)
-        paged_->reset();
-    else
-        req_.reset_state();
+    backend_->reset();
     kv_tokens_.clear();
     kv_batch_ = 1;
 }
@@ -510,40 +476,8 @@ void LLMEngine::trim_kv(size_t keep) {
         reset_kv();
         return;
     }
-    if (paged_) {
-        paged_->trim(keep);
-        kv_tokens_.resize(keep);
-        return;
-    }
-    trim_state(keep);
+    backend_->trim(keep);
     kv_tokens_.resize(keep);
-}
-
-// Cuts every state variable to its first `keep` positions on the sequence axis (all batch rows).
-void LLMEngine::trim_state(size_t keep) {
-    for (auto& state : req_.query_state()) {
-        size_t axis = 2;
-        for (auto& [name, ax] : kv_seq_axes_)
-            if (name == state.get_name())
-                axis = ax;
-        ov::Tensor old = state.get_state();
-        ov::Shape shape = old.get_shape();
-        if (axis >= shape.size() || shape[axis] <= keep)
-            continue;
-        ov::Shape nshape = shape;
-        nshape[axis] = keep;
-        ov::Tensor fresh(old.get_element_type(), nshape);
-        size_t outer = 1, inner = old.get_element_type().size();
-        for (size_t i = 0; i < axis; ++i)
-            outer *= shape[i];
-        for (size_t i = axis + 1; i < shape.size(); ++i)
-            inner *= shape[i];
-        const auto* src = static_cast<const uint8_t*>(old.data());
-        auto* dst = static_cast<uint8_t*>(fresh.data());
-        for (size_t o = 0; o < outer; ++o)
-            std::memcpy(dst + o * keep * inner, src + o * shape[axis] * inner, keep * inner);
-        state.set_state(fresh);
-    }
 }
 
 // ---------------------------------------------------------------- core
@@ -562,15 +496,12 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
     // Chat reuses the KV cache of the previous turn. With PA, plain generate calls also keep the previous
     // request's blocks and reuse whole blocks of a common prefix (as GenAI's default CPU pipeline, whose
     // latency-oriented scheduler config enables prefix caching).
-    if ((chat_ && !paged_) || (paged_ && prefix_caching_)) {
+    if (backend_->reuses_prefix(chat_)) {
         size_t p = 0;
         while (p < kv_tokens_.size() && p < full.size() && kv_tokens_[p] == full[p])
             ++p;
-        // PA (chat or not, as GenAI's PA pipeline, whose prefix cache is all it reuses): whole blocks of the
-        // common prefix, or the old sequence's partly filled last block too when the old sequence is entirely a
-        // prefix of the new prompt (what GenAI's block-hash prefix cache can restore)
-        if (paged_ && p != kv_tokens_.size())
-            p -= p % paged_->block_size();
+        // PA (chat or not, as GenAI's PA pipeline, whose prefix cache is all it reuses): whole blocks only
+        p = backend_->reusable_prefix(p, kv_tokens_.size());
         if (p == full.size())
             --p;  // at least one token must be fed
         if (p < kv_tokens_.size() || kv_batch_ != 1)
@@ -607,7 +538,7 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
             history_.push_back(msg);
         }
     }
-    if (!chat_ && !paged_)
+    if (!chat_ && !backend_->keeps_cache_between_requests())
         reset_kv();
 
     const auto stop = Clock::now();
@@ -666,54 +597,27 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         perf.raw.token_times.push_back(Clock::now());
     };
 
-    // ---- prefill
-    if (paged_) {
-        // GenAI's scheduler: with dynamic_split_fuse the prompt goes in chunks of max_num_batched_tokens
-        // (from the first token not restored from the prefix cache); without it, whole or not at all.
-        if (!split_fuse_ && max_num_seqs_ > max_batched_tokens_)
-            throw std::invalid_argument("Max num batched tokens (" + std::to_string(max_batched_tokens_) +
-                                        ") must be greater or equal to max num sequences (" +
-                                        std::to_string(max_num_seqs_) + ")");
-        if (!split_fuse_ && feed > max_batched_tokens_)
-            throw std::invalid_argument("Sequence length (" + std::to_string(feed) +
-                                        ") is longer than max number of tokens in batch (" +
-                                        std::to_string(max_batched_tokens_) + ")");
+    // ---- prefill: the uncached prompt tokens in the backend's chunks (one unless PA's batch limit splits them);
+    // the whole prefill is one first-token step
+    {
+        const std::vector<size_t> chunks = backend_->prefill_chunks(feed);
         float chunks_us = 0.0f;
         size_t done = 0;
-        while (feed - done > max_batched_tokens_) {
-            paged_->prepare_prefill(full.data() + cached + done, max_batched_tokens_);
+        for (size_t k = 0; k + 1 < chunks.size(); ++k) {
+            backend_->prepare_prefill(full.data() + cached + done, chunks[k], cached + done);
             Timer t;
             req_.start_async();
             req_.wait();
             chunks_us += t.us();
-            done += max_batched_tokens_;
+            done += chunks[k];
         }
-        paged_->prepare_prefill(full.data() + cached + done, feed - done);
+        backend_->prepare_prefill(full.data() + cached + done, chunks.back(), cached + done);
         run_infer_sync();
-        perf.raw.token_infer_us.back() += chunks_us;  // the whole prefill is one first-token step
+        perf.raw.token_infer_us.back() += chunks_us;
         infer_total_us += chunks_us;
         perf.raw.batch_sizes.push_back(1);
-        perf.num_input_tokens = prompt_len;  // as GenAI's PA pipeline: reused (prefix-cached) tokens still count
-    } else {
-        ov::Tensor ids = req_.get_tensor("input_ids");
-        ids.set_shape({1, feed});
-        std::copy(full.begin() + cached, full.end(), ids.data<int64_t>());
-        ov::Tensor mask = req_.get_tensor("attention_mask");
-        mask.set_shape({1, prompt_len});
-        std::fill_n(mask.data<int64_t>(), prompt_len, 1);
-        if (has_position_ids_) {
-            ov::Tensor pos = req_.get_tensor("position_ids");
-            pos.set_shape({1, feed});
-            auto* p = pos.data<int64_t>();
-            for (size_t i = 0; i < feed; ++i)
-                p[i] = static_cast<int64_t>(cached + i);
-        }
-        ov::Tensor beam = req_.get_tensor("beam_idx");
-        beam.set_shape({1});
-        beam.data<int32_t>()[0] = 0;
-        run_infer_sync();
-        perf.raw.batch_sizes.push_back(1);
-        perf.num_input_tokens = feed;
+        // GenAI's PA pipeline counts reused (prefix-cached) prompt tokens too, its stateful one only those fed
+        perf.num_input_tokens = backend_->counts_reused_prompt_tokens() ? prompt_len : feed;
     }
     kv_tokens_.assign(full.begin(), full.end());
     kv_batch_ = 1;
@@ -832,29 +736,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     // Inputs of one decode step: B new tokens, each continuing the sequence in row parents[b] of the last
     // inference (PA: forked block tables; SDPA: beam_idx reorders the state); total_len = tokens in the cache.
     auto feed_step = [&](const std::vector<int64_t>& step_ids, const std::vector<int32_t>& parents, size_t total_len) {
-        const size_t B = step_ids.size();
-        if (paged_) {
-            if (B > max_batched_tokens_)  // GenAI's scheduler then schedules nothing and drops the request
-                throw std::runtime_error("the request was dropped: " + std::to_string(B) +
-                                         " sequences need more than SchedulerConfig max_num_batched_tokens (" +
-                                         std::to_string(max_batched_tokens_) + ") tokens per step");
-            paged_->prepare_decode(step_ids, parents);
-            return;
-        }
-        ov::Tensor ids = req_.get_tensor("input_ids");
-        ids.set_shape({B, 1});
-        std::copy(step_ids.begin(), step_ids.end(), ids.data<int64_t>());
-        ov::Tensor mask = req_.get_tensor("attention_mask");
-        mask.set_shape({B, total_len + 1});
-        std::fill_n(mask.data<int64_t>(), B * (total_len + 1), 1);
-        if (has_position_ids_) {
-            ov::Tensor pos = req_.get_tensor("position_ids");
-            pos.set_shape({B, 1});
-            std::fill_n(pos.data<int64_t>(), B, static_cast<int64_t>(total_len));
-        }
-        ov::Tensor beam = req_.get_tensor("beam_idx");
-        beam.set_shape({B});
-        std::copy(parents.begin(), parents.end(), beam.data<int32_t>());
+        backend_->prepare_decode(step_ids, parents, total_len);
     };
     // One decode inference, timed like upstream's steps (B tokens counted per step).
     auto run_step = [&](size_t counted) {
@@ -895,11 +777,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             // the prompt's blocks; its stateful chat trims the turn's tokens and reads row 0 of the state next).
             kv_tokens_.assign(full.begin(), full.end());
             kv_batch_ = 1;
-            if (paged_)
-                paged_->keep_prefix(prompt_len);
-            else if (chat_)
-                trim_state(prompt_len);
-            else
+            if (!backend_->keep_prompt_after_beams(prompt_len, chat_))
                 reset_kv();
         }
         for (auto& h : search.best(cfg.num_return_sequences)) {
@@ -940,7 +818,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     // stopped request (feeding that token, counting a generated token) but its token is dropped. With a callback
     // faster than a step this is always so: we do the same (not in cancel-only mode, where nobody reads the
     // stream and a cancel should end the call at once).
-    const size_t steps_after_stop = (paged_ && (ts || token_streamer_)) ? 2 : 0;
+    const size_t steps_after_stop = (ts || token_streamer_) ? backend_->steps_after_stream_stop() : 0;
     size_t steps_done_after_stop = 0;
     while (true) {
         std::vector<size_t> running;
@@ -959,8 +837,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         std::vector<int64_t> step_ids(B);
         for (size_t b = 0; b < B; ++b) {
             step_ids[b] = seqs[running[b]].gen.back();
-            // compat_row0_ (SDPA only): upstream's stateful pipeline feeds row 0 for every sampled sequence
-            beam_rows[b] = (compat_row0_ && !paged_) ? 0 : static_cast<int32_t>(seqs[running[b]].row);
+            beam_rows[b] = backend_->sampled_parent_row(seqs[running[b]].row);
         }
         feed_step(step_ids, beam_rows, total_len);
         run_step(B);
@@ -985,7 +862,8 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     // Upstream's stateful loop streams a token while the inference that feeds it is already running, so after a
     // STOP/CANCEL the KV cache holds that token too. Only a chat keeps the cache: feed it there as well, so the
     // next turn reuses exactly what GenAI's does.
-    if (!paged_ && chat_ && status != StreamStatus::Running && seqs.size() == 1 && !seqs[0].finished) {
+    if (backend_->feeds_last_token_after_stop() && chat_ && status != StreamStatus::Running && seqs.size() == 1 &&
+        !seqs[0].finished) {
         const Seq& s = seqs[0];
         feed_step({s.gen.back()}, {static_cast<int32_t>(s.row)}, total_len);
         Timer t;

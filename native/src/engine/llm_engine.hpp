@@ -1,5 +1,6 @@
-// The stateful LLM engine behind ov_genai_llm_pipeline: model folder loading, chat template,
-// KV-cache-reusing chat, the decode loop, stop rules, streaming and perf metrics.
+// The LLM engine behind ov_genai_llm_pipeline: model folder loading, chat template, KV-cache-reusing chat,
+// the decode loop, stop rules, streaming and perf metrics. The attention form (stateful SDPA or PagedAttention)
+// is an AttentionBackend (attention_backend.hpp) chosen at load.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +13,8 @@
 
 #include <openvino/openvino.hpp>
 
+#include "engine/attention_backend.hpp"
 #include "engine/generation_config.hpp"
-#include "engine/paged_kv.hpp"
 #include "engine/perf_metrics.hpp"
 #include "engine/sampler.hpp"
 #include "engine/text_streamer.hpp"
@@ -58,7 +59,6 @@ public:
     void finish_chat();
 
     const GenerationConfig& generation_config() const { return config_; }
-    bool paged() const { return paged_ != nullptr; }
     void set_generation_config(const GenerationConfig& cfg);
     // false: the streamer gets an empty string per token (cancellation checks only, no detokenisation)
     void set_stream_text(bool on) { stream_text_ = on; }
@@ -82,11 +82,10 @@ private:
                           const StreamCallback* streamer, PerfMetrics& perf);
     void reset_kv();
     void trim_kv(size_t keep);
-    void trim_state(size_t keep);
     void check_supported(const GenerationConfig& cfg, bool streaming) const;
 
     ov::InferRequest req_;
-    std::unique_ptr<PagedKV> paged_;  // set: ATTENTION_BACKEND=PA (PagedAttention model runner)
+    std::unique_ptr<AttentionBackend> backend_;  // StatefulBackend (SDPA) or PagedBackend (PA); bound to req_
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<ChatTemplate> template_;
     std::string template_error_;
@@ -94,9 +93,6 @@ private:
     Sampler sampler_;
     float load_time_ms_ = 0.0f;
     size_t max_context_ = 0;  // 0: unknown
-    bool has_position_ids_ = true;
-    bool compat_row0_ = false;
-    std::vector<std::pair<std::string, size_t>> kv_seq_axes_;  // variable id -> sequence axis
 
     bool chat_ = false;
     ChatInput chat_input_ = ChatInput::Undef;
@@ -106,13 +102,6 @@ private:
     bool stream_text_ = true;
     TokenCallback token_streamer_;
     size_t vocab_size_ = 0;  // 0: unknown (dynamic logits dimension)
-
-    // SchedulerConfig of the PA engine (OVGENAI_C_* create properties); the defaults are GenAI's
-    // latency-oriented config, which its LLMPipeline uses on CPU when no scheduler_config is given.
-    size_t max_batched_tokens_ = std::numeric_limits<size_t>::max();
-    bool split_fuse_ = true;
-    size_t max_num_seqs_ = 256;
-    bool prefix_caching_ = true;
 };
 
 }  // namespace ovgc

@@ -1,5 +1,5 @@
-// A small JSON value type, a strict RFC 8259 parser and a Python-compatible serializer.
-// Plain C++17, no dependencies.
+// A small JSON value type (json.cpp), a strict RFC 8259 parser over nlohmann-json (json_parse.cpp) and a
+// Python-compatible serializer (json.cpp). This header is plain C++17; only json_parse.cpp includes nlohmann.
 #pragma once
 
 #include <cstddef>
