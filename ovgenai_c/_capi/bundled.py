@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
-from .checked import CApi, per_ffi_callback
+from .checked import CApi, cancel_on_error, per_ffi_callback
 
 LAST_ERROR = "ovgenai_c_bundled_last_error"
 LIVE_HANDLES = "ovgenai_c_bundled_live_handles"
@@ -13,7 +13,6 @@ APPLY_CHAT_TEMPLATE = "ovgenai_c_bundled_generation_config_set_apply_chat_templa
 GENERATE_TOKENS = "ovgenai_c_bundled_llm_pipeline_generate_tokens"
 TOKEN_STREAMER = "ovgenai_c_bundled_set_token_streamer"
 NUM_SEQUENCES = "ovgenai_c_bundled_decoded_results_get_num_sequences"
-_STREAMING_CANCEL = 2  # ov_genai_streaming_status_e CANCEL
 
 
 def last_error(capi: CApi) -> Optional[str]:
@@ -45,15 +44,11 @@ def set_cancel_only_streaming(capi: CApi, on: bool) -> None:
     capi.lib.ovgenai_c_bundled_set_cancel_only_streaming(1 if on else 0)
 
 
-def _cancel_on_error(exc_type: Any, exc_value: Any, tb: Any) -> int:
-    return _STREAMING_CANCEL  # cffi's last resort: nothing may cross into C
-
-
 def token_callback(ffi: Any) -> Any:
     """The token-streamer callback, dispatching each step's ids to the bridge passed in ``args``
     (``bridge.on_token_ids(ids)`` returns the streaming status)."""
     def make() -> Any:
-        @ffi.callback("ovgenai_c_bundled_token_callback", onerror=_cancel_on_error)
+        @ffi.callback("ovgenai_c_bundled_token_callback", onerror=cancel_on_error)
         def _tokens(ids_ptr: Any, size: int, args: Any) -> int:
             return ffi.from_handle(args).on_token_ids([ids_ptr[i] for i in range(size)])
 

@@ -79,6 +79,14 @@ _callbacks: Dict[Tuple[str, int], Tuple[Any, Any]] = {}
 _callbacks_lock = threading.Lock()
 
 
+STREAMING_CANCEL = 2  # ov_genai_streaming_status_e CANCEL
+
+
+def cancel_on_error(exc_type: Any, exc_value: Any, tb: Any) -> int:
+    """cffi's ``onerror`` for every streaming callback: CANCEL, as nothing may cross into C."""
+    return STREAMING_CANCEL
+
+
 def per_ffi_callback(kind: str, ffi: Any, make: Callable[[], Any]) -> Any:
     """One cffi callback of ``kind`` per FFI, made once and kept alive with it (C may call it at any time)."""
     with _callbacks_lock:

@@ -5,10 +5,9 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..results import PerfMetrics
 from . import bundled, chat_history, generation_config, perf_metrics
-from .checked import CApi, per_ffi_callback
+from .checked import CApi, cancel_on_error, per_ffi_callback
 
 _UNKNOWN_EXCEPTION = -17  # ov_status_e UNKNOW_EXCEPTION: the C API drops the C++ exception's text
-_STREAMING_CANCEL = 2  # ov_genai_streaming_status_e CANCEL
 
 
 class Generated(NamedTuple):
@@ -68,15 +67,11 @@ def max_new_tokens(capi: CApi, pipe: Any) -> int:
         ffi.release(handle)
 
 
-def _cancel_on_error(exc_type: Any, exc_value: Any, tb: Any) -> int:
-    return _STREAMING_CANCEL  # cffi's last resort: nothing may cross into C
-
-
 def text_callback(ffi: Any) -> Any:
     """The ``streamer_callback`` function, dispatching each chunk to the bridge passed in ``args``
     (``bridge.on_chunk(bytes)`` returns the streaming status)."""
     def make() -> Any:
-        @ffi.callback("ov_genai_streaming_status_e(*)(const char*, void*)", onerror=_cancel_on_error)
+        @ffi.callback("ov_genai_streaming_status_e(*)(const char*, void*)", onerror=cancel_on_error)
         def _streamer(text_ptr: Any, args: Any) -> int:
             data = ffi.string(text_ptr) if text_ptr != ffi.NULL else b""
             return ffi.from_handle(args).on_chunk(data)
