@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Tuple, Union
 
 from . import _ffi, _loader, chat as _chat, errors
 from ._call import check_timeout
@@ -115,8 +115,9 @@ def missing_functions(lib: _loader.LoadedLibrary) -> List[str]:
 class VLMPipeline(LLMPipeline):
     """A visual-language pipeline over the GenAI C API (openvino_genai.VLMPipeline's names).
 
-    ``VLMPipeline(models_path, device="CPU", **properties)``; ``generate(prompt, images=None, image=None,
-    generation_config=None, streamer=None, *, timeout=None, **config_fields)``, ``stream()`` / ``astream()``,
+    ``VLMPipeline(models_path, device="CPU", **properties)``; ``generate(prompt, images=None,
+    generation_config=None, streamer=None, *, image=None, timeout=None, **config_fields)`` — positional order as
+    pybind's (images, then the config, then the streamer; ``image=`` by keyword) —, ``stream()`` / ``astream()``,
     ``start_chat()`` / ``finish_chat()``, a ChatHistory as the prompt, ``get/set_generation_config()``.
     """
 
@@ -159,7 +160,9 @@ class VLMPipeline(LLMPipeline):
         return path
 
     # --- inputs --------------------------------------------------------------------------------------
-    def _vlm_input(self, prompt: Prompt, images: Any, image: Any) -> _Input:
+    def _vlm_input(self, prompt: Prompt, images: Any, image: Any, kwargs: Dict[str, Any]) -> _Input:
+        if "videos" in kwargs or "video" in kwargs:
+            raise errors.NotSupportedError("videos cannot pass through the GenAI C API (vlm_pipeline.h takes images)")
         arrays = image_list(images, image)
         if isinstance(prompt, str):
             return _Input(prompt=_check_text(prompt, "the prompt"), images=arrays)
@@ -185,35 +188,35 @@ class VLMPipeline(LLMPipeline):
         return on_text, on_tokens, token_streamer
 
     # --- generation ----------------------------------------------------------------------------------
-    def generate(self, prompt: Prompt, images: Any = None, image: Any = None,  # type: ignore[override]
+    def generate(self, prompt: Prompt, images: Any = None,  # type: ignore[override]
                  generation_config: Optional[GenerationConfig] = None, streamer: Optional[Callable[[str], Any]] = None,
-                 *, timeout: Optional[float] = None, **kwargs: Any) -> DecodedResults:
+                 *, image: Any = None, timeout: Optional[float] = None, **kwargs: Any) -> DecodedResults:
         """Generate an answer for ``prompt`` (a str or a ChatHistory) about ``images`` (a list) or ``image``.
 
         ``streamer(text)``, ``timeout`` and keyword GenerationConfig fields as :meth:`LLMPipeline.generate`.
         Returns :class:`~ovgenai_c.DecodedResults` (openvino_genai returns VLMDecodedResults, the same fields)."""
         on_text, _, _ = self._check_streamer(streamer)
         check_timeout(timeout)
-        request = self._vlm_input(prompt, images, image)
+        request = self._vlm_input(prompt, images, image, kwargs)
         call = self._start_generate(request, generation_config, on_text, kwargs, timeout)
         call.wait()
         return call.outcome()
 
     __call__ = generate
 
-    def stream(self, prompt: Prompt, images: Any = None, image: Any = None,  # type: ignore[override]
-               generation_config: Optional[GenerationConfig] = None, *, timeout: Optional[float] = None,
-               **kwargs: Any) -> TextStream:
+    def stream(self, prompt: Prompt, images: Any = None,  # type: ignore[override]
+               generation_config: Optional[GenerationConfig] = None, *, image: Any = None,
+               timeout: Optional[float] = None, **kwargs: Any) -> TextStream:
         """Iterate over the answer's text pieces (as :meth:`LLMPipeline.stream`); ``.result`` at the end."""
         check_timeout(timeout)
-        return super().stream(self._vlm_input(prompt, images, image), generation_config, timeout=timeout, **kwargs)
+        return super().stream(self._vlm_input(prompt, images, image, kwargs), generation_config, timeout=timeout, **kwargs)
 
-    def astream(self, prompt: Prompt, images: Any = None, image: Any = None,  # type: ignore[override]
-                generation_config: Optional[GenerationConfig] = None, *, timeout: Optional[float] = None,
-                **kwargs: Any) -> AsyncIterator[str]:
+    def astream(self, prompt: Prompt, images: Any = None,  # type: ignore[override]
+                generation_config: Optional[GenerationConfig] = None, *, image: Any = None,
+                timeout: Optional[float] = None, **kwargs: Any) -> AsyncIterator[str]:
         """Async iterator of text pieces (as :meth:`LLMPipeline.astream`); the inputs are checked at once."""
         check_timeout(timeout)
-        return super().astream(self._vlm_input(prompt, images, image), generation_config, timeout=timeout,
+        return super().astream(self._vlm_input(prompt, images, image, kwargs), generation_config, timeout=timeout,
                                **kwargs)
 
 

@@ -139,6 +139,18 @@ def test_bad_images_are_refused_before_c(make_vlm, double, bad, words):
     assert "vlm_generate" not in _ops(double)
 
 
+def test_positional_arguments_are_pybinds_images_config_streamer(make_vlm, double):
+    """As openvino_genai.VLMPipeline.generate(prompt, images, generation_config, streamer): image= is keyword-only."""
+    pipe = make_vlm()
+    cfg = ovgenai_c.GenerationConfig(max_new_tokens=2)
+    seen = []
+    res = pipe.generate("a b c", [IMG], cfg, seen.append)
+    assert str(res) == "Echo: a " and "".join(seen) == "Echo: a "
+    assert "".join(pipe.stream("a b c", IMG, cfg)) == "Echo: a "
+    with pytest.raises(errors.NotSupportedError, match="videos"):
+        pipe.generate("x", videos=[IMG])
+
+
 def test_images_and_image_together_are_refused(make_vlm, double):
     pipe = make_vlm()
     with pytest.raises(errors.InvalidParameterError, match="not both"):
