@@ -349,3 +349,17 @@ def test_handles_of_one_kind_are_refused_by_the_other(make_vlm, make_pipe, doubl
     assert lib.ov_genai_vlm_pipeline_start_chat(ffi.cast("ov_genai_vlm_pipeline*", llm._state.handle)) == -14
     assert lib.ov_genai_vlm_pipeline_start_chat(ffi.NULL) == -14
     assert double.chat_size(vlm) == -1  # no chat was started on either
+
+
+def test_names_match_openvino_genai_vlm_pipeline():
+    """Every public method of openvino_genai.VLMPipeline exists here, but set_chat_template (the C API cannot set
+    a template), and generate's positional parameters are pybind's images overload's."""
+    import inspect
+
+    ov_genai = pytest.importorskip("openvino_genai", reason="openvino_genai (oracle) not installed")
+    theirs = {n for n in dir(ov_genai.VLMPipeline) if not n.startswith("_")}
+    assert theirs - {"set_chat_template"} <= set(dir(ovgenai_c.VLMPipeline))
+    params = list(inspect.signature(ovgenai_c.VLMPipeline.generate).parameters)
+    assert params[:5] == ["self", "prompt", "images", "generation_config", "streamer"]
+    assert "generate(self: openvino_genai.py_openvino_genai.VLMPipeline, prompt: str, images: " in \
+        ov_genai.VLMPipeline.generate.__doc__
