@@ -209,7 +209,8 @@ class VLMPipeline(LLMPipeline):
                timeout: Optional[float] = None, **kwargs: Any) -> TextStream:
         """Iterate over the answer's text pieces (as :meth:`LLMPipeline.stream`); ``.result`` at the end."""
         check_timeout(timeout)
-        return super().stream(self._vlm_input(prompt, images, image, kwargs), generation_config, timeout=timeout, **kwargs)
+        request = self._vlm_input(prompt, images, image, kwargs)
+        return super().stream(request, generation_config, timeout=timeout, **kwargs)
 
     def astream(self, prompt: Prompt, images: Any = None,  # type: ignore[override]
                 generation_config: Optional[GenerationConfig] = None, *, image: Any = None,
