@@ -25,7 +25,8 @@ def draft_model(*args: Any, **kwargs: Any) -> Any:
                             "cannot pass")
 
 
-_LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "TextStream": ("pipeline", "TextStream"),
+_LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeline", "VLMPipeline"),
+         "TextStream": ("pipeline", "TextStream"),
          "Tokenizer": ("tokenizer", "Tokenizer"), "TokenizedInputs": ("tokenizer", "TokenizedInputs"),
          "Tensor": ("tensor", "Tensor"), "StreamerBase": ("streamers", "StreamerBase"),
          "TextStreamer": ("streamers", "TextStreamer")}
@@ -44,12 +45,13 @@ def __getattr__(name: str) -> Any:
 
 if TYPE_CHECKING:  # pragma: no cover
     from .pipeline import LLMPipeline, TextStream
+    from .vlm_pipeline import VLMPipeline
     from .streamers import StreamerBase, TextStreamer
     from .tensor import Tensor
     from .tokenizer import TokenizedInputs, Tokenizer
 
 __all__ = [
-    "LLMPipeline", "TextStream", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
+    "LLMPipeline", "VLMPipeline", "TextStream", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
     "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "PerfMetrics",
     "RawPerfMetrics", "GenerationFinishReason", "draft_model", "SchedulerConfig",
     "MeanStdPair", "StreamingStatus", "library_info", "load_library", "open_library", "GenAIError", "ConfigError",

@@ -25,13 +25,14 @@ from typing import Any, List, Optional, Tuple
 
 _lock = threading.Lock()
 _ffi: Any = None
-_functions: Optional[Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]] = None
+_functions: Optional[Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]] = None
 
 # cdefs/openvino/ in upstream include order (a header is parsed after the ones it depends on)
 _OPENVINO_ORDER = ("ov_common.h", "ov_shape.h", "ov_tensor.h", "ov_model.h", "ov_infer_request.h",
                    "ov_compiled_model.h", "ov_core.h")
 GENAI_PREFIX = "ov_genai_"  # upstream GenAI C functions
 EXTRA_PREFIX = "ovgenai_c_"  # the bundled backend's optional extras (cdefs/9*)
+VLM_PREFIX = "ov_genai_vlm_"  # cdefs/06_vlm_pipeline.h: upstream, but optional (a library without VLM still loads)
 _MODULE_PREFIX = "ovgenai_c_ffi_"
 _MARKER = "# ovgenai_c precompiled FFI "
 
@@ -143,8 +144,9 @@ def get_ffi() -> Any:
     return _ffi
 
 
-def _declared_functions() -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]:
-    """(GenAI functions, bundled extras, OpenVINO functions), from the FFI's own list of declared names."""
+def _declared_functions() -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]:
+    """(required GenAI functions, bundled extras, OpenVINO functions, VLM functions), from the FFI's own list of
+    declared names."""
     global _functions
     if _functions is None:
         ffi = get_ffi()
@@ -156,21 +158,28 @@ def _declared_functions() -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, 
                 constants.update(tp.relements)
         lib = ffi.dlopen(None)  # lists the declarations; nothing is looked up
         names = sorted(n for n in dir(lib) if n not in constants)
-        genai = tuple(n for n in names if n.startswith(GENAI_PREFIX))
+        genai = tuple(n for n in names if n.startswith(GENAI_PREFIX) and not n.startswith(VLM_PREFIX))
         extras = tuple(n for n in names if n.startswith(EXTRA_PREFIX))
         openvino = tuple(n for n in names if not n.startswith((GENAI_PREFIX, EXTRA_PREFIX)))
-        _functions = (genai, extras, openvino)
+        vlm = tuple(n for n in names if n.startswith(VLM_PREFIX))
+        _functions = (genai, extras, openvino, vlm)
     return _functions
 
 
 def required_functions() -> Tuple[str, ...]:
-    """Every upstream C function the binding declares (83 for the LLM side of GenAI 2026.x)."""
+    """Every upstream C function the binding needs (83: the LLM side of GenAI 2026.x; the VLM ones are optional)."""
     return _declared_functions()[0]
 
 
 def optional_functions() -> Tuple[str, ...]:
     """Extras that only the bundled backend exports."""
     return _declared_functions()[1]
+
+
+def vlm_functions() -> Tuple[str, ...]:
+    """The 13 functions of vlm_pipeline.h (upstream, but optional: a library without them loads, and VLMPipeline
+    says which are missing)."""
+    return _declared_functions()[3]
 
 
 def openvino_functions() -> Tuple[str, ...]:

@@ -62,10 +62,11 @@ class LoadedLibrary:
     openvino_path: Optional[str] = None  # real path of the libopenvino mapped for this library
     openvino_version: Optional[str] = None  # read from the mapped library (ov_get_openvino_version)
     openvino_c_path: Optional[str] = None  # real path of the libopenvino_c mapped beside it, if any
-    extras: FrozenSet[str] = frozenset()  # the optional ovgenai_c_bundled_* functions the library exports
+    extras: FrozenSet[str] = frozenset()  # the optional functions it exports: ovgenai_c_bundled_*, ov_genai_vlm_*
 
     def has_extra(self, name: str) -> bool:
-        """Whether the library exports the optional extra ``name`` (cdefs/9*: the bundled backend's)."""
+        """Whether the library exports the optional function ``name`` (cdefs/9*: the bundled backend's extras;
+        cdefs/06: the VLM functions)."""
         return name in self.extras
 
     @property
@@ -419,9 +420,10 @@ def _open(source: str, path: Path) -> LoadedLibrary:
 
 
 def _symbols(lib: Any) -> Tuple[List[str], set]:
-    """(required functions the library lacks, optional extras it has)."""
+    """(required functions the library lacks, optional functions it has: the bundled extras, the VLM functions)."""
     missing = [name for name in _ffi.required_functions() if not _ffi.has_symbol(lib, name)]
-    present_optional = {name for name in _ffi.optional_functions() if _ffi.has_symbol(lib, name)}
+    present_optional = {name for name in (*_ffi.optional_functions(), *_ffi.vlm_functions())
+                        if _ffi.has_symbol(lib, name)}
     return missing, present_optional
 
 
@@ -543,7 +545,8 @@ def library_info() -> Dict[str, Any]:
 
     ``openvino_version`` and ``libopenvino_path`` are read from the libopenvino actually mapped for the library;
     ``libopenvino_mapped`` lists every libopenvino in the process (more than one is a mix of versions) and
-    ``refused`` the loads refused because they would have brought a second OpenVINO version.
+    ``refused`` the loads refused because they would have brought a second OpenVINO version. ``vlm_functions``:
+    how many of vlm_pipeline.h's 13 (optional) functions the library exports.
     """
     lib = get_library()
     return {
@@ -556,6 +559,7 @@ def library_info() -> Dict[str, Any]:
         "libopenvino_mapped": [f"{p} ({_openvino_version_mapped(p)})" for p in _sharedlibs.mapped_openvino()],
         "missing_symbols": list(lib.missing_symbols),
         "declared_functions": len(_ffi.required_functions()),
+        "vlm_functions": sum(lib.has_extra(n) for n in _ffi.vlm_functions()),  # of 13 (optional: VLMPipeline)
         "tokenizers_path": lib.tokenizers_path,
         "tried_before": [f"{w}: {why}" for w, why in lib.tried],
         "left_mapped_by_failed_candidates": list(_left_mapped),

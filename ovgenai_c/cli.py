@@ -814,6 +814,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         missing = lib.get("missing_symbols") or []
         _out(f"  symbols:      {lib.get('declared_functions', '?')} declared, "
              f"{'none missing' if not missing else str(len(missing)) + ' missing: ' + ', '.join(missing)}")
+        if "vlm_functions" in lib:
+            if lib.get("kind") == "bundled":
+                vision = "no: the bundled backend does not implement VLMs (the official GenAI C library does)"
+            elif lib["vlm_functions"] == 13:
+                vision = "VLMPipeline (the 13 vlm_pipeline.h functions are exported)"
+            else:
+                vision = f"no: {lib['vlm_functions']} of the 13 vlm_pipeline.h functions exported"
+            _out(f"  vision:       {vision}")
         _out(f"  tokenizers:   {lib.get('tokenizers_path') or 'not found'}")
     else:
         _out("library:        NOT FOUND")

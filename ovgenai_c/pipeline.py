@@ -137,8 +137,9 @@ class _State:
     """Everything the native side owns for one pipeline; shared by the pipeline, its jobs and its finalizer
     (never referencing the LLMPipeline itself, so a forgotten pipeline can be collected)."""
 
-    def __init__(self, lib: _loader.LoadedLibrary, owner: OwnerThread) -> None:
+    def __init__(self, lib: _loader.LoadedLibrary, owner: OwnerThread, native: Any = llm_pipeline) -> None:
         self.lib = lib
+        self.native = native  # the _capi module of the pipeline's C header (llm_pipeline or vlm_pipeline)
         self.capi = _capi.bind(lib)
         self.owner = owner
         self.handle: Any = None
@@ -159,7 +160,7 @@ class _State:
 
         def _free() -> None:
             if self.handle is not None:
-                llm_pipeline.free(self.capi, self.handle)
+                self.native.free(self.capi, self.handle)
                 self.handle = None
 
         try:
@@ -220,6 +221,7 @@ class _Input(NamedTuple):
     history: Optional[ChatHistory] = None
     ids: Optional[List[int]] = None
     mask: Optional[List[int]] = None
+    images: Optional[Tuple[Any, ...]] = None  # VLMPipeline: private uint8 HWC/NHWC arrays
 
 
 _TOKEN_INPUT_EXTRA = bundled.GENERATE_TOKENS
@@ -273,6 +275,8 @@ class LLMPipeline:
     on its own native thread. Use as a context manager or call :meth:`close`.
     """
 
+    _native: Any = llm_pipeline  # the _capi module of the C header this pipeline runs on
+
     def __init__(self, models_path: Union[str, os.PathLike], device: str = "CPU",
                  config: Optional[Dict[str, Any]] = None, *,
                  library: Union[None, str, os.PathLike, _loader.LoadedLibrary] = None, **properties: Any) -> None:
@@ -283,7 +287,7 @@ class LLMPipeline:
             lib = library
         else:
             lib = _loader.open_library(os.fspath(library))
-        path = check_model_path(models_path, lib.kind)
+        path = self._check_model_path(models_path, lib)
         if not isinstance(device, str):
             raise errors.DeviceError(f"device must be a str such as 'CPU', not {type(device).__name__}")
         if not _DEVICE_RE.fullmatch(device):
@@ -301,10 +305,11 @@ class LLMPipeline:
         self.properties = dict(props)
         self._library = lib
         owner = OwnerThread(name=f"ovgenai_c-owner:{Path(path).name}")
-        state = _State(lib, owner)
+        native = self._native
+        state = _State(lib, owner, native)
 
         def _create() -> None:
-            state.handle = llm_pipeline.create(state.capi, path, device, props)
+            state.handle = native.create(state.capi, path, device, props)
 
         job = owner.submit(_create)
         try:
@@ -327,6 +332,10 @@ class LLMPipeline:
         self._config = self._initial_config(path)
 
     # --- life cycle ----------------------------------------------------------------------------------
+    def _check_model_path(self, models_path: Any, lib: _loader.LoadedLibrary) -> str:
+        """The model path as a str, checked before calling in (an IR LLM folder, or a GGUF file)."""
+        return check_model_path(models_path, lib.kind)
+
     def _initial_config(self, path: str) -> GenerationConfig:
         """What GenAI's pipeline starts from: the folder's generation_config.json, the eos token from the
         tokenizer when the file sets none, and the library's own max_new_tokens."""
@@ -354,7 +363,7 @@ class LLMPipeline:
         return cfg
 
     def _native_max_new_tokens(self, st: _State) -> int:
-        return llm_pipeline.max_new_tokens(st.capi, st.handle)
+        return st.native.max_new_tokens(st.capi, st.handle)
 
     def close(self) -> None:
         """Free the native pipeline (on its owner thread, after any running call). Safe to call twice."""
@@ -362,7 +371,7 @@ class LLMPipeline:
         if st is None or st.forked:
             return
         if st.owner.is_current():
-            raise RuntimeError("LLMPipeline.close() cannot be called from inside its own streamer")
+            raise RuntimeError(f"{type(self).__name__}.close() cannot be called from inside its own streamer")
         job = st.free_on_owner()
         if hasattr(self, "_finalizer"):
             self._finalizer.detach()
@@ -383,7 +392,7 @@ class LLMPipeline:
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
-        return f"<LLMPipeline {self.models_path!r} on {self.device} ({state}, {self._library.kind} library)>"
+        return f"<{type(self).__name__} {self.models_path!r} on {self.device} ({state}, {self._library.kind} library)>"
 
     @property
     def owner_thread_id(self) -> Optional[int]:
@@ -427,9 +436,9 @@ class LLMPipeline:
 
         def _start(st: _State) -> None:
             if st.history_mode:
-                llm_pipeline.finish_chat(st.capi, st.handle)
+                st.native.finish_chat(st.capi, st.handle)
                 st.history_mode = False
-            llm_pipeline.start_chat(st.capi, st.handle)
+            st.native.start_chat(st.capi, st.handle)
             st.in_chat = True
 
         self._call(_start)
@@ -438,7 +447,7 @@ class LLMPipeline:
         """End the chat and forget its history."""
 
         def _finish(st: _State) -> None:
-            llm_pipeline.finish_chat(st.capi, st.handle)
+            st.native.finish_chat(st.capi, st.handle)
             st.in_chat = False
             st.history_mode = False
 
@@ -470,7 +479,7 @@ class LLMPipeline:
         self._check_expressible(cfg)
         cfg.validate(eos_from_model=self._eos_unknown)
 
-        self._call(lambda st: llm_pipeline.set_generation_config(st.capi, st.handle, cfg))
+        self._call(lambda st: st.native.set_generation_config(st.capi, st.handle, cfg))
         self._config = cfg
 
     # --- generation ----------------------------------------------------------------------------------
@@ -565,15 +574,16 @@ class LLMPipeline:
             # The stateful (SDPA) path of upstream keeps a history call's chat state and then refuses a plain
             # prompt; its default path does not. Outside start_chat() both kinds of input are independent calls,
             # so end that state first (what finish_chat() is for).
-            llm_pipeline.finish_chat(st.capi, st.handle)
+            st.native.finish_chat(st.capi, st.handle)
             st.history_mode = False
         if request.history is not None and not st.in_chat:
             st.history_mode = True
         st.active = bridge
         try:
-            out = llm_pipeline.generate(st.capi, st.handle, send, bridge, streamable=streamable,
-                                        cancel_only=cancel_only, prompt=request.prompt, history=request.history,
-                                        ids=request.ids, mask=request.mask)
+            extra = {} if request.images is None else {"images": request.images}
+            out = st.native.generate(st.capi, st.handle, send, bridge, streamable=streamable,
+                                     cancel_only=cancel_only, prompt=request.prompt, history=request.history,
+                                     ids=request.ids, mask=request.mask, **extra)
         finally:
             st.active = None
         return out if out is not None else llm_pipeline.Generated(bridge.text, None)

@@ -9,6 +9,7 @@ One module per C header of ``cdefs/``, each a few functions over plain Python va
   generation_config     03_generation_config.h a native config from a GenerationConfig
   perf_metrics          04_perf_metrics.h      PerfMetrics read from a native object
   llm_pipeline          05_llm_pipeline.h      pipelines, generate calls, decoded results, the streamer callback
+  vlm_pipeline          06_vlm_pipeline.h      VLM pipelines, generate calls with image tensors, their results
   bundled               90_ovgenai_c_bundled.h the bundled backend's extras (last error, live handles, token input
                         and streaming, per-sequence results, apply_chat_template)
   chat_template         91_ovgenai_c_chat_template.h  the bundled Jinja renderer

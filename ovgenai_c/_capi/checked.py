@@ -25,7 +25,8 @@ class CApi:
         return self.loaded.lib
 
     def has(self, extra: str) -> bool:
-        """Whether the library exports the optional extra ``extra`` (cdefs/9*)."""
+        """Whether the library exports the optional function ``extra`` (cdefs/9*: the bundled extras; cdefs/06: the
+        VLM functions)."""
         return self.loaded.has_extra(extra)
 
     def status_enum(self, function: str) -> str:

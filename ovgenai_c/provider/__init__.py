@@ -8,7 +8,7 @@ from .model_info import ModelInfo, model_info
 from .options import OPTIONS, check_options, to_generation_kwargs
 from .pool import Lease, SessionPool, default_pool, model_digest
 from .profile import PROFILE_NAME, Profile, load_profile, profile_for, profile_path_for
-from .provider import Capabilities, ChatResult, ChatStream, Provider, resolve_device
+from .provider import IMAGES_REFUSED, Capabilities, ChatResult, ChatStream, Provider, resolve_device
 from .tools import parse_tool_calls
 
 __all__ = [
@@ -16,5 +16,5 @@ __all__ = [
     "PoolClosedError", "ProfileError", "ModelInfo", "model_info", "OPTIONS", "check_options",
     "to_generation_kwargs", "Lease", "SessionPool", "default_pool", "model_digest", "PROFILE_NAME", "Profile",
     "load_profile", "profile_for", "profile_path_for", "Capabilities", "ChatResult", "ChatStream", "Provider",
-    "resolve_device", "parse_tool_calls",
+    "resolve_device", "parse_tool_calls", "IMAGES_REFUSED",
 ]

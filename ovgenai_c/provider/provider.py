@@ -32,6 +32,12 @@ from .profile import Profile, profile_for
 from .tools import parse_tool_calls
 
 DEVICE_ENV = "OVGENAI_DEVICE"
+# Why no provider takes images (the server's refusal of image parts names it): it serves text models through
+# LLMPipeline. Images need a VLM folder served by VLMPipeline, whose C functions the bundled backend does not
+# implement (the official GenAI C library does).
+IMAGES_REFUSED = ("this server serves text models (LLMPipeline), so images cannot be used; a vision-language model "
+                  "needs VLMPipeline, which the bundled backend does not implement (the official GenAI C library is "
+                  "needed)")
 Messages = Union[str, List[Dict[str, Any]], ChatHistory]
 
 
@@ -48,6 +54,7 @@ class Capabilities:
     context_length: Optional[int]
     max_output_tokens: Optional[int]
     tool_call_format: Optional[str] = None
+    vision: bool = False  # images in: never here (text models through LLMPipeline; see IMAGES_REFUSED)
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -187,6 +194,7 @@ class Provider:
             context_length=self.profile.context_length or self.info.context_length,
             max_output_tokens=self.profile.max_output_tokens,
             tool_call_format=fmt if over.get("tools", tools) else None,
+            vision=False,  # a text model on LLMPipeline, whatever the library (the bundled one has no VLMs at all)
         )
 
     # --- sessions ----------------------------------------------------------------------------------

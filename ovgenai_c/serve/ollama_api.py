@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .. import __version__
-from ..provider import ChatResult, model_digest
+from ..provider import IMAGES_REFUSED, ChatResult, model_digest
 from ..provider.provider import perf_dict
 from .errors import bad_request, ollama_body, to_http
 from .generation import Ask, Generation
@@ -60,7 +60,7 @@ def _messages(messages: Any) -> List[Dict[str, Any]]:
         if not isinstance(m, dict) or not isinstance(m.get("role"), str):
             raise bad_request(f"messages[{i}] must be an object with a string 'role'")
         if m.get("images"):
-            raise bad_request(f"messages[{i}]: images are not supported (text models only)")
+            raise bad_request(f"messages[{i}]: images are not supported: {IMAGES_REFUSED}")
         content = m.get("content") or ""
         if not isinstance(content, str):
             raise bad_request(f"messages[{i}].content must be a string")
@@ -144,7 +144,9 @@ class OllamaRoutes:
     async def generate(self, request: Request) -> Response:
         body = await read_json(request, self.state.config.max_body_bytes)
         _check(body, GENERATE_FIELDS)
-        for name in ("suffix", "template", "context", "images", "raw"):
+        if body.get("images"):
+            raise bad_request(f"'images' is not supported: {IMAGES_REFUSED}")
+        for name in ("suffix", "template", "context", "raw"):
             if body.get(name):
                 raise bad_request(f"{name!r} is not supported by this server")
         prompt = body.get("prompt") or ""
@@ -248,7 +250,8 @@ class OllamaRoutes:
             provider = await anyio.to_thread.run_sync(self.state.registry.factory, path, 0)
         caps = provider.capabilities
         entry = next((e for e in self.state.registry.entries() if e.name == name), None)
-        capabilities = ["completion"] + (["tools"] if caps.tools else []) + (["thinking"] if caps.think else [])
+        capabilities = ["completion"] + (["tools"] if caps.tools else []) + (["thinking"] if caps.think else []) + \
+            (["vision"] if getattr(caps, "vision", False) else [])
         info: Dict[str, Any] = {"general.format": provider.info.format}
         if caps.context_length:
             info["general.context_length"] = caps.context_length

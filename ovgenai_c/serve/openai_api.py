@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..provider import IMAGES_REFUSED
 from ..provider.errors import OptionError
 from ..provider.options import check_options
 from .errors import HTTPError, bad_request
@@ -74,6 +75,9 @@ def _text_of(content: Any, where: str) -> str:
         parts = []
         for i, part in enumerate(content):
             kind = part.get("type") if isinstance(part, dict) else None
+            if kind in ("image_url", "input_image", "image"):
+                raise bad_request(f"{where}.content[{i}]: an image part cannot be served: {IMAGES_REFUSED}",
+                                  "messages", "unsupported_content")
             if kind != "text" or not isinstance(part.get("text"), str):
                 raise bad_request(f"{where}.content[{i}]: only text parts are supported, got type {kind!r}",
                                   "messages", "unsupported_content")

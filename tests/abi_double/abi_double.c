@@ -1,5 +1,6 @@
 /*
- * abi_double.c -- a deterministic C test double of the OpenVINO GenAI C ABI (LLM side, 83 functions).
+ * abi_double.c -- a deterministic C test double of the OpenVINO GenAI C ABI (LLM side, 83 functions, and
+ * vlm_pipeline.h, 13 more).
  *
  * Implements every function declared in cdefs/0*.h with the same names, signatures, status codes,
  * ownership rules and two-call string sizing, so the Python binding can be tested without OpenVINO.
@@ -30,9 +31,18 @@
  *    generate_with_history) stream k tokens, then return the status without results; if the reply has
  *    fewer than k tokens the status comes at the end; a streamer STOP/CANCEL before that wins (OK).
  *  - ovd_last_generate_status() is 0 before any generate.
+ *  - VLM (vlm_pipeline.h): the same pipeline engine under other handle types (a VLM handle given to an LLM
+ *    function, or the reverse, is INVALID_C_PARAM). Image tensors are read through libopenvino_c's
+ *    ov_tensor_get_element_type / ov_tensor_get_shape, found in the libopenvino_c already mapped in the process
+ *    (the one that made them; the double does not link it): none mapped with images given -> GENERAL_ERROR;
+ *    NULL tensors -> INVALID_C_PARAM; not U8, or not rank 3/4 with 3 channels last -> UNKNOW_EXCEPTION (upstream
+ *    throws, its C layer answers -17). The echo names them: "Echo: <prompt> [2 images: 32x48x3 1x16x16x3]".
+ *    Thread log ops are "vlm_create", "vlm_generate", ...; live kinds "vlm_pipeline" and "vlm_results".
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -86,13 +96,17 @@ typedef struct ov_genai_generation_config_opaque ov_genai_generation_config;
 typedef struct ov_genai_perf_metrics_opaque ov_genai_perf_metrics;
 typedef struct ov_genai_decoded_results_opaque ov_genai_decoded_results;
 typedef struct ov_genai_llm_pipeline_opaque ov_genai_llm_pipeline;
+/* vlm_pipeline.h: the same structs under their own magic numbers */
+typedef struct ov_genai_decoded_results_opaque ov_genai_vlm_decoded_results;
+typedef struct ov_genai_llm_pipeline_opaque ov_genai_vlm_pipeline;
+typedef struct ov_tensor ov_tensor_t; /* libopenvino_c's; only its functions look inside */
 
 /* ------------------------------------------------------------------ globals */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
-enum { K_PIPELINE, K_CONFIG, K_RESULTS, K_PERF, K_CHAT, K_JSON, K_COUNT };
+enum { K_PIPELINE, K_CONFIG, K_RESULTS, K_PERF, K_CHAT, K_JSON, K_VLM_PIPELINE, K_VLM_RESULTS, K_COUNT };
 static const char* const k_names[K_COUNT] = {"pipeline", "config", "results", "perf_metrics", "chat_history",
-                                             "json_container"};
+                                             "json_container", "vlm_pipeline", "vlm_results"};
 static atomic_long g_live[K_COUNT];
 
 #define MAX_FAULTS 64
@@ -488,6 +502,8 @@ static char* json_dump(const jv* v) { sb_t b = {0}; js_value(&b, v); return sb_t
 #define MAGIC_PERF 0x50455246u
 #define MAGIC_RES  0x52455355u
 #define MAGIC_PIPE 0x50495045u
+#define MAGIC_VRES 0x56524553u
+#define MAGIC_VPIP 0x56504950u
 
 struct ov_genai_json_container_opaque { unsigned magic; jv* v; };
 struct ov_genai_chat_history_opaque { unsigned magic; jv* msgs; jv* tools; jv* extra; };
@@ -1059,17 +1075,16 @@ static int known_device(const char* d) {
     return 0;
 }
 
-EXPORT ov_status_e ov_genai_llm_pipeline_create(const char* models_path, const char* device, const size_t property_args_size, ov_genai_llm_pipeline** pipe, ...) {
+static ov_status_e pipe_create(const char* fn, unsigned magic, const char* models_path, const char* device,
+                               size_t property_args_size, ov_genai_llm_pipeline** pipe, va_list ap) {
     /* upstream (src/c/src/llm_pipeline.cpp) rejects an odd property count together with the NULL checks: -14 */
     if (!pipe || !models_path || !device || property_args_size % 2 != 0) return INVALID_C_PARAM;
-    int st = injected(__func__); if (st) return st;
+    int st = injected(fn); if (st) return st;
     struct stat sbuf;
     if (stat(models_path, &sbuf) != 0 || !S_ISDIR(sbuf.st_mode)) return UNKNOW_EXCEPTION;
     if (!known_device(device)) return UNKNOW_EXCEPTION;
     sb_t props = {0};
     int ok = 1;
-    va_list ap;
-    va_start(ap, pipe);
     for (size_t i = 0; i < property_args_size; i += 2) {
         const char* k = va_arg(ap, const char*);
         const char* v = va_arg(ap, const char*);
@@ -1077,7 +1092,6 @@ EXPORT ov_status_e ov_genai_llm_pipeline_create(const char* models_path, const c
         if (!k || !v || !known_prop(k)) { ok = 0; continue; }
         sb_puts(&props, k); sb_putc(&props, '='); sb_puts(&props, v); sb_putc(&props, '\n');
     }
-    va_end(ap);
     if (!ok) { free(props.p); return UNKNOW_EXCEPTION; }
     gcfg_t cfg;
     size_t plen = strlen(models_path);
@@ -1091,7 +1105,7 @@ EXPORT ov_status_e ov_genai_llm_pipeline_create(const char* models_path, const c
     free(cpath);
     ov_genai_llm_pipeline* p = xmalloc(sizeof *p);
     memset(p, 0, sizeof *p);
-    p->magic = MAGIC_PIPE;
+    p->magic = magic;
     atomic_init(&p->in_call, 0);
     p->cfg = cfg;
     p->load_time = 12.5f;
@@ -1099,20 +1113,30 @@ EXPORT ov_status_e ov_genai_llm_pipeline_create(const char* models_path, const c
     p->serial = g_next_serial++;
     free(g_last_props); g_last_props = sb_take(&props);
     pthread_mutex_unlock(&g_mu);
-    live_inc(K_PIPELINE);
-    tlog("create", p->serial);
+    live_inc(magic == MAGIC_VPIP ? K_VLM_PIPELINE : K_PIPELINE);
+    tlog(magic == MAGIC_VPIP ? "vlm_create" : "create", p->serial);
     *pipe = p;
     return OK;
 }
-EXPORT void ov_genai_llm_pipeline_free(ov_genai_llm_pipeline* pipe) {
-    if (!PIPE_OK(pipe)) return;
+EXPORT ov_status_e ov_genai_llm_pipeline_create(const char* models_path, const char* device, const size_t property_args_size, ov_genai_llm_pipeline** pipe, ...) {
+    va_list ap;
+    va_start(ap, pipe);
+    ov_status_e st = pipe_create(__func__, MAGIC_PIPE, models_path, device, property_args_size, pipe, ap);
+    va_end(ap);
+    return st;
+}
+static void pipe_free(ov_genai_llm_pipeline* pipe, int vlm) {
     pipe_enter(pipe);
-    tlog("free", pipe->serial);
+    tlog(vlm ? "vlm_free" : "free", pipe->serial);
     cfg_clear(&pipe->cfg);
     jv_free(pipe->chat);
     pipe->magic = 0;
     free(pipe);
-    live_dec(K_PIPELINE);
+    live_dec(vlm ? K_VLM_PIPELINE : K_PIPELINE);
+}
+EXPORT void ov_genai_llm_pipeline_free(ov_genai_llm_pipeline* pipe) {
+    if (!PIPE_OK(pipe)) return;
+    pipe_free(pipe, 0);
 }
 
 static size_t count_words(const char* s) {
@@ -1314,6 +1338,226 @@ EXPORT ov_status_e ov_genai_llm_pipeline_set_generation_config(ov_genai_llm_pipe
     return ret;
 }
 
+/* ------------------------------------------------------------------ vlm_pipeline.h */
+#define VPIPE_OK(h) ((h) && (h)->magic == MAGIC_VPIP)
+#define VRES_OK(h) ((h) && (h)->magic == MAGIC_VRES)
+
+/* libopenvino_c's tensor getters, from the copy already mapped in the process (looked up until found) */
+typedef struct { int64_t rank; int64_t* dims; } ovc_shape_t;
+static struct {
+    int ready;
+    ov_status_e (*get_shape)(const ov_tensor_t*, ovc_shape_t*);
+    ov_status_e (*get_type)(const ov_tensor_t*, int*);
+    ov_status_e (*shape_free)(ovc_shape_t*);
+} g_ovc;
+static int find_openvino_c(struct dl_phdr_info* info, size_t size, void* data) {
+    (void)size;
+    const char* name = info->dlpi_name;
+    if (!name || !*name) return 0;
+    const char* base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    if (strncmp(base, "libopenvino_c.so", 16) != 0) return 0;
+    snprintf((char*)data, 4096, "%s", name);
+    return 1;
+}
+static int openvino_c_ready(void) {
+    pthread_mutex_lock(&g_mu);
+    if (!g_ovc.ready) {
+        char path[4096] = "";
+        dl_iterate_phdr(find_openvino_c, path);
+        void* h = path[0] ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+        if (h) {
+            *(void**)(&g_ovc.get_shape) = dlsym(h, "ov_tensor_get_shape");
+            *(void**)(&g_ovc.get_type) = dlsym(h, "ov_tensor_get_element_type");
+            *(void**)(&g_ovc.shape_free) = dlsym(h, "ov_shape_free");
+            g_ovc.ready = g_ovc.get_shape && g_ovc.get_type && g_ovc.shape_free;
+            dlclose(h); /* RTLD_NOLOAD took a reference; the library stays mapped by its own loader */
+        }
+    }
+    int r = g_ovc.ready;
+    pthread_mutex_unlock(&g_mu);
+    return r;
+}
+
+#define OV_ELEMENT_U8 16 /* ov_element_type_e U8 */
+/* checks the images and writes " [N images: HxWx3 ...]" into *desc (NULL for none) */
+static ov_status_e describe_images(const ov_tensor_t** rgbs, size_t num_images, char** desc) {
+    *desc = NULL;
+    if (num_images == 0) return OK;
+    if (!rgbs) return INVALID_C_PARAM;
+    for (size_t i = 0; i < num_images; i++) if (!rgbs[i]) return INVALID_C_PARAM;
+    if (!openvino_c_ready()) return GENERAL_ERROR;
+    sb_t b = {0};
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, " [%zu image%s:", num_images, num_images == 1 ? "" : "s");
+    sb_puts(&b, tmp);
+    for (size_t i = 0; i < num_images; i++) {
+        int type = -1;
+        ovc_shape_t shape = {0, NULL};
+        if (g_ovc.get_type(rgbs[i], &type) != OK || g_ovc.get_shape(rgbs[i], &shape) != OK) {
+            free(b.p); return INVALID_C_PARAM;
+        }
+        int ok = type == OV_ELEMENT_U8 && (shape.rank == 3 || shape.rank == 4) && shape.dims[shape.rank - 1] == 3;
+        sb_putc(&b, ' ');
+        for (int64_t d = 0; ok && d < shape.rank; d++) {
+            snprintf(tmp, sizeof tmp, "%s%lld", d ? "x" : "", (long long)shape.dims[d]);
+            sb_puts(&b, tmp);
+        }
+        g_ovc.shape_free(&shape);
+        if (!ok) { free(b.p); return UNKNOW_EXCEPTION; }
+    }
+    sb_putc(&b, ']');
+    *desc = sb_take(&b);
+    return OK;
+}
+static ov_genai_vlm_decoded_results* as_vlm_results(ov_genai_decoded_results* r) {
+    r->magic = MAGIC_VRES;
+    live_dec(K_RESULTS); live_inc(K_VLM_RESULTS);
+    return r;
+}
+static ov_status_e vlm_run(ov_genai_vlm_pipeline* pipe, const char* prompt, int append_chat, const ov_tensor_t** rgbs,
+                           size_t num_images, const ov_genai_generation_config* config,
+                           const streamer_callback* streamer, ov_genai_vlm_decoded_results** results) {
+    char* desc;
+    ov_status_e ret = describe_images(rgbs, num_images, &desc);
+    if (ret != OK) return ret;
+    size_t n = strlen(prompt) + (desc ? strlen(desc) : 0) + 1;
+    char* full = xmalloc(n);
+    snprintf(full, n, "%s%s", prompt, desc ? desc : "");
+    free(desc);
+    ov_genai_decoded_results* r = NULL;
+    ret = run_generate(pipe, full, append_chat, config, streamer, results ? &r : NULL);
+    free(full);
+    if (ret == OK && results && r) *results = as_vlm_results(r);
+    return ret;
+}
+
+EXPORT ov_status_e ov_genai_vlm_decoded_results_create(ov_genai_vlm_decoded_results** results) {
+    if (!results) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *results = as_vlm_results(res_new(""));
+    return OK;
+}
+EXPORT void ov_genai_vlm_decoded_results_free(ov_genai_vlm_decoded_results* results) {
+    if (!VRES_OK(results)) return;
+    free(results->text); results->magic = 0; free(results);
+    live_dec(K_VLM_RESULTS);
+}
+EXPORT ov_status_e ov_genai_vlm_decoded_results_get_perf_metrics(const ov_genai_vlm_decoded_results* results, ov_genai_perf_metrics** metrics) {
+    if (!VRES_OK(results) || !metrics) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    ov_genai_perf_metrics* m = xmalloc(sizeof *m);
+    m->magic = MAGIC_PERF; m->p = results->p;
+    live_inc(K_PERF);
+    *metrics = m;
+    return OK;
+}
+EXPORT void ov_genai_vlm_decoded_results_perf_metrics_free(ov_genai_perf_metrics* metrics) {
+    if (!PERF_OK(metrics)) return;
+    metrics->magic = 0; free(metrics);
+    live_dec(K_PERF);
+}
+EXPORT ov_status_e ov_genai_vlm_decoded_results_get_string(const ov_genai_vlm_decoded_results* results, char* output, size_t* output_size) {
+    if (!VRES_OK(results) || !output_size) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    return two_call(results->text, output, output_size) ? OUT_OF_BOUNDS : OK;
+}
+EXPORT ov_status_e ov_genai_vlm_pipeline_create(const char* models_path, const char* device, const size_t property_args_size, ov_genai_vlm_pipeline** pipe, ...) {
+    va_list ap;
+    va_start(ap, pipe);
+    ov_status_e st = pipe_create(__func__, MAGIC_VPIP, models_path, device, property_args_size, pipe, ap);
+    va_end(ap);
+    return st;
+}
+EXPORT void ov_genai_vlm_pipeline_free(ov_genai_vlm_pipeline* pipe) {
+    if (!VPIPE_OK(pipe)) return;
+    pipe_free(pipe, 1);
+}
+EXPORT ov_status_e ov_genai_vlm_pipeline_generate(ov_genai_vlm_pipeline* pipe, const char* text_inputs, const ov_tensor_t** rgbs, size_t num_images, const ov_genai_generation_config* config, const streamer_callback* streamer, ov_genai_vlm_decoded_results** results) {
+    ov_status_e ret;
+    if (!VPIPE_OK(pipe) || !text_inputs || (!streamer && !results) || (streamer && !streamer->callback_func) ||
+        (config && !CFG_OK(config))) { set_last_gen(INVALID_C_PARAM); return INVALID_C_PARAM; }
+    pipe_enter(pipe);
+    tlog("vlm_generate", pipe->serial);
+    int st = injected(__func__);
+    if (st) ret = (ov_status_e)st;
+    else ret = vlm_run(pipe, text_inputs, 1, rgbs, num_images, config, streamer, results);
+    pipe_leave(pipe);
+    set_last_gen(ret);
+    return ret;
+}
+EXPORT ov_status_e ov_genai_vlm_pipeline_generate_with_history(ov_genai_vlm_pipeline* pipe, const ov_genai_chat_history* history, const ov_tensor_t** rgbs, size_t num_images, const ov_genai_generation_config* config, const streamer_callback* streamer, ov_genai_vlm_decoded_results** results) {
+    ov_status_e ret;
+    if (!VPIPE_OK(pipe) || !CH_OK(history) || (!streamer && !results) || (streamer && !streamer->callback_func) ||
+        (config && !CFG_OK(config))) { set_last_gen(INVALID_C_PARAM); return INVALID_C_PARAM; }
+    pipe_enter(pipe);
+    tlog("vlm_generate", pipe->serial);
+    int st = injected(__func__);
+    if (st) ret = (ov_status_e)st;
+    else {
+        const char* prompt = "";
+        char* own = NULL;
+        if (history->msgs->n) {
+            jv* content = jv_get(history->msgs->items[history->msgs->n - 1], "content");
+            if (content && content->t == JSTR) { own = xstrndup(content->s, strlen(content->s)); prompt = own; }
+        }
+        ret = vlm_run(pipe, prompt, 0, rgbs, num_images, config, streamer, results);
+        free(own);
+    }
+    pipe_leave(pipe);
+    set_last_gen(ret);
+    return ret;
+}
+EXPORT ov_status_e ov_genai_vlm_pipeline_start_chat(ov_genai_vlm_pipeline* pipe) {
+    if (!VPIPE_OK(pipe)) return INVALID_C_PARAM;
+    pipe_enter(pipe);
+    tlog("vlm_start_chat", pipe->serial);
+    int st = injected(__func__);
+    if (!st) { pipe->chat_on = 1; jv_free(pipe->chat); pipe->chat = jv_new(JARR); }
+    pipe_leave(pipe);
+    return st ? (ov_status_e)st : OK;
+}
+EXPORT ov_status_e ov_genai_vlm_pipeline_finish_chat(ov_genai_vlm_pipeline* pipe) {
+    if (!VPIPE_OK(pipe)) return INVALID_C_PARAM;
+    pipe_enter(pipe);
+    tlog("vlm_finish_chat", pipe->serial);
+    int st = injected(__func__);
+    if (!st) { pipe->chat_on = 0; jv_free(pipe->chat); pipe->chat = NULL; }
+    pipe_leave(pipe);
+    return st ? (ov_status_e)st : OK;
+}
+EXPORT ov_status_e ov_genai_vlm_pipeline_get_generation_config(const ov_genai_vlm_pipeline* pipe, ov_genai_generation_config** config) {
+    if (!VPIPE_OK(pipe) || !config) return INVALID_C_PARAM;
+    ov_genai_vlm_pipeline* p = (ov_genai_vlm_pipeline*)pipe;
+    pipe_enter(p);
+    tlog("vlm_get_config", p->serial);
+    int st = injected(__func__);
+    if (!st) {
+        ov_genai_generation_config* h = cfg_handle_new();
+        cfg_copy(&h->c, &p->cfg);
+        *config = h;
+    }
+    pipe_leave(p);
+    return st ? (ov_status_e)st : OK;
+}
+EXPORT ov_status_e ov_genai_vlm_pipeline_set_generation_config(ov_genai_vlm_pipeline* pipe, ov_genai_generation_config* config) {
+    if (!VPIPE_OK(pipe) || !CFG_OK(config)) return INVALID_C_PARAM;
+    pipe_enter(pipe);
+    tlog("vlm_set_config", pipe->serial);
+    int st = injected(__func__);
+    ov_status_e ret = OK;
+    if (st) ret = (ov_status_e)st;
+    else {
+        gcfg_t c;
+        cfg_copy(&c, &config->c);
+        if (c.eos_token_id == -1 && pipe->cfg.eos_token_id != -1) cfg_set_eos(&c, pipe->cfg.eos_token_id);
+        if (!cfg_valid(&c)) { cfg_clear(&c); ret = UNKNOW_EXCEPTION; }
+        else { cfg_clear(&pipe->cfg); pipe->cfg = c; }
+    }
+    pipe_leave(pipe);
+    return ret;
+}
+
 /* ------------------------------------------------------------------ controls */
 EXPORT void ovd_reset(void) {
     pthread_mutex_lock(&g_mu);
@@ -1373,7 +1617,7 @@ EXPORT long ovd_callback_count(void) { pthread_mutex_lock(&g_mu); long r = g_cb_
 EXPORT long ovd_concurrent_violations(void) { pthread_mutex_lock(&g_mu); long r = g_violations; pthread_mutex_unlock(&g_mu); return r; }
 EXPORT long ovd_chat_size(const void* pipe) {
     const ov_genai_llm_pipeline* p = pipe;
-    if (!PIPE_OK(p) || !p->chat_on || !p->chat) return -1;
+    if (!(PIPE_OK(p) || VPIPE_OK(p)) || !p->chat_on || !p->chat) return -1;
     return (long)p->chat->n;
 }
 EXPORT size_t ovd_last_properties(char* buf, size_t n) {

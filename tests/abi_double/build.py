@@ -58,7 +58,7 @@ def build_double(out_dir: pathlib.Path) -> pathlib.Path:
     fd, tmp = tempfile.mkstemp(prefix=".abi_double.", suffix=".so", dir=out_dir)
     os.close(fd)
     try:
-        cmd = [*cc, *CFLAGS, "-o", tmp, str(SOURCE), "-lm"]
+        cmd = [*cc, *CFLAGS, "-o", tmp, str(SOURCE), "-lm", "-ldl"]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(

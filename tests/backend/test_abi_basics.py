@@ -22,7 +22,7 @@ def test_exports_every_declared_function(api):
     names = set()
     for h in CDEFS.glob("0*.h"):
         names |= set(re.findall(r"\b(ov_genai_\w+)\(", h.read_text()))
-    assert len(names) == 83
+    assert len(names) == 96  # 83 of the LLM side + the 13 of vlm_pipeline.h (NOT_IMPLEMENTED: test_vlm_bundled)
     missing = [n for n in sorted(names) if not hasattr(api.lib, n)]
     assert missing == []
 

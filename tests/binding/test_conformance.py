@@ -273,7 +273,60 @@ def test_matches_openvino_genai_sdpa_on_the_tiny_model(real_lib):
             assert got == want, (prompt, got, want)
 
 
+# ---- vlm_pipeline.h: on any library that exports it (optional functions: a library without them still loads)
+VLM_MODEL_ENV = "OVGENAI_C_VLM_MODEL"  # a VLM IR folder the library supports, for the generate cases
+
+
+@pytest.fixture(scope="module")
+def vlm_lib(real_lib):
+    from ovgenai_c.vlm_pipeline import missing_functions
+
+    missing = missing_functions(real_lib)
+    if missing:
+        pytest.skip(f"{real_lib.path} exports no vlm_pipeline.h functions ({', '.join(missing[:3])}, ...)")
+    return real_lib
+
+
+def test_vlm_create_on_a_non_vlm_folder_is_a_clear_error(vlm_lib):
+    """The tiny LLM folder is not a VLM: the bundled backend says VLMs need the official library; any other
+    library answers with a typed error (not a crash), and no pipeline is left behind."""
+    before = vlm_lib.live_handles() if vlm_lib.has_live_counter else None
+    with pytest.raises(errors.GenAIError) as info:
+        ovgenai_c.VLMPipeline(TINY_IR, "CPU", library=vlm_lib)
+    if vlm_lib.kind == "bundled":
+        assert isinstance(info.value, errors.NotSupportedError)
+        assert "needs the official GenAI C library" in str(info.value)
+    else:
+        assert "ov_genai_vlm_pipeline_create" in str(info.value)
+    if before is not None:
+        assert vlm_lib.live_handles() == before  # (the module's LLM pipeline is live meanwhile)
+
+
+def test_vlm_create_on_a_missing_folder_is_refused_before_c(vlm_lib, tmp_path):
+    with pytest.raises(errors.ModelNotFoundError, match="does not exist"):
+        ovgenai_c.VLMPipeline(tmp_path / "nope", library=vlm_lib)
+
+
+def test_vlm_generate_with_an_image_streams_its_result(vlm_lib):
+    import numpy as np
+
+    folder = os.environ.get(VLM_MODEL_ENV)
+    if vlm_lib.kind == "bundled":
+        pytest.skip("the bundled backend does not implement VLMs (create answers NOT_IMPLEMENTED)")
+    if not folder:
+        pytest.skip(f"no VLM model folder for {vlm_lib.path} (set {VLM_MODEL_ENV} to one it supports)")
+    image = np.zeros((64, 64, 3), np.uint8)
+    image[:, :32] = 255
+    with ovgenai_c.VLMPipeline(folder, "CPU", library=vlm_lib) as vlm:
+        pieces = []
+        res = vlm.generate("Describe the image.", images=[image], max_new_tokens=12, streamer=pieces.append)
+        assert str(res) and "".join(pieces) == str(res)
+        assert res.perf_metrics.get_num_generated_tokens() > 0
+        assert "".join(vlm.stream("Describe the image.", image=image, max_new_tokens=12)) == str(res)
+
+
 # The cases above are collected only in a child run (one library per process); the parent runs the spawner.
 for _name, _case in list(globals().items()):
     if _name.startswith("test_") and _name != "test_each_library_in_its_own_process" and callable(_case):
         _case.__test__ = IN_CHILD
+del _name, _case  # (else pytest collects the last case a second time, as "_case", since it carries __test__)

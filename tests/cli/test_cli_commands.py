@@ -285,6 +285,7 @@ def test_doctor_names_the_library_and_its_kind(env, double_lib_path):
     out = r.stdout
     assert f"path:         {double_lib_path}" in out and "kind:         other" in out
     assert "found by:     OVGENAI_C_LIBRARY" in out and "none missing" in out
+    assert "vision:       VLMPipeline (the 13 vlm_pipeline.h functions are exported)" in out  # the double has them
     assert "default model:  SmolLM2-135M-Instruct" in out and env["OVGENAI_C_CACHE"] in out
     assert "openvino:" in out and ("devices: " in out or "unavailable" in out)
     r = run_cli(env, "doctor", "--json")

@@ -58,6 +58,7 @@ def test_capabilities_of_a_plain_chat_template(model, ctl, pool):
         (True, True, True, False, False, False)
     assert caps.context_length is None and caps.max_output_tokens is None
     assert caps.to_dict()["embed"] is False
+    assert caps.vision is False and caps.to_dict()["vision"] is False  # text models on LLMPipeline only
 
 
 def test_capabilities_follow_the_template_and_the_profile(tmp_path, ctl, pool):

@@ -182,3 +182,35 @@ print("exiting", flush=True)
     proc = run_snippet(code, timeout=90, group="shutdown:bundled-idle")
     assert "exiting" in proc.stdout
     assert "Fatal Python error" not in proc.stderr and "FATAL" not in proc.stderr, proc.stderr
+
+
+# ------------------------------------------------------------------------------------------- VLMPipeline (double)
+VLM_SCENARIO = """
+import atexit, tempfile
+import numpy as np
+ffi, ctl = _ctl()
+def _report():  # registered first, so it runs last of the atexit hooks
+    print("EXIT-REPORT", json.dumps({"vlm_pipelines": ctl.ovd_live(b"vlm_pipeline"), "live": ctl.ovd_live(ffi.NULL),
+                                     "last_cb": ctl.ovd_last_callback_status()}), flush=True)
+atexit.register(_report)
+import ovgenai_c
+ctl.ovd_set_token_delay_us(50000)
+image = np.zeros((16, 16, 3), np.uint8)
+pipes = [ovgenai_c.VLMPipeline(tempfile.mkdtemp(), library=DOUBLE) for _ in range(2)]
+pipes[1].generate("idle after this", image=image, max_new_tokens=2)
+it = pipes[0].stream(" ".join("w%d" % i for i in range(1000)), images=[image, image], max_new_tokens=5000)
+print(next(it), flush=True)
+del image  # the call holds its own copy
+"""
+
+
+def test_vlm_exit_with_a_stream_in_flight_cancels_and_frees_on_the_owners(double_lib_path):
+    STATS.case("shutdown")
+    t0 = time.monotonic()
+    proc = run_snippet(VLM_SCENARIO, double=double_lib_path, timeout=60, group="shutdown:vlm")
+    assert time.monotonic() - t0 < EXIT_BOUND * 2, "exit with a VLM stream in flight hung"
+    assert "Fatal Python error" not in proc.stderr, proc.stderr
+    rep = _report(proc)
+    assert rep is not None, f"the last atexit hook never ran:\n{proc.stdout}\n{proc.stderr}"
+    assert rep["vlm_pipelines"] == 0 and rep["live"] == 0
+    assert rep["last_cb"] == 2, "the VLM generation in flight was not cancelled at exit"

@@ -131,3 +131,25 @@ def test_a_generation_timeout(srv):
         with c.stream("POST", "/api/chat", json={"messages": HELLO, "options": {"num_predict": 50}}) as s:
             lines = [json.loads(x) for x in s.iter_lines() if x]
         assert lines[0]["message"]["content"] == "partial" and "timeout" in lines[-1]["error"]
+
+
+def test_images_are_refused_with_the_reason(srv):
+    """No served model takes images (text models on LLMPipeline; VLMs need the official library): OpenAI image
+    content parts and Ollama images get a 400 that says why, before anything is generated."""
+    image_part = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    with httpx.Client(base_url=srv.url, timeout=60) as c:
+        def calls():
+            return sum(len(p.calls) for p in srv.providers)
+
+        before = calls()
+        r = c.post("/v1/chat/completions", json={"messages": [
+            {"role": "user", "content": [{"type": "text", "text": "What is this?"}, image_part]}]})
+        assert r.status_code == 400 and r.json()["error"]["param"] == "messages"
+        msg = r.json()["error"]["message"]
+        assert "content[1]: an image part cannot be served" in msg and "VLMPipeline" in msg and "official" in msg
+        r = c.post("/api/chat", json={"messages": [{"role": "user", "content": "x", "images": ["AAAA"]}],
+                                      "stream": False})
+        assert r.status_code == 400 and "images are not supported: this server serves text models" in r.text
+        r = c.post("/api/generate", json={"prompt": "x", "images": ["AAAA"], "stream": False})
+        assert r.status_code == 400 and "'images' is not supported: this server serves text models" in r.text
+        assert calls() == before

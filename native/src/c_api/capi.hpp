@@ -21,6 +21,7 @@ extern "C" {
 #include "03_generation_config.h"
 #include "04_perf_metrics.h"
 #include "05_llm_pipeline.h"
+#include "06_vlm_pipeline.h"   // declared and exported; the bundled backend does not implement VLMs (vlm_pipeline.cpp)
 #include "90_ovgenai_c_bundled.h"  // ovgenai_c extras
 }
 #pragma GCC visibility pop
@@ -113,6 +114,10 @@ struct ov_genai_chat_history_opaque {
     ovgc::Counted<ovgc::HandleKind::ChatHistory> counted_;
 };
 struct ov_genai_decoded_results_opaque {
+    ovgc::DecodedResults r;
+    ovgc::Counted<ovgc::HandleKind::Results> counted_;
+};
+struct ov_genai_vlm_decoded_results_opaque {  // counted as "results"
     ovgc::DecodedResults r;
     ovgc::Counted<ovgc::HandleKind::Results> counted_;
 };
