@@ -128,3 +128,40 @@ struct ov_genai_llm_pipeline_opaque {
     std::atomic<std::thread::id> owner{};
     ovgc::Counted<ovgc::HandleKind::Pipeline> counted_;
 };
+
+namespace ovgc {
+
+// The decoded-results getters of llm_pipeline.h and vlm_pipeline.h: both result types hold one DecodedResults.
+template <typename Results>
+ov_status_e results_get_perf_metrics(const char* fn, const Results* results, ov_genai_perf_metrics** metrics) {
+    if (!results)
+        return null_arg(fn, "results", INVALID_C_PARAM);
+    if (!metrics)
+        return null_arg(fn, "metrics", INVALID_C_PARAM);
+    return guard(fn, UNKNOW_EXCEPTION, [&] {
+        auto p = std::make_unique<ov_genai_perf_metrics_opaque>();
+        p->m = results->r.perf;
+        *metrics = p.release();
+        return OK;
+    });
+}
+
+// The two-call string of a DecodedResults: output == NULL asks for the size; a too-small buffer is OUT_OF_BOUNDS.
+template <typename Results>
+ov_status_e results_get_string(const char* fn, const Results* results, char* output, size_t* output_size) {
+    if (!results)
+        return null_arg(fn, "results", INVALID_C_PARAM);
+    if (!output_size)
+        return null_arg(fn, "output_size", INVALID_C_PARAM);
+    return guard(fn, UNKNOW_EXCEPTION, [&] {
+        std::string s = results->r.to_string();
+        if (copy_out_string(s, output, output_size) != 0) {
+            set_last_error(std::string(fn) + ": buffer of " + std::to_string(*output_size) + " bytes is too small, need " +
+                           std::to_string(s.size() + 1));
+            return OUT_OF_BOUNDS;
+        }
+        return OK;
+    });
+}
+
+}  // namespace ovgc

@@ -43,35 +43,14 @@ void ov_genai_vlm_decoded_results_free(ov_genai_vlm_decoded_results* results) { 
 
 ov_status_e ov_genai_vlm_decoded_results_get_perf_metrics(const ov_genai_vlm_decoded_results* results,
                                                           ov_genai_perf_metrics** metrics) {
-    if (!results)
-        return null_arg(__func__, "results", INVALID_C_PARAM);
-    if (!metrics)
-        return null_arg(__func__, "metrics", INVALID_C_PARAM);
-    return guard(__func__, UNKNOW_EXCEPTION, [&] {
-        auto p = std::make_unique<ov_genai_perf_metrics_opaque>();
-        p->m = results->r.perf;
-        *metrics = p.release();
-        return OK;
-    });
+    return ovgc::results_get_perf_metrics(__func__, results, metrics);
 }
 
 void ov_genai_vlm_decoded_results_perf_metrics_free(ov_genai_perf_metrics* metrics) { delete metrics; }
 
 ov_status_e ov_genai_vlm_decoded_results_get_string(const ov_genai_vlm_decoded_results* results, char* output,
                                                     size_t* output_size) {
-    if (!results)
-        return null_arg(__func__, "results", INVALID_C_PARAM);
-    if (!output_size)
-        return null_arg(__func__, "output_size", INVALID_C_PARAM);
-    return guard(__func__, UNKNOW_EXCEPTION, [&] {
-        std::string s = results->r.to_string();
-        if (ovgc::copy_out_string(s, output, output_size) != 0) {
-            ovgc::set_last_error(std::string(__func__) + ": buffer of " + std::to_string(*output_size) +
-                                 " bytes is too small, need " + std::to_string(s.size() + 1));
-            return OUT_OF_BOUNDS;
-        }
-        return OK;
-    });
+    return ovgc::results_get_string(__func__, results, output, output_size);
 }
 
 ov_status_e ov_genai_vlm_pipeline_create(const char* models_path, const char* device, const size_t property_args_size,
