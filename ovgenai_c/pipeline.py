@@ -268,6 +268,15 @@ def _streamable(cfg: GenerationConfig) -> bool:
     return cfg.num_return_sequences == 1 and not cfg.is_beam_search()
 
 
+def resolve_library(library: Union[None, str, os.PathLike, _loader.LoadedLibrary]) -> _loader.LoadedLibrary:
+    """The library a pipeline runs on: the discovered one (None), a loaded one, or the file at a path."""
+    if library is None:
+        return _loader.get_library()
+    if isinstance(library, _loader.LoadedLibrary):
+        return library
+    return _loader.open_library(os.fspath(library))
+
+
 class LLMPipeline:
     """A text-generation pipeline over the GenAI C API.
 
@@ -281,12 +290,7 @@ class LLMPipeline:
                  config: Optional[Dict[str, Any]] = None, *,
                  library: Union[None, str, os.PathLike, _loader.LoadedLibrary] = None, **properties: Any) -> None:
         self._state: Optional[_State] = None
-        if library is None:
-            lib = _loader.get_library()
-        elif isinstance(library, _loader.LoadedLibrary):
-            lib = library
-        else:
-            lib = _loader.open_library(os.fspath(library))
+        lib = resolve_library(library)
         path = self._check_model_path(models_path, lib)
         if not isinstance(device, str):
             raise errors.DeviceError(f"device must be a str such as 'CPU', not {type(device).__name__}")

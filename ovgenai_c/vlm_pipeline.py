@@ -28,7 +28,7 @@ from ._call import check_timeout
 from ._capi import vlm_pipeline
 from .chat import ChatHistory
 from .config import GenerationConfig
-from .pipeline import LLMPipeline, TextStream, _check_text, _Input
+from .pipeline import LLMPipeline, TextStream, _check_text, _Input, resolve_library
 from .results import DecodedResults
 
 Prompt = Union[str, ChatHistory, List[Dict[str, Any]]]
@@ -127,12 +127,7 @@ class VLMPipeline(LLMPipeline):
                  config: Optional[Dict[str, Any]] = None, *,
                  library: Union[None, str, os.PathLike, _loader.LoadedLibrary] = None, **properties: Any) -> None:
         self._state = None
-        if library is None:
-            lib = _loader.get_library()
-        elif isinstance(library, _loader.LoadedLibrary):
-            lib = library
-        else:
-            lib = _loader.open_library(os.fspath(library))
+        lib = resolve_library(library)
         missing = missing_functions(lib)
         if missing:
             raise errors.NotSupportedError(

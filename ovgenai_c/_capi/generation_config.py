@@ -56,3 +56,16 @@ def max_new_tokens(capi: CApi, handle: Any) -> int:
     n = capi.ffi.new("size_t*")
     capi.call("ov_genai_generation_config_get_max_new_tokens", handle, n)
     return int(n[0])
+
+
+def pipeline_max_new_tokens(capi: CApi, getter: str, pipe: Any) -> int:
+    """max_new_tokens of the copy of its config that a pipeline's ``getter`` (``ov_genai_*_get_generation_config``)
+    hands out; the copy is freed here."""
+    ffi = capi.ffi
+    out = ffi.new("ov_genai_generation_config**")
+    capi.call(getter, pipe, out)
+    handle = ffi.gc(out[0], capi.lib.ov_genai_generation_config_free)
+    try:
+        return max_new_tokens(capi, handle)
+    finally:
+        ffi.release(handle)

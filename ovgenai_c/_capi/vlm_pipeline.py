@@ -51,14 +51,7 @@ def set_generation_config(capi: CApi, pipe: Any, config: Any) -> None:
 
 def max_new_tokens(capi: CApi, pipe: Any) -> int:
     """The pipeline's own max_new_tokens (the one field the C ABI reads back)."""
-    ffi = capi.ffi
-    out = ffi.new("ov_genai_generation_config**")
-    capi.call("ov_genai_vlm_pipeline_get_generation_config", pipe, out)
-    handle = ffi.gc(out[0], capi.lib.ov_genai_generation_config_free)
-    try:
-        return generation_config.max_new_tokens(capi, handle)
-    finally:
-        ffi.release(handle)
+    return generation_config.pipeline_max_new_tokens(capi, "ov_genai_vlm_pipeline_get_generation_config", pipe)
 
 
 def image_tensors(arrays: Sequence[Any]) -> list:
