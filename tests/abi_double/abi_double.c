@@ -1059,6 +1059,47 @@ static void pipe_enter(ov_genai_llm_pipeline* p) {
 }
 static void pipe_leave(ov_genai_llm_pipeline* p) { atomic_fetch_sub(&p->in_call, 1); }
 
+/* start/finish chat and the config getter/setter of both pipeline kinds (one struct): `op` names the call in the
+   thread log, `fn` in fault injection */
+static ov_status_e pipe_switch_chat(ov_genai_llm_pipeline* pipe, const char* op, const char* fn, int on) {
+    pipe_enter(pipe);
+    tlog(op, pipe->serial);
+    int st = injected(fn);
+    if (!st) { pipe->chat_on = on; jv_free(pipe->chat); pipe->chat = on ? jv_new(JARR) : NULL; }
+    pipe_leave(pipe);
+    return st ? (ov_status_e)st : OK;
+}
+static ov_status_e pipe_get_config(ov_genai_llm_pipeline* p, const char* op, const char* fn,
+                                   ov_genai_generation_config** config) {
+    pipe_enter(p);
+    tlog(op, p->serial);
+    int st = injected(fn);
+    if (!st) {
+        ov_genai_generation_config* h = cfg_handle_new();
+        cfg_copy(&h->c, &p->cfg);
+        *config = h;
+    }
+    pipe_leave(p);
+    return st ? (ov_status_e)st : OK;
+}
+static ov_status_e pipe_set_config(ov_genai_llm_pipeline* pipe, const char* op, const char* fn,
+                                   ov_genai_generation_config* config) {
+    pipe_enter(pipe);
+    tlog(op, pipe->serial);
+    int st = injected(fn);
+    ov_status_e ret = OK;
+    if (st) ret = (ov_status_e)st;
+    else {
+        gcfg_t c;
+        cfg_copy(&c, &config->c);
+        if (c.eos_token_id == -1 && pipe->cfg.eos_token_id != -1) cfg_set_eos(&c, pipe->cfg.eos_token_id);
+        if (!cfg_valid(&c)) { cfg_clear(&c); ret = UNKNOW_EXCEPTION; }
+        else { cfg_clear(&pipe->cfg); pipe->cfg = c; }
+    }
+    pipe_leave(pipe);
+    return ret;
+}
+
 static const char* const k_props[] = {"CACHE_DIR", "PERFORMANCE_HINT", "INFERENCE_NUM_THREADS", "NUM_STREAMS",
                                       "ATTENTION_BACKEND", "ENABLE_MMAP", "INFERENCE_PRECISION_HINT",
                                       "KV_CACHE_PRECISION", "enable_save_ov_model"};
@@ -1290,52 +1331,19 @@ EXPORT ov_status_e ov_genai_llm_pipeline_generate_with_history(ov_genai_llm_pipe
 }
 EXPORT ov_status_e ov_genai_llm_pipeline_start_chat(ov_genai_llm_pipeline* pipe) {
     if (!PIPE_OK(pipe)) return INVALID_C_PARAM;
-    pipe_enter(pipe);
-    tlog("start_chat", pipe->serial);
-    int st = injected(__func__);
-    if (!st) { pipe->chat_on = 1; jv_free(pipe->chat); pipe->chat = jv_new(JARR); }
-    pipe_leave(pipe);
-    return st ? (ov_status_e)st : OK;
+    return pipe_switch_chat(pipe, "start_chat", __func__, 1);
 }
 EXPORT ov_status_e ov_genai_llm_pipeline_finish_chat(ov_genai_llm_pipeline* pipe) {
     if (!PIPE_OK(pipe)) return INVALID_C_PARAM;
-    pipe_enter(pipe);
-    tlog("finish_chat", pipe->serial);
-    int st = injected(__func__);
-    if (!st) { pipe->chat_on = 0; jv_free(pipe->chat); pipe->chat = NULL; }
-    pipe_leave(pipe);
-    return st ? (ov_status_e)st : OK;
+    return pipe_switch_chat(pipe, "finish_chat", __func__, 0);
 }
 EXPORT ov_status_e ov_genai_llm_pipeline_get_generation_config(const ov_genai_llm_pipeline* pipe, ov_genai_generation_config** config) {
     if (!PIPE_OK(pipe) || !config) return INVALID_C_PARAM;
-    ov_genai_llm_pipeline* p = (ov_genai_llm_pipeline*)pipe;
-    pipe_enter(p);
-    tlog("get_config", p->serial);
-    int st = injected(__func__);
-    if (!st) {
-        ov_genai_generation_config* h = cfg_handle_new();
-        cfg_copy(&h->c, &p->cfg);
-        *config = h;
-    }
-    pipe_leave(p);
-    return st ? (ov_status_e)st : OK;
+    return pipe_get_config((ov_genai_llm_pipeline*)pipe, "get_config", __func__, config);
 }
 EXPORT ov_status_e ov_genai_llm_pipeline_set_generation_config(ov_genai_llm_pipeline* pipe, ov_genai_generation_config* config) {
     if (!PIPE_OK(pipe) || !CFG_OK(config)) return INVALID_C_PARAM;
-    pipe_enter(pipe);
-    tlog("set_config", pipe->serial);
-    int st = injected(__func__);
-    ov_status_e ret = OK;
-    if (st) ret = (ov_status_e)st;
-    else {
-        gcfg_t c;
-        cfg_copy(&c, &config->c);
-        if (c.eos_token_id == -1 && pipe->cfg.eos_token_id != -1) cfg_set_eos(&c, pipe->cfg.eos_token_id);
-        if (!cfg_valid(&c)) { cfg_clear(&c); ret = UNKNOW_EXCEPTION; }
-        else { cfg_clear(&pipe->cfg); pipe->cfg = c; }
-    }
-    pipe_leave(pipe);
-    return ret;
+    return pipe_set_config(pipe, "set_config", __func__, config);
 }
 
 /* ------------------------------------------------------------------ vlm_pipeline.h */
@@ -1510,52 +1518,19 @@ EXPORT ov_status_e ov_genai_vlm_pipeline_generate_with_history(ov_genai_vlm_pipe
 }
 EXPORT ov_status_e ov_genai_vlm_pipeline_start_chat(ov_genai_vlm_pipeline* pipe) {
     if (!VPIPE_OK(pipe)) return INVALID_C_PARAM;
-    pipe_enter(pipe);
-    tlog("vlm_start_chat", pipe->serial);
-    int st = injected(__func__);
-    if (!st) { pipe->chat_on = 1; jv_free(pipe->chat); pipe->chat = jv_new(JARR); }
-    pipe_leave(pipe);
-    return st ? (ov_status_e)st : OK;
+    return pipe_switch_chat(pipe, "vlm_start_chat", __func__, 1);
 }
 EXPORT ov_status_e ov_genai_vlm_pipeline_finish_chat(ov_genai_vlm_pipeline* pipe) {
     if (!VPIPE_OK(pipe)) return INVALID_C_PARAM;
-    pipe_enter(pipe);
-    tlog("vlm_finish_chat", pipe->serial);
-    int st = injected(__func__);
-    if (!st) { pipe->chat_on = 0; jv_free(pipe->chat); pipe->chat = NULL; }
-    pipe_leave(pipe);
-    return st ? (ov_status_e)st : OK;
+    return pipe_switch_chat(pipe, "vlm_finish_chat", __func__, 0);
 }
 EXPORT ov_status_e ov_genai_vlm_pipeline_get_generation_config(const ov_genai_vlm_pipeline* pipe, ov_genai_generation_config** config) {
     if (!VPIPE_OK(pipe) || !config) return INVALID_C_PARAM;
-    ov_genai_vlm_pipeline* p = (ov_genai_vlm_pipeline*)pipe;
-    pipe_enter(p);
-    tlog("vlm_get_config", p->serial);
-    int st = injected(__func__);
-    if (!st) {
-        ov_genai_generation_config* h = cfg_handle_new();
-        cfg_copy(&h->c, &p->cfg);
-        *config = h;
-    }
-    pipe_leave(p);
-    return st ? (ov_status_e)st : OK;
+    return pipe_get_config((ov_genai_vlm_pipeline*)pipe, "vlm_get_config", __func__, config);
 }
 EXPORT ov_status_e ov_genai_vlm_pipeline_set_generation_config(ov_genai_vlm_pipeline* pipe, ov_genai_generation_config* config) {
     if (!VPIPE_OK(pipe) || !CFG_OK(config)) return INVALID_C_PARAM;
-    pipe_enter(pipe);
-    tlog("vlm_set_config", pipe->serial);
-    int st = injected(__func__);
-    ov_status_e ret = OK;
-    if (st) ret = (ov_status_e)st;
-    else {
-        gcfg_t c;
-        cfg_copy(&c, &config->c);
-        if (c.eos_token_id == -1 && pipe->cfg.eos_token_id != -1) cfg_set_eos(&c, pipe->cfg.eos_token_id);
-        if (!cfg_valid(&c)) { cfg_clear(&c); ret = UNKNOW_EXCEPTION; }
-        else { cfg_clear(&pipe->cfg); pipe->cfg = c; }
-    }
-    pipe_leave(pipe);
-    return ret;
+    return pipe_set_config(pipe, "vlm_set_config", __func__, config);
 }
 
 /* ------------------------------------------------------------------ controls */
