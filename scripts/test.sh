@@ -9,8 +9,8 @@
 #        its output goes to background.log).
 #      The parts: the whole suite on the default engine (PagedAttention) in seven pytest runs (tests/backend in two
 #      by its engine_explicit marker, the other folders in groups, tests/whisper alone), and the backend and
-#      conformance suites on the stateful SDPA engine. So the queue balances itself whether the ASan build is cached (a minute of sanitizer
-#      part) or not (a few minutes of build first).
+#      conformance suites on the stateful SDPA engine. So the queue balances itself whether the ASan build is
+#      cached (a minute of sanitizer part) or not (a few minutes of build first).
 # Between 1 and 2, espeak-ng and sox (the Whisper tests' speech) are apt-get installed when missing, where apt is.
 # A one-line summary per part at the end; the exit status is non-zero when any part fails (or runs no tests).
 # Extra arguments go to the suite and SDPA parts; with extra arguments the suite runs as one part (as a filter such as
