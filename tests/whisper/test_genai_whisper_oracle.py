@@ -46,6 +46,19 @@ def test_real_model_timestamps(real_pipe, speech_samples):
         assert joined == normalize_words(result.texts[0]) and joined
 
 
+def test_real_model_word_timestamps(whisper_real_ir, speech_samples):
+    """GenAI's word timestamps need the cross-attention SDPA nodes named encoder_attn (with a mask input) and
+    the alignment heads of generation_config.json."""
+    pipe = genai.WhisperPipeline(str(whisper_real_ir), "CPU", word_timestamps=True)
+    sample = speech_samples.english[1]
+    result = pipe.generate(sample.audio, word_timestamps=True)
+    words = result.words
+    assert normalize_words("".join(w.word for w in words)) == normalize_words(result.texts[0]) and words
+    starts = [w.start_ts for w in words]
+    assert starts == sorted(starts) and all(w.start_ts <= w.end_ts for w in words)
+    assert words[-1].end_ts <= len(sample.audio) / 16000 + 0.5
+
+
 def test_real_model_is_english_only(real_pipe, speech_samples):
     with pytest.raises(RuntimeError, match="not multilingual"):
         real_pipe.generate(speech_samples.english[0].audio, language="<|de|>")
