@@ -64,6 +64,18 @@ def test_real_model_long_form(real_pipe, speech_samples, capsys):
         c.start_ts for c in result.chunks)
 
 
+@pytest.mark.parametrize("option", ["initial_prompt", "hotwords"])
+def test_real_model_prompt(real_pipe, speech_samples, option):
+    """initial_prompt / hotwords go through the tokenizer IR (GenAI encodes them): given the sentence itself as
+    the prompt, the model makes fewer errors on the sentences it got wrong."""
+    wrong = [(s, t) for s in speech_samples.english for t in [real_pipe.generate(s.audio).texts[0]]
+             if normalize_words(t) != normalize_words(s.text)]
+    assert wrong
+    prompted = [real_pipe.generate(s.audio, **{option: s.text}).texts[0] for s, _ in wrong]
+    refs = [s.text for s, _ in wrong]
+    assert wer(refs, prompted) < wer(refs, [t for _, t in wrong])
+
+
 def test_real_model_timestamps(real_pipe, speech_samples):
     for sample in speech_samples.english[:3]:
         duration = len(sample.audio) / 16000
