@@ -204,7 +204,7 @@ else
             echo "parts: FAILED, $d is in no part" >>"$SUMMARY"
         fi
     done
-    # biggest first (seconds with both lanes busy on 2 cores: 407, 289, 163, 155, 103, 63; whisper: 241 on a
+    # biggest first (seconds with both lanes busy on 2 cores: 407, 289, 163, 155, 103, 63; whisper: ~290 on a
     # machine shared with other jobs, its models cached — not measured inside test.sh yet)
     printf '%s\n' backend-explicit sdpa whisper frontends backend-rest binding reliability >"$QUEUE"
 fi
