@@ -38,10 +38,10 @@ def as_samples(raw: Any, where: str = "raw_speech_input") -> Any:
             raise errors.InvalidParameterError(f"{where}: bytes are not samples; pass a numpy array or a WAV path")
         return read_wav(raw)
     if isinstance(raw, (list, tuple)):
-        bad = next((x for x in raw if isinstance(x, bool) or not isinstance(x, (int, float))), None)
-        if bad is not None and not hasattr(bad, "dtype"):
+        bad = [x for x in raw if isinstance(x, bool) or not isinstance(x, (int, float, np.number))]
+        if bad:
             raise errors.InvalidParameterError(
-                f"{where}: a list of samples must hold numbers, found {type(bad).__name__}")
+                f"{where}: a list of samples must hold numbers, found {type(bad[0]).__name__}")
         arr = np.asarray(raw, dtype=np.float64)
     else:
         try:

@@ -182,13 +182,17 @@ class WhisperPipeline:
         """Native id of the thread that owns the pipeline (creates, transcribes, frees)."""
         return None if self._state is None else self._state.owner.native_id
 
-    def _submit(self, fn: Any) -> Any:
+    def _check_open(self) -> None:
         st = self._state
         if st is not None and st.forked:
             raise errors.PipelineClosedError(
                 "this pipeline was created in the parent process before fork(); create a new one in the child")
         if st is None or st.closed:
             raise errors.PipelineClosedError("the pipeline is closed")
+
+    def _submit(self, fn: Any) -> Any:
+        self._check_open()
+        st = self._state
         with st.lock:
             if st.closed:
                 raise errors.PipelineClosedError("the pipeline is closed")
@@ -200,12 +204,12 @@ class WhisperPipeline:
     # --- config --------------------------------------------------------------------------------------
     def get_generation_config(self) -> WhisperGenerationConfig:
         """A copy of the pipeline's generation config."""
-        if self.closed:
-            raise errors.PipelineClosedError("the pipeline is closed")
+        self._check_open()
         return self._config.copy()
 
     def set_generation_config(self, config: WhisperGenerationConfig) -> None:
         """Make ``config`` the pipeline's own (validated and checked to be expressible first)."""
+        self._check_open()
         if not isinstance(config, WhisperGenerationConfig):
             raise errors.InvalidParameterError(f"expected a WhisperGenerationConfig, not {type(config).__name__}")
         cfg = self._effective(config.copy())
@@ -273,6 +277,7 @@ class WhisperPipeline:
         refused (the C ABI takes none). ``timeout``: seconds to wait before raising GenerationTimeoutError —
         the transcription is not stopped (the C ABI cannot), only abandoned; the pipeline's next call waits for it.
         """
+        self._check_open()
         if streamer is not None:
             raise errors.NotSupportedError(f"streamer: {NO_CANCELLATION} and streams no text; drop the streamer "
                                            "(the whole transcription is returned at the end)")
