@@ -16,8 +16,8 @@ from the model's own is refused by name with :class:`~ovgenai_c.NotSupportedErro
 """
 from __future__ import annotations
 
+import json
 import os
-import threading
 import weakref
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
@@ -47,6 +47,20 @@ def missing_whisper_files(folder: Union[str, os.PathLike]) -> List[str]:
     """The files of a Whisper IR folder that ``folder`` lacks."""
     p = Path(folder)
     return [f"{stem}{ext}" for stem in WHISPER_IR for ext in (".xml", ".bin") if not (p / f"{stem}{ext}").is_file()]
+
+
+def min_samples(folder: Union[str, os.PathLike]) -> int:
+    """The fewest samples GenAI's feature extractor takes: more than n_fft / 2 (preprocessor_config.json's n_fft,
+    400 by default), for its reflect padding."""
+    n_fft = 400
+    try:
+        with open(Path(folder) / "preprocessor_config.json", "r", encoding="utf-8") as f:
+            value = json.load(f).get("n_fft")
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            n_fft = value
+    except (OSError, ValueError, AttributeError):
+        pass
+    return n_fft // 2 + 1
 
 
 def check_whisper_folder(models_path: Any) -> str:
@@ -106,7 +120,7 @@ class WhisperPipeline:
         self._library = lib
         owner = OwnerThread(name=f"ovgenai_c-whisper:{Path(path).name}")
         state = _State(lib, owner, native)
-        self._busy = threading.Lock()  # guards _pending (an abandoned transcription still running in C)
+        self._min_samples = min_samples(path)
 
         def _create() -> Dict[str, Any]:
             state.handle = native.create(state.capi, path, device, prop_strings)
@@ -283,6 +297,10 @@ class WhisperPipeline:
                                            "(the whole transcription is returned at the end)")
         check_timeout(timeout)
         samples = as_samples(raw_speech_input)
+        if samples.size < self._min_samples:
+            raise errors.InvalidParameterError(
+                f"raw_speech_input is too short for Whisper's feature extractor: {samples.size} samples, more than "
+                f"n_fft / 2 = {self._min_samples - 1} needed (upstream: 'raw_speech too short for reflect padding')")
         cfg = self._resolve(generation_config, kwargs)
         values = None if cfg is None else cfg.c_values()
         effective = cfg or self._config
@@ -303,4 +321,4 @@ class WhisperPipeline:
         return WhisperDecodedResults(out.texts, out.scores, chunks, out.perf, language)
 
 
-__all__ = ["WhisperPipeline", "check_whisper_folder", "missing_functions", "missing_whisper_files"]
+__all__ = ["WhisperPipeline", "check_whisper_folder", "min_samples", "missing_functions", "missing_whisper_files"]

@@ -306,15 +306,17 @@ def test_a_streamer_is_refused_with_the_reason(make_whisper):
 # ------------------------------------------------------------------ audio input
 def test_array_rules(make_whisper):
     pipe = make_whisper()
-    i16 = np.array([0, 16384, -32768, 32767], np.int16)
+    i16 = np.tile(np.array([0, 16384, -32768, 32767], np.int16), 100)
+    u8 = np.tile(np.array([0, 128, 255], np.uint8), 100)
+    i32 = np.tile(np.array([2**31 - 1, -2**31], np.int32), 200)
     cases = [
         (TONE.astype(np.float64), TONE.astype(np.float64).astype(np.float32)),
         (TONE.astype(np.float16), TONE.astype(np.float16).astype(np.float32)),
-        (list(map(float, TONE[:100])), TONE[:100]),
-        (tuple(int(v) for v in (0, 1, -1)), np.array([0, 1, -1], np.float32)),
+        (list(map(float, TONE[:300])), TONE[:300]),
+        (tuple([0, 1, -1] * 100), np.array([0, 1, -1] * 100, np.float32)),
         (i16, i16.astype(np.float32) / 32768),
-        (np.array([0, 128, 255], np.uint8), (np.array([0, 128, 255], np.float32) - 128) / 128),
-        (np.array([2**31 - 1, -2**31], np.int32), np.array([2**31 - 1, -2**31], np.float64) / 2**31),
+        (u8, (u8.astype(np.float32) - 128) / 128),
+        (i32, i32.astype(np.float64) / 2**31),
         (TONE[::2], TONE[::2]),  # strided: copied
     ]
     for given, expected in cases:
@@ -340,6 +342,19 @@ def test_bad_audio_is_refused_before_c(make_whisper, double, bad, words):
     with pytest.raises(errors.InvalidParameterError, match=words):
         pipe.generate(bad)
     assert _ops(double) == []
+
+
+def test_too_short_audio_is_refused_as_upstream_does(make_whisper, double, whisper_dir):
+    pipe = make_whisper()
+    double.reset()
+    with pytest.raises(errors.InvalidParameterError, match="200 samples, more than n_fft / 2 = 200 needed"):
+        pipe.generate(TONE[:200])
+    assert pipe.generate(TONE[:201]).texts == [echo(TONE[:201])]
+    (whisper_dir / "preprocessor_config.json").write_text(json.dumps({"n_fft": 100}))
+    with WhisperPipeline(whisper_dir, library=double.library) as small:
+        assert small.generate(TONE[:51]).texts == [echo(TONE[:51])]
+        with pytest.raises(errors.InvalidParameterError, match="n_fft / 2 = 50"):
+            small.generate(TONE[:50])
 
 
 def test_the_callers_array_is_copied(make_whisper):
@@ -543,7 +558,7 @@ def test_a_timeout_abandons_the_wait_and_c_runs_to_its_end(make_whisper, double)
     assert isinstance(info.value, TimeoutError)
     double.delay(0)
     # the next call waits for the abandoned one, then runs: both reached C, in order, on the owner
-    assert pipe.generate(TONE[:10]).texts == [echo(TONE[:10])]
+    assert pipe.generate(TONE[:300]).texts == [echo(TONE[:300])]
     assert _ops(double).count("whisper_generate") == 2
     assert double.live() == 1  # the abandoned call's results were freed
     for bad in (0, -1, "1", True):
