@@ -22,28 +22,12 @@ import ovgenai_c
 from ovgenai_c import _ffi, audio, errors
 from ovgenai_c._capi import whisper_pipeline as capi_whisper
 from ovgenai_c.whisper_config import C_FIELDS, WhisperGenerationConfig
-from ovgenai_c.whisper_pipeline import WHISPER_IR, WhisperPipeline
+from ovgenai_c.whisper_pipeline import WhisperPipeline
+
+from abi_double.controls import WHISPER_GENERATION_CONFIG as GENERATION_CONFIG, make_whisper_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-GENERATION_CONFIG = {
-    "eos_token_id": 50257, "max_length": 448, "is_multilingual": True, "pad_token_id": 50257,
-    "decoder_start_token_id": 50258, "no_timestamps_token_id": 50363, "prev_sot_token_id": 50361,
-    "max_initial_timestamp_index": 50, "begin_suppress_tokens": [220, 50257], "suppress_tokens": [1, 2, 7, 8],
-    "lang_to_id": {"<|en|>": 50259, "<|de|>": 50261, "<|fr|>": 50265},
-    "task_to_id": {"transcribe": 50359, "translate": 50358}, "alignment_heads": [[1, 0], [2, 3]],
-}
 TONE = (0.5 * np.sin(np.arange(16000 * 2) / 7.0)).astype(np.float32)
-
-
-def make_whisper_dir(path: Path, generation_config: dict = GENERATION_CONFIG) -> Path:
-    """A folder that passes the Whisper model checks; the double reads its generation_config.json."""
-    path.mkdir(parents=True, exist_ok=True)
-    for stem in WHISPER_IR:
-        for ext in (".xml", ".bin"):
-            (path / f"{stem}{ext}").write_text("")
-    if generation_config is not None:
-        (path / "generation_config.json").write_text(json.dumps(generation_config))
-    return path
 
 
 @pytest.fixture
