@@ -215,12 +215,22 @@ class Provider:
 
     def load(self) -> float:
         """Create (or find warm) the pipeline now; returns its load time in seconds."""
+        if self.info.format == "whisper":
+            import time
+
+            t0 = time.monotonic()
+            self.whisper_pipeline()
+            return time.monotonic() - t0
         with self.lease() as lease:
             return lease.load_time
 
     def warm_up(self) -> None:
         """Run a 2-token greedy answer: OpenVINO prepares its kernels and weight layouts on the first inference
-        of each kind (a prompt, then one next token), so the first real request is then as fast as the rest."""
+        of each kind (a prompt, then one next token), so the first real request is then as fast as the rest.
+        A Whisper model is only loaded (a warm-up transcription cannot be cancelled)."""
+        if self.info.format == "whisper":
+            self.load()
+            return
         with self.lease() as lease:
             lease.pipeline.generate("Hi", max_new_tokens=2, do_sample=False)
 
