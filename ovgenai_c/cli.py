@@ -936,7 +936,7 @@ def _human(n: int) -> str:
     return str(n)
 
 
-RUNS_ON = {"ir": "bundled,official", "gguf": "official"}
+RUNS_ON = {"ir": "bundled,official", "gguf": "official", "whisper": "bundled,official"}
 
 
 def cmd_models(args: argparse.Namespace) -> int:

@@ -31,7 +31,7 @@ from .options import check_options, to_generation_kwargs
 from .pool import Lease, SessionPool, default_pool
 from .profile import Profile, profile_for
 from .tools import parse_tool_calls
-from .transcription import TASKS, TranscriptionResult, is_whisper_folder, result_from, whisper_unsupported_reason
+from .transcription import TASKS, TranscriptionResult, result_from, whisper_unsupported_reason
 
 DEVICE_ENV = "OVGENAI_DEVICE"
 # Why no provider takes images (the server's refusal of image parts names it): it serves text models through
@@ -155,7 +155,7 @@ class Provider:
             raise errors.ModelNotFoundError(f"model path does not exist: {self.path}")
         self.profile = profile if profile is not None else profile_for(self.path)
         self.info: ModelInfo = model_info(self.path)
-        if self.info.format is None and is_whisper_folder(self.path):
+        if self.info.format == "whisper":  # speech to text: no chat template, no context window
             self.info = ModelInfo(path=str(self.path), format="whisper", chat_template=None, context_length=None)
         if self.info.format is None:
             raise errors.ModelNotFoundError(
