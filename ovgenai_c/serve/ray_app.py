@@ -92,11 +92,11 @@ class ReplicaHeader:
 def build_replica_app(spec: ReplicaSpec, replica_id: str) -> Any:
     """The ASGI app of one replica: :func:`ovgenai_c.serve.create_app` over its own providers, the default model
     loaded before the replica reports ready."""
+    from .. import load_library
     from ..provider import Provider, SessionPool, profile_for, resolve_device
-    from .._loader import get_library, open_library
     from .app import create_app
 
-    lib = open_library(spec.library) if spec.library else get_library()
+    lib = load_library(spec.library) if spec.library else load_library()
 
     def factory(path: Path, index: int) -> Provider:
         profile = profile_for(path)
