@@ -160,7 +160,8 @@ def run_replicas(config: ServeConfig, replicas: int, host: str = "127.0.0.1", po
     """Deploy ``replicas`` copies of the server on Ray Serve, its HTTP proxy on ``host:port``; returns once every
     replica has loaded its default model. Joins the running Ray cluster (``RAY_ADDRESS`` or an initialised
     ``ray``), else starts a local instance with ``ray_init`` (e.g. ``{"num_cpus": 2}``). Replicas import this
-    same ovgenai_c (its folder is put first on their PYTHONPATH)."""
+    same ovgenai_c (its folder is put first on their PYTHONPATH; on other nodes it must be installed there, and
+    the models must be at the same paths)."""
     import ray
     from ray import serve
 

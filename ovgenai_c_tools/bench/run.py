@@ -746,6 +746,7 @@ class Bench:
             for rep in range(s.serve_rounds):
                 if self.over_budget("serve", rep):
                     break
+                say(f"serve: round {rep + 1} of {s.serve_rounds}")
                 rnd: Dict[str, Dict[str, Dict[str, Any]]] = {}
                 systems = [serving.SERVER] + [n for n in (serving.GENAI_CB, serving.SEQUENTIAL) if n in workers]
                 for lv in s.serve_levels:
