@@ -1060,7 +1060,33 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         pool=SessionPool(ttl=None, max_resident=1))
 
     _check_device(resolve_device(args.device, profile_for(config.default_model)), "--device")
+    if args.ray_replicas is not None:
+        return _serve_on_ray(args, config, lib)
     run(config, factory, lib)
+    return 0
+
+
+def _serve_on_ray(args: argparse.Namespace, config: Any, lib: Any) -> int:
+    """``serve --ray-replicas N``: N replicas of the server on Ray Serve (RAY_ADDRESS's cluster, else a local Ray
+    instance), Ray's HTTP proxy on --host:--port; until Ctrl-C."""
+    from .serve import ray_app
+
+    if args.ray_replicas < 1:
+        raise CliError(f"--ray-replicas must be >= 1, got {args.ray_replicas}")
+    if args.ray_cpus is not None and not args.ray_cpus > 0:
+        raise CliError(f"--ray-cpus must be > 0, got {args.ray_cpus}")
+    missing = ray_app.missing_extra()
+    if missing:
+        raise CliError(f"--ray-replicas needs the {missing!r} package: {ray_app.EXTRA_HINT}")
+    srv = ray_app.run_replicas(config, args.ray_replicas, host=config.host, port=config.port, library=lib.path,
+                               device=args.device, num_cpus=args.ray_cpus or 1.0, warm_start=not args.no_cache)
+    _err(f"serving {config.default_model} on {args.ray_replicas} Ray Serve replica(s) at {srv.url} (Ctrl-C stops)")
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.shutdown()
     return 0
 
 
@@ -1254,6 +1280,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--api-key", help="require 'Authorization: Bearer KEY' (default: OVGENAI_C_API_KEY)")
     p.add_argument("--allow-unauthenticated", action="store_true",
                    help="allow a non-loopback --host without an API key")
+    p.add_argument("--ray-replicas", type=int, metavar="N",
+                   help="run N replicas on Ray Serve behind Ray's HTTP proxy (needs the ray extra; joins RAY_ADDRESS's "
+                        "cluster, else starts a local Ray instance)")
+    p.add_argument("--ray-cpus", type=float, metavar="C", help="CPUs each Ray replica reserves (default 1)")
     _add_loading(p)
     p.set_defaults(func=cmd_serve)
     return parser

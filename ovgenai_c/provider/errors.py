@@ -44,3 +44,20 @@ def closest(name: str, known: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for a likely typo, else an empty string."""
     hits = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     return f" (did you mean {hits[0]!r}?)" if hits else ""
+
+
+class RemoteError(GenAIError):
+    """A remote (OpenAI-compatible) endpoint answered with an error the other types do not cover; ``http_status``
+    is its HTTP status."""
+
+    def __init__(self, message: str, http_status: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.http_status = http_status
+
+
+class RemoteAuthError(RemoteError, PermissionError):
+    """The remote endpoint refused the API key (HTTP 401 / 403)."""
+
+
+class RemoteUnavailableError(RemoteError, ConnectionError):
+    """The remote endpoint cannot be reached (refused, unknown host, connection broken)."""

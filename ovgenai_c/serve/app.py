@@ -26,6 +26,12 @@ def _caps(provider: Any) -> Dict[str, Any]:
     return {k: getattr(caps, k, None) for k in ("chat", "context_length", "max_output_tokens", "transcribe")}
 
 
+def scheduling(slot: Any) -> Dict[str, Any]:
+    """How a model's concurrent requests are run: ``mode`` is the slot's own ``scheduling`` attribute when it has one
+    (e.g. ``"continuous_batching"``), else ``"pool"`` (one request at a time per pipeline); ``pipelines`` = how many."""
+    return {"mode": getattr(slot, "scheduling", None) or "pool", "pipelines": len(getattr(slot, "providers", []))}
+
+
 @dataclass
 class ServerState:
     config: ServeConfig
@@ -54,7 +60,8 @@ def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] 
             models.append({"name": slot.name, "path": os.path.realpath(slot.path), "loaded": True,
                            "device": getattr(p, "device", None), "library_kind": getattr(p, "library_kind", None),
                            "format": getattr(getattr(p, "info", None), "format", None),
-                           "capabilities": _caps(p), "default_options": dict(getattr(p, "default_options", {}))})
+                           "capabilities": _caps(p), "default_options": dict(getattr(p, "default_options", {})),
+                           "scheduling": scheduling(slot)})
         if registry.default_path is not None and registry.get_loaded(registry.default_name) is None:
             models.insert(0, {"name": registry.default_name, "path": os.path.realpath(registry.default_path),
                               "loaded": False})

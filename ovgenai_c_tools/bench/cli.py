@@ -31,6 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt-lens", help="comma-separated prompt lengths in tokens (default 16,256,1024)")
     p.add_argument("--out-lens", help="comma-separated output lengths in tokens (default 32,128)")
     p.add_argument("--threads", type=int, help="threads for the concurrency section (default 2)")
+    p.add_argument("--serve-parallel", type=int, metavar="N",
+                   help="serve section: the server's --parallel (default: the server's own default)")
+    p.add_argument("--serve-rounds", type=int, metavar="N", help="serve section: rounds (default 3, --quick 1)")
+    p.add_argument("--serve-levels", metavar="LIST", help="serve section: comma-separated client counts "
+                                                          "(default 1,2,4,8; 1 is always included)")
     p.add_argument("--no-genai", action="store_true", help="do not run openvino_genai (ovgenai_c engines only)")
     p.add_argument("--no-fetch", action="store_true", help="never pip-fetch openvino_genai when it is missing")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds a single request may take")

@@ -1,7 +1,8 @@
 """The engines a worker process serves, one per process: ovgenai_c over a GenAI C library, openvino_genai
 pybind (the comparison engine: imported only here, inside its own worker) and ovgenai_c over the C ABI test
-double (engine time ~0, for the binding's own streaming cost). Each answers the operations the parent sends
-(``gen``, ``concurrency``, ``make_prompt``, ``stream_cost``) with a dict of measurements."""
+double (engine time ~0, for the binding's own streaming cost), and openvino_genai's ContinuousBatchingPipeline (the
+serve section's in-process batching). Each answers the operations the parent sends
+(``gen``, ``concurrency``, ``make_prompt``, ``stream_cost``, ``serve_load``) with a dict of measurements."""
 from __future__ import annotations
 
 import threading
@@ -250,6 +251,84 @@ class GenaiEngine(Engine):
         del self.pipe
 
 
+class GenaiCBEngine(Engine):
+    """openvino_genai's ContinuousBatchingPipeline in-process (the serve section's comparison): concurrent
+    requests share its decode steps, driven by ``add_request`` / ``step`` in this process."""
+
+    def __init__(self, spec: Dict[str, Any]) -> None:
+        super().__init__(spec)
+        t0 = time.perf_counter()
+        import openvino_genai
+
+        t1 = time.perf_counter()
+        self.g = openvino_genai
+        props = dict(spec.get("properties") or {})
+        self.pipe = openvino_genai.ContinuousBatchingPipeline(spec["model"], openvino_genai.SchedulerConfig(),
+                                                              spec.get("device", "CPU"), props)
+        self.tok = self.pipe.get_tokenizer()
+        self.next_id = 0
+        t2 = time.perf_counter()
+        self.info = {"import_s": t1 - t0, "load_s": t2 - t1, "versions": {"openvino_genai": openvino_genai.__version__},
+                     "module": openvino_genai.__file__}
+
+    def _templated(self, content: str) -> str:
+        try:
+            return self.tok.apply_chat_template([{"role": "user", "content": content}], add_generation_prompt=True)
+        except Exception:  # no chat template: the message as it is (what the server does then)
+            return content
+
+    def serve_load(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        """``clients`` clients arriving together, each with ``per_client`` requests back to back (a client's next
+        request is added when its previous one finishes); greedy, the model's EOS, ``max_new_tokens``. Per
+        request: time from add_request to its first generated token; tokens generated."""
+        cfg = self.pipe.get_config()
+        cfg.max_new_tokens = int(req["max_new_tokens"])
+        cfg.do_sample = False
+        if hasattr(cfg, "apply_chat_template"):
+            cfg.apply_chat_template = False  # templated here, as the server's chat route does
+        clients, per_client = int(req["clients"]), int(req["per_client"])
+        template = str(req["message"])
+        left = {c: per_client for c in range(clients)}
+        active: Dict[int, Dict[str, Any]] = {}
+        ttfts: List[Optional[float]] = []
+        tokens: List[int] = []
+        counter = [int(req.get("first_index", 1)) - 1]
+
+        def add(client: int) -> None:
+            left[client] -= 1
+            counter[0] += 1
+            self.next_id += 1
+            prompt = self._templated(template.format(i=counter[0]))
+            active[self.next_id] = {"client": client, "t": time.perf_counter(), "first": None, "n": 0,
+                                    "h": self.pipe.add_request(self.next_id, prompt, cfg)}
+
+        t0 = time.perf_counter()
+        for c in range(clients):
+            add(c)
+        while active:
+            self.pipe.step()
+            now = time.perf_counter()
+            for rid in list(active):
+                a = active[rid]
+                h = a["h"]
+                if h.can_read():
+                    n = sum(len(o.generated_ids) for o in h.read().values())
+                    a["n"] += n
+                    if n and a["first"] is None:
+                        a["first"] = now
+                if h.get_status() != self.g.GenerationStatus.RUNNING and not h.can_read():
+                    del active[rid]
+                    ttfts.append((a["first"] - a["t"]) if a["first"] is not None else None)
+                    tokens.append(a["n"])
+                    if left[a["client"]] > 0:
+                        add(a["client"])
+        wall = time.perf_counter() - t0
+        return {"wall_s": wall, "ttft_s": ttfts, "tokens": tokens}
+
+    def close(self) -> None:
+        del self.pipe
+
+
 class DoubleEngine(Engine):
     """ovgenai_c over the ABI double: the binding's own per-token streaming cost (engine time ~0)."""
 
@@ -368,4 +447,4 @@ class DoubleEngine(Engine):
         self.pipe.close()
 
 
-ENGINES = {"ovgenai_c": OvgenaiEngine, "genai": GenaiEngine, "double": DoubleEngine}
+ENGINES = {"ovgenai_c": OvgenaiEngine, "genai": GenaiEngine, "genai_cb": GenaiCBEngine, "double": DoubleEngine}

@@ -155,6 +155,8 @@ def render(report: Dict[str, Any]) -> str:
     else:
         out.append(f"Concurrency: {cc.get('skipped') or cc.get('error')}")
 
+    out.extend(render_serve(report.get("serve") or {}))
+
     rl = report.get("ratios", {}).get("lines", [])
     if rl:
         out.append("")
@@ -165,10 +167,12 @@ def render(report: Dict[str, Any]) -> str:
             v = ln["value"]
             val = "-" if v is None else (f"{v:.3f}" if ln["unit"] in ("x", "rate", "fraction", "s") else
                                          f"{v:.2f} ms" if ln["unit"] == "ms" else f"{v:.1f} µs")
-            tgt = "" if ln["target"] is None else f"   target ≤ {ln['target']}{' µs' if ln['unit'] == 'us' else ''}"
+            tgt = "" if ln["target"] is None else \
+                f"   target {'≥' if ln.get('at_least') else '≤'} {ln['target']}{' µs' if ln['unit'] == 'us' else ''}"
             ci = ln.get("ci95")
             band = f" (95% CI {ci[0]:.3f}–{ci[1]:.3f})" if ci else ""
-            st = "" if ln["status"] is None else {"ok": "   ok", "over": "   OVER"}.get(ln["status"], "   " + ln["status"])
+            st = "" if ln["status"] is None else {"ok": "   ok", "over": "   OVER", "under": "   UNDER"}.get(
+                ln["status"], "   " + ln["status"])
             out.append(f"  {ln['what']}: {val}{band}{tgt}{st}")
     out.append("")
     out.append(f"elapsed {fmt(m.get('elapsed_s'), 1)} s; load average (1/5/15 min) at start "
@@ -213,4 +217,28 @@ def render_official(off: Dict[str, Any]) -> List[str]:
     out.append(table(["measure", ov, g, "ratio", "95% CI"], rows))
     out.append("  (outside ms: wall time of the call minus the engine's own generate_duration; no streamer: ovgenai_c "
                "still installs its cancel callback)")
+    return out
+
+
+def render_serve(sec: Dict[str, Any]) -> List[str]:
+    """The serve section: tokens/s and TTFT per system and concurrency level, and how the server scheduled."""
+    out = [""]
+    if not sec.get("systems"):
+        out.append(f"Serve: {sec.get('skipped') or sec.get('error') or 'not run'}")
+        return out
+    sch = sec.get("server_scheduling") or {}
+    out.append(f"Serve — {sec['max_tokens']} tokens max per request, {sec['requests_per_client']} request(s) per "
+               f"client per level, {len((sec.get('rounds') or []))} round(s); server mode: {sch.get('mode')} "
+               f"({sch.get('pipelines')} pipeline(s))")
+    rows = []
+    for name, per in sec["systems"].items():
+        for lv, c in per.items():
+            rows.append([name, lv, c.get("tokens_per_s"), c.get("p50_ttft_ms"), c.get("p95_ttft_ms"),
+                         c.get("requests"), c.get("errors")])
+    out.append(table(["system", "clients", "agg tok/s", "p50 TTFT ms", "p95 TTFT ms", "requests", "errors"], rows))
+    if sec.get("genai_cb_skipped"):
+        out.append(f"  (GenAI ContinuousBatchingPipeline not run: {sec['genai_cb_skipped']})")
+    for k, v in (sec.get("engine_errors") or {}).items():
+        out.append(f"  ! {k}: {v.splitlines()[0] if v else v}")
+    out.append("  (" + sec.get("how", "") + ")")
     return out

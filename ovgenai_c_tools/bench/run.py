@@ -20,9 +20,10 @@ from .prompts import AGREEMENT_PROMPTS, FILLER, STANDARD_PROMPT
 from .ratios import ratio_lines
 from .stats import median, paired_ratios, percentile, ratio, ratio_stats, rotate
 from .worker import Worker, WorkerError
+from . import serving
 
 SECTIONS = ("meta", "binding_overhead", "official", "backend_parity", "greedy_agreement", "streaming_cost",
-            "import_footprint", "physical_limit", "concurrency", "ratios")
+            "import_footprint", "physical_limit", "concurrency", "serve", "ratios")
 ENGINE_SECTIONS = ("binding_overhead", "official", "backend_parity", "greedy_agreement", "streaming_cost",
                    "concurrency")
 GENAI_PA = "genai[PA]"
@@ -44,6 +45,8 @@ class Settings:
             self.import_reps, self.load_reps = 1, 1
             self.conc_threads, self.conc_requests, self.conc_out, self.conc_reps = 2, 1, 8, 1
             self.bw_mb, self.bw_reps = 64, 3
+            self.serve_levels, self.serve_per_client, self.serve_out, self.serve_rounds = [1, 2, 4, 8], 1, 8, 1
+            self.serve_sequential = 2
         else:
             self.warmup, self.overhead_reps, self.overhead_out = 2, 12, 128
             self.official_reps, self.official_out = 10, 64
@@ -54,6 +57,13 @@ class Settings:
             self.import_reps, self.load_reps = 5, 2
             self.conc_threads, self.conc_requests, self.conc_out, self.conc_reps = 2, 3, 64, 2
             self.bw_mb, self.bw_reps = 512, 8
+            self.serve_levels, self.serve_per_client, self.serve_out, self.serve_rounds = [1, 2, 4, 8], 2, 64, 3
+            self.serve_sequential = 4
+        self.serve_parallel: Optional[int] = getattr(args, "serve_parallel", None)
+        if getattr(args, "serve_rounds", None) is not None:
+            self.serve_rounds = max(1, args.serve_rounds)
+        if getattr(args, "serve_levels", None):
+            self.serve_levels = sorted({max(1, int(x)) for x in args.serve_levels.split(",")} | {1})
         if args.reps is not None:
             self.overhead_reps = self.parity_reps = self.stream_reps = self.double_reps = max(1, args.reps)
             self.official_reps = max(1, args.reps)
@@ -150,7 +160,8 @@ class Bench:
 
     # cumulative share of the time budget by the end of each section
     BUDGET_SHARE = {"import": 0.10, "load": 0.20, "binding_overhead": 0.34, "official": 0.44,
-                    "backend_parity": 0.72, "greedy_agreement": 0.80, "streaming_cost": 0.88, "concurrency": 0.95}
+                    "backend_parity": 0.72, "greedy_agreement": 0.80, "streaming_cost": 0.88, "concurrency": 0.95,
+                    "serve": 1.0}
 
     def over_budget(self, section: str, rep: int) -> bool:
         """True when a section should stop repeating (it always gets its first repetition)."""
@@ -190,6 +201,7 @@ class Bench:
         self.section("greedy_agreement", self.greedy_agreement)
         self.section("streaming_cost", self.streaming_cost)
         self.section("concurrency", self.concurrency)
+        self.section("serve", self.serve)
         self.section("physical_limit", self.physical_limit_end)
         self.finish_workers()
         self.report["meta"]["engine_errors"] = self.engine_errors
@@ -673,6 +685,105 @@ class Bench:
                          "errors": [x for r in rs for x in r["errors"]][:3],
                          "process_peak_rss_kb": max((r.get("hwm_kb") or 0) for r in rs) if rs else None}
         self.report["concurrency"] = out
+
+    def serve(self) -> None:
+        """``ovgenai-c serve`` (a child process, HTTP streaming clients) against openvino_genai's
+        ContinuousBatchingPipeline in-process (its own worker) at each concurrency level, and ovgenai_c one request at
+        a time in-process; every round runs every system at every level, in rotating order (serving.py)."""
+        s = self.s
+        lib = next((p for l, p in self.libs if l.endswith("[bundled]")), None) or \
+            (self.libs[0][1] if self.libs else None)
+        dev = a_device(self.args)
+        extra = ["--no-cache"]  # the engine's default attention (PagedAttention), as GenAI's CB; no compiled cache
+        if dev != "CPU":
+            extra += ["--device", dev]
+        message = f"Request {{i:05d}}: {serving.SERVE_PROMPT}"
+        sec: Dict[str, Any] = {"levels": s.serve_levels, "top_level": max(s.serve_levels),
+                               "requests_per_client": s.serve_per_client, "max_tokens": s.serve_out,
+                               "rounds_planned": s.serve_rounds, "prompt": message, "targets": serving.TARGETS,
+                               "how": ("server: `ovgenai-c serve` in a child process on 127.0.0.1, N client threads "
+                                       "streaming /v1/chat/completions (SSE parsed; TTFT = first content chunk; tokens "
+                                       "= usage); genai[CB]: openvino_genai ContinuousBatchingPipeline in its own "
+                                       "worker, N requests added together and stepped; sequential: ovgenai_c "
+                                       "LLMPipeline in-process, one request at a time. Greedy, model EOS, chat "
+                                       "template, a per-request number in every prompt (no warm prefix).")}
+        workers: Dict[str, Worker] = {}
+        server: Optional[serving.ServerProcess] = None
+        try:
+            server = serving.ServerProcess(self.model, lib, self.env(), self.logdir / "serve.log", self.args.timeout,
+                                           s.serve_parallel, extra)
+            sec["server"] = {"command": server.command, "ready_s": server.ready_s, "library": lib}
+            sec["server_scheduling"] = server.scheduling()
+            specs = {serving.SEQUENTIAL: {"engine": "ovgenai_c", "model": str(self.model), "device": dev,
+                                          "library": lib}}
+            if self.oracle_error is None:
+                specs[serving.GENAI_CB] = {"engine": "genai_cb", "model": str(self.model), "device": dev}
+            else:
+                sec["genai_cb_skipped"] = self.oracle_error
+            for name, spec in specs.items():
+                try:
+                    workers[name] = Worker(name.replace(" ", "_").replace(",", ""), spec, self.env(), self.logdir,
+                                           self.args.timeout)
+                except WorkerError as exc:
+                    sec.setdefault("engine_errors", {})[name] = str(exc)
+            base = server.url + "/v1"
+            index = [0]
+
+            def next_message(_i: int) -> str:
+                index[0] += 1
+                return message.format(i=index[0] % 100000)
+
+            # warm each system once (the first request of a fresh process pays for kernel preparation)
+            serving.http_load(base, 1, 1, s.serve_out, next_message, self.args.timeout)
+            if serving.GENAI_CB in workers:
+                workers[serving.GENAI_CB].call("serve_load", clients=1, per_client=1, max_new_tokens=s.serve_out,
+                                               message=message, first_index=90000)
+            if serving.SEQUENTIAL in workers:
+                workers[serving.SEQUENTIAL].call("gen", prompt=serving.SERVE_PROMPT, max_new_tokens=s.serve_out,
+                                                 stream="callback", fresh=True)
+            rounds: List[Dict[str, Dict[str, Dict[str, Any]]]] = []
+            k = 0
+            for rep in range(s.serve_rounds):
+                if self.over_budget("serve", rep):
+                    break
+                say(f"serve: round {rep + 1} of {s.serve_rounds}")
+                rnd: Dict[str, Dict[str, Dict[str, Any]]] = {}
+                systems = [serving.SERVER] + [n for n in (serving.GENAI_CB, serving.SEQUENTIAL) if n in workers]
+                for lv in s.serve_levels:
+                    for name in rotate(systems, k):
+                        k += 1
+                        if name == serving.SERVER:
+                            cell = serving.http_load(base, lv, s.serve_per_client, s.serve_out, next_message,
+                                                     self.args.timeout)
+                        elif name == serving.GENAI_CB:
+                            r = workers[name].call("serve_load", clients=lv, per_client=s.serve_per_client,
+                                                   max_new_tokens=s.serve_out, message=message,
+                                                   first_index=index[0] + 1)
+                            index[0] += lv * s.serve_per_client
+                            cell = serving.level_result(r["wall_s"], r["ttft_s"], r["tokens"])
+                        else:
+                            if "sequential" in rnd.get(name, {}):
+                                continue  # one request at a time does not depend on the level: once per round
+                            runs = [workers[name].call("gen", prompt=serving.SERVE_PROMPT, max_new_tokens=s.serve_out,
+                                                       stream="callback", fresh=True)
+                                    for _ in range(s.serve_sequential)]
+                            cell = serving.level_result(sum(r["wall_s"] for r in runs),
+                                                        [r.get("first_s") for r in runs],
+                                                        [r.get("n_out") or 0 for r in runs])
+                            rnd.setdefault(name, {})["sequential"] = cell
+                            continue
+                        rnd.setdefault(name, {})[str(lv)] = cell
+                rounds.append(rnd)
+            sec["rounds"] = rounds
+            sec["systems"] = serving.summarise(rounds, s.serve_levels)
+            sec["paired"] = serving.paired(rounds, max(s.serve_levels))
+            sec["server_scheduling_end"] = server.scheduling()
+        finally:
+            if server is not None:
+                server.stop()
+            for w in workers.values():
+                w.quit()
+        self.report["serve"] = sec
 
     def finish_workers(self) -> None:
         for name in list(self.workers):

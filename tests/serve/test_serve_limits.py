@@ -218,3 +218,15 @@ def test_max_loaded_models_unloads_the_idle_one_and_refuses_when_all_are_busy(ti
             r = c.post("/v1/chat/completions", json={"model": "tiny", "messages": HELLO})
             assert r.status_code == 503 and "--max-loaded-models" in r.json()["error"]["message"]
             gate.set()
+
+
+def test_info_says_how_concurrent_requests_are_scheduled(tiny_root):
+    gate, providers = threading.Event(), []
+    gate.set()
+    app = gated_app(tiny_root, gate, providers, parallel=3)
+    with ServerThread(app) as srv, httpx.Client(base_url=srv.url, timeout=60) as c:
+        assert c.post("/api/chat", json={"messages": HELLO, "stream": False}).status_code == 200
+        (m,) = c.get("/ovgenai_c/info").json()["models"]
+        assert m["scheduling"] == {"mode": "pool", "pipelines": 3}  # a pool of --parallel pipelines
+        srv.state.registry.loaded()[0].scheduling = "continuous_batching"  # what a batching slot reports
+        assert c.get("/ovgenai_c/info").json()["models"][0]["scheduling"]["mode"] == "continuous_batching"
