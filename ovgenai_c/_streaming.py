@@ -5,7 +5,6 @@ from __future__ import annotations
 import codecs
 import collections
 import enum
-import threading
 import time
 from typing import Any, Callable, List, Optional
 
@@ -44,16 +43,37 @@ def _to_c(status: StreamingStatus) -> int:
 
 
 class Utf8Assembler:
-    """Turns byte chunks into text, holding back a character split across chunks until it is whole."""
+    """Turns byte chunks into text, holding back a character split across chunks until it is whole (the decoder
+    is made on the first chunk: a call that streams nothing pays nothing)."""
+
+    __slots__ = ("_decoder",)
 
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._decoder: Any = None
 
     def feed(self, data: bytes) -> str:
+        if self._decoder is None:
+            self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         return self._decoder.decode(data, False)
 
     def flush(self) -> str:
-        return self._decoder.decode(b"", True)
+        return "" if self._decoder is None else self._decoder.decode(b"", True)
+
+
+class CancelFlag:
+    """The cancel token: set once from any thread, read by the C callback (``threading.Event``'s set/is_set;
+    nothing waits on it, so it is a plain attribute, not a condition variable)."""
+
+    __slots__ = ("_set",)
+
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
 
 
 class StreamBridge:
@@ -63,7 +83,7 @@ class StreamBridge:
                  on_tokens: Optional[Callable[[List[int]], Any]] = None) -> None:
         self.on_text = on_text
         self.on_tokens = on_tokens  # a token-level streamer (StreamerBase.write), through the bundled extra
-        self.cancel_event = threading.Event()
+        self.cancel_event = CancelFlag()
         self.cancel_reason: Optional[str] = None
         self.assembler = Utf8Assembler()
         self.error: Optional[BaseException] = None
