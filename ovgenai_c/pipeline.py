@@ -17,7 +17,7 @@ from ._capi import bundled, generation_config as _native_config, llm_pipeline
 from .scheduler import scheduler_properties
 from ._call import GenerationCall, check_timeout
 from ._owner import Job, OwnerThread
-from ._streaming import DEADLINE, END, ChunkQueue, StreamBridge
+from ._streaming import DEADLINE, END, AsyncChunkQueue, ChunkQueue, StreamBridge
 from .chat import ChatHistory
 from .config import GenerationConfig
 from .ir_folder import DESCRIPTION as IR_DESCRIPTION, IR_FILES, missing_ir_files  # noqa: F401 (IR_FILES: tests)
@@ -611,7 +611,7 @@ class LLMPipeline:
         ``want_text`` a library that can (the bundled one) calls it for cancellation only, skipping the
         per-token detokenisation."""
         token_streamer = bridge.on_tokens is not None
-        cancel_only = streamable and not want_text and not token_streamer and st.lib.has_cancel_only_streaming
+        cancel_only = streamable and not want_text and not token_streamer
         if request.history is None and st.history_mode and not st.in_chat:
             # The stateful (SDPA) path of upstream keeps a history call's chat state and then refuses a plain
             # prompt; its default path does not. Outside start_chat() both kinds of input are independent calls,
@@ -763,36 +763,26 @@ class LLMPipeline:
         ``timeout`` (seconds, whole call) cancels natively and raises GenerationTimeoutError."""
         check_timeout(timeout)
         loop = asyncio.get_running_loop()
-        aq: "asyncio.Queue[Any]" = asyncio.Queue()
-
-        def push(text: str) -> None:
-            loop.call_soon_threadsafe(aq.put_nowait, text)
-
-        call = self._start_generate(inputs, generation_config, push, kwargs, timeout, entry="astream()")
+        chunks = AsyncChunkQueue(loop)
+        call = self._start_generate(inputs, generation_config, chunks.put, kwargs, timeout, entry="astream()")
+        deadline = None if call.deadline is None else loop.time() + (call.left() or 0.0)
         done = loop.create_future()
 
-        def _done(_j: Job) -> None:
-            def _set() -> None:
-                if not done.done():
-                    done.set_result(None)
-                aq.put_nowait(END)
+        def _set_done() -> None:
+            if not done.done():
+                done.set_result(None)
 
+        def _done(_j: Job) -> None:
+            chunks.put(END)
             try:
-                loop.call_soon_threadsafe(_set)
+                loop.call_soon_threadsafe(_set_done)
             except RuntimeError:  # loop closed
                 pass
 
         call.job.add_done_callback(_done)
         try:
             while True:
-                left = call.left()
-                if left is None:
-                    item = await aq.get()
-                else:
-                    try:
-                        item = await asyncio.wait_for(aq.get(), left)
-                    except asyncio.TimeoutError:
-                        item = DEADLINE
+                item = await chunks.get(deadline)
                 if item is DEADLINE:
                     call.cancel("timeout")
                     await asyncio.shield(done)

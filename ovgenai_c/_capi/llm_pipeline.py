@@ -74,6 +74,20 @@ def text_callback(ffi: Any) -> Any:
     return per_ffi_callback("text", ffi, make)
 
 
+def cancel_callback(ffi: Any) -> Any:
+    """The ``streamer_callback`` function of a call whose text nobody reads (no streamer, no timeout): only the
+    cancel token of the bridge in ``args`` is looked at (``bridge.on_cancel_check()``), the text is not even
+    copied out of C."""
+    def make() -> Any:
+        @ffi.callback("ov_genai_streaming_status_e(*)(const char*, void*)", onerror=cancel_on_error)
+        def _cancel_check(_text_ptr: Any, args: Any) -> int:
+            return ffi.from_handle(args).on_cancel_check()
+
+        return _cancel_check
+
+    return per_ffi_callback("cancel", ffi, make)
+
+
 def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, streamable: bool, cancel_only: bool,
              prompt: Optional[bytes] = None, history: Optional[Any] = None, ids: Optional[List[int]] = None,
              mask: Optional[List[int]] = None,
@@ -81,8 +95,9 @@ def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, strea
     """One generate call from a prompt, a conversation (a ChatHistory) or token ids (the bundled extra), with
     ``config`` (a GenerationConfig; None: the pipeline's own). ``bridge`` (a StreamBridge) gets the text through
     the ``streamer_callback`` when ``streamable``, the token ids when it has ``on_tokens`` (the bundled token
-    streamer), and its ``finish()`` runs as soon as C returns, before the status is checked. ``cancel_only``: the
-    bundled library calls the callback without detokenising. ``config_cache``: where the native config is kept
+    streamer), and its ``finish()`` runs as soon as C returns, before the status is checked. ``cancel_only``: nobody
+    reads the text, the callback checks the cancel token only (:func:`cancel_callback`) and the bundled library
+    calls it without detokenising. ``config_cache``: where the native config is kept
     between calls (else it is freed after this one). Token ids of the results are read for token input only (the
     text carries them otherwise); the perf metrics are read on first use. None when the library returned no
     results."""
@@ -91,11 +106,12 @@ def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, strea
     streamer = ffi.NULL
     if streamable:
         streamer = ffi.new("streamer_callback*")
-        streamer.callback_func = text_callback(ffi)
+        streamer.callback_func = cancel_callback(ffi) if cancel_only else text_callback(ffi)
         streamer.args = args
     token_streaming = bridge.on_tokens is not None
     native_config = ffi.NULL
     results_pp = ffi.new("ov_genai_decoded_results**")
+    cancel_only = cancel_only and capi.has(bundled.CANCEL_ONLY_STREAMING)  # (from here: the bundled extra is on)
     if cancel_only:
         bundled.set_cancel_only_streaming(capi, True)
     if token_streaming:

@@ -9,7 +9,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 from . import bundled, chat_history, generation_config, perf_metrics
 from .checked import CApi
-from .llm_pipeline import Generated, text_callback
+from .llm_pipeline import Generated, cancel_callback, text_callback
 
 _UNKNOWN_EXCEPTION = -17  # ov_status_e UNKNOW_EXCEPTION: the C API drops the C++ exception's text
 CREATE = "ov_genai_vlm_pipeline_create"
@@ -79,10 +79,11 @@ def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, strea
     streamer = ffi.NULL
     if streamable:
         streamer = ffi.new("streamer_callback*")
-        streamer.callback_func = text_callback(ffi)
+        streamer.callback_func = cancel_callback(ffi) if cancel_only else text_callback(ffi)
         streamer.args = args
     native_config = ffi.NULL
     results_pp = ffi.new("ov_genai_vlm_decoded_results**")
+    cancel_only = cancel_only and capi.has(bundled.CANCEL_ONLY_STREAMING)  # (from here: the bundled extra is on)
     if cancel_only:
         bundled.set_cancel_only_streaming(capi, True)
     try:

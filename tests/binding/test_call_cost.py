@@ -153,3 +153,108 @@ def test_remembered_configs_follow_the_pipeline_config_and_refuse_bad_values_eve
         with pytest.raises(errors.GenAIError):
             pipe.generate("a b c", max_new_tokens=2.0)
     assert str(pipe.generate("a b c d e", max_new_tokens=2)) == "Echo: a "
+
+
+# --- astream's hand-off ----------------------------------------------------------------------------------------
+def test_async_chunk_queue_wakes_the_loop_once_per_batch_and_keeps_order():
+    import asyncio
+    import threading
+
+    from ovgenai_c._streaming import END, AsyncChunkQueue
+
+    loop = asyncio.new_event_loop()
+    wakes = []
+    original = loop.call_soon_threadsafe
+
+    def counting(cb, *a):
+        wakes.append(cb)
+        return original(cb, *a)
+
+    loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+    q = AsyncChunkQueue(loop)
+    producer = threading.Thread(target=lambda: [q.put(f"p{i}") for i in range(100)] + [q.put(END)])
+    producer.start()
+    producer.join()  # everything is queued before the loop runs: one wake-up was scheduled for all of it
+
+    async def drain():
+        got = []
+        while (item := await q.get()) is not END:
+            got.append(item)
+        return got
+
+    try:
+        assert loop.run_until_complete(drain()) == [f"p{i}" for i in range(100)]
+        assert len(wakes) == 1
+    finally:
+        loop.close()
+
+
+def test_async_chunk_queue_deadline_and_a_put_while_waiting():
+    import asyncio
+    import threading
+
+    from ovgenai_c._streaming import DEADLINE, AsyncChunkQueue
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        q = AsyncChunkQueue(loop)
+        assert await q.get(loop.time() + 0.05) is DEADLINE
+        threading.Timer(0.05, q.put, args=("late",)).start()
+        assert await q.get() == "late"  # a put from another thread wakes a waiting get
+        assert all(t.done() for t in asyncio.all_tasks() if t is not asyncio.current_task())
+
+    asyncio.run(main())
+
+
+def test_astream_delivers_every_piece_in_order_through_batches(make_pipe, double):
+    import asyncio
+
+    words = " ".join(f"w{i}" for i in range(300))
+    pipe = make_pipe()
+
+    async def consume():
+        return [t async for t in pipe.astream(words, max_new_tokens=400)]
+
+    pieces = asyncio.run(consume())
+    assert "".join(pieces) == f"Echo: {words}"
+    assert str(pipe.generate(words, max_new_tokens=400)) == "".join(pieces)
+
+
+# --- the callback of a call whose text nobody reads ----------------------------------------------------------
+def test_without_streamer_or_timeout_the_callback_only_checks_the_cancel_token(make_pipe, double, monkeypatch):
+    from ovgenai_c import _streaming
+
+    seen = {"text": 0, "cancel": 0}
+    on_chunk, on_cancel = _streaming.StreamBridge.on_chunk, _streaming.StreamBridge.on_cancel_check
+
+    def chunk(self, data):
+        seen["text"] += 1
+        return on_chunk(self, data)
+
+    def cancel(self):
+        seen["cancel"] += 1
+        return on_cancel(self)
+
+    monkeypatch.setattr(_streaming.StreamBridge, "on_chunk", chunk)
+    monkeypatch.setattr(_streaming.StreamBridge, "on_cancel_check", cancel)
+    pipe = make_pipe()
+    before = double.ctl.ovd_callback_count()
+    assert str(pipe.generate("a b c d", max_new_tokens=50)) == "Echo: a b c d"
+    assert seen == {"text": 0, "cancel": double.ctl.ovd_callback_count() - before} and seen["cancel"] > 0
+    # a streamer, or a timeout (its error carries the partial text), reads the text
+    got = []
+    assert str(pipe.generate("a b c d", max_new_tokens=50, streamer=got.append)) == "Echo: a b c d"
+    assert seen["text"] > 0 and "".join(got) == "Echo: a b c d"
+    text_before = seen["text"]
+    assert str(pipe.generate("a b c d", max_new_tokens=50, timeout=30)) == "Echo: a b c d"
+    assert seen["text"] > text_before
+
+
+def test_a_timeout_still_cancels_natively_with_the_partial_text(make_pipe, double):
+    double.ctl.ovd_set_token_delay_us(20000)
+    pipe = make_pipe()
+    with pytest.raises(errors.GenerationTimeoutError) as info:
+        pipe.generate(" ".join(["w"] * 500), max_new_tokens=1000, timeout=0.2)
+    assert double.ctl.ovd_last_callback_status() == 2
+    assert info.value.partial_text.startswith("Echo: w")
+    double.ctl.ovd_set_token_delay_us(0)
