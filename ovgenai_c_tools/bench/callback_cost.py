@@ -23,13 +23,11 @@ PROMPT = "Write a long story about a lighthouse keeper and the storms of one win
 
 def measure(model_dir: Path, tokens: int, reps: int) -> Dict[str, Any]:
     import ovgenai_c
-    from ovgenai_c import _capi
     from ovgenai_c._capi import llm_pipeline
     from ovgenai_c._streaming import StreamBridge
 
     modes = ("no_callback", "cancel_only", "text_callback")
     with ovgenai_c.LLMPipeline(model_dir, "CPU") as pipe:
-        st = pipe._state
         cfg = pipe.get_generation_config()
         cfg.update_generation_config(max_new_tokens=tokens, ignore_eos=True)
         prompt = PROMPT.encode()
