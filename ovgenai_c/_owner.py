@@ -5,6 +5,7 @@ released (cffi drops it around calls).
 """
 from __future__ import annotations
 
+import _thread
 import os
 import queue
 import select
@@ -15,6 +16,38 @@ from typing import Any, Callable, List, Optional, Tuple
 
 
 PLAIN_WAIT_S = 0.01  # the main thread's first, plain wait (the longest a Ctrl-C can go unseen)
+
+
+class Latch:
+    """A one-shot flag (``threading.Event``'s set/is_set/wait without clear) over one plain lock: setting it is
+    one lock release, waiting one acquire — no condition variable, no per-wait lock allocation."""
+
+    __slots__ = ("_lock", "_set")
+
+    def __init__(self) -> None:
+        self._lock = _thread.allocate_lock()
+        self._lock.acquire()  # held until set
+        self._set = False
+
+    def set(self) -> None:
+        if not self._set:
+            self._set = True
+            try:
+                self._lock.release()
+            except RuntimeError:  # a concurrent set() released it first
+                pass
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """True once set; False when ``timeout`` seconds passed first."""
+        if self._set:
+            return True
+        if self._lock.acquire(True, -1 if timeout is None else timeout):
+            self._lock.release()  # the next waiter (if any) gets through too
+            return True
+        return self._set
 
 
 class Wakeup:
@@ -29,8 +62,9 @@ class Wakeup:
 
     __slots__ = ("_event", "_fd")
 
-    def __init__(self) -> None:
-        self._event = threading.Event()
+    def __init__(self, once: bool = False) -> None:
+        # once: set a single time and never cleared (a job's end) — a Latch, cheaper than an Event
+        self._event: Any = Latch() if once else threading.Event()
         self._fd: Optional[int] = None  # write end of the pipe while the main thread waits
 
     def set(self) -> None:
@@ -43,7 +77,7 @@ class Wakeup:
                 pass
 
     def clear(self) -> None:
-        self._event.clear()
+        self._event.clear()  # (not on a one-shot Wakeup)
 
     def is_set(self) -> bool:
         return self._event.is_set()
@@ -147,7 +181,7 @@ class Job:
 
     def __init__(self, fn: Callable[[], Any]) -> None:
         self.fn = fn
-        self.event = Wakeup()
+        self.event = Wakeup(once=True)
         self.value: Any = None
         self.error: Optional[BaseException] = None
         self._callbacks: List[Callable[["Job"], None]] = []

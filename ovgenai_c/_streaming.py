@@ -2,10 +2,10 @@
 reassembly, the cancel token, user streamer results, exceptions stashed (never thrown into C)."""
 from __future__ import annotations
 
+import asyncio
 import codecs
 import collections
 import enum
-import threading
 import time
 from typing import Any, Callable, List, Optional
 
@@ -44,16 +44,37 @@ def _to_c(status: StreamingStatus) -> int:
 
 
 class Utf8Assembler:
-    """Turns byte chunks into text, holding back a character split across chunks until it is whole."""
+    """Turns byte chunks into text, holding back a character split across chunks until it is whole (the decoder
+    is made on the first chunk: a call that streams nothing pays nothing)."""
+
+    __slots__ = ("_decoder",)
 
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._decoder: Any = None
 
     def feed(self, data: bytes) -> str:
+        if self._decoder is None:
+            self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         return self._decoder.decode(data, False)
 
     def flush(self) -> str:
-        return self._decoder.decode(b"", True)
+        return "" if self._decoder is None else self._decoder.decode(b"", True)
+
+
+class CancelFlag:
+    """The cancel token: set once from any thread, read by the C callback (``threading.Event``'s set/is_set;
+    nothing waits on it, so it is a plain attribute, not a condition variable)."""
+
+    __slots__ = ("_set",)
+
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
 
 
 class StreamBridge:
@@ -63,7 +84,7 @@ class StreamBridge:
                  on_tokens: Optional[Callable[[List[int]], Any]] = None) -> None:
         self.on_text = on_text
         self.on_tokens = on_tokens  # a token-level streamer (StreamerBase.write), through the bundled extra
-        self.cancel_event = threading.Event()
+        self.cancel_event = CancelFlag()
         self.cancel_reason: Optional[str] = None
         self.assembler = Utf8Assembler()
         self.error: Optional[BaseException] = None
@@ -107,6 +128,14 @@ class StreamBridge:
             self.error = exc
             self.returned = StreamingStatus.CANCEL
             return int(StreamingStatus.CANCEL)
+
+    def on_cancel_check(self) -> int:
+        """Called from the cancel-only C callback (owner thread; nobody reads the text): CANCEL once the token is
+        set, else what the call returned last (RUNNING). Never raises."""
+        self.chunks += 1
+        if self.returned == StreamingStatus.RUNNING and self.cancel_event.is_set():
+            self.returned = StreamingStatus.CANCEL
+        return _to_c(self.returned)
 
     def on_token_ids(self, ids: List[int]) -> int:
         """Called from the bundled token-streamer callback (owner thread): the step's ids to ``on_tokens``,
@@ -171,3 +200,54 @@ class ChunkQueue:
             if self._items:  # (put between the check and the clear)
                 continue
             self._wakeup.wait(None if deadline is None else max(deadline - time.monotonic(), 0.0))
+
+
+class AsyncChunkQueue:
+    """Text pieces handed from the owner thread to a consumer on an asyncio loop, then :data:`END`. The owner
+    appends and wakes the loop only when no wake-up is pending (one ``call_soon_threadsafe`` per batch of pieces,
+    not per piece); the consumer takes every piece already there before it waits again (one future per wait,
+    none per piece, and no task per deadline)."""
+
+    __slots__ = ("_loop", "_items", "_wake_pending", "_waiter")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._items: "collections.deque[Any]" = collections.deque()
+        self._wake_pending = False
+        self._waiter: Optional[asyncio.Future] = None
+
+    def put(self, item: Any) -> None:
+        """From any thread (the owner's, or the loop's own)."""
+        self._items.append(item)
+        # A pending wake-up runs after this append, and the consumer looks at the items after it ran.
+        if not self._wake_pending:
+            self._wake_pending = True
+            try:
+                self._loop.call_soon_threadsafe(self._wake)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                pass
+
+    def _wake(self) -> None:
+        self._wake_pending = False
+        self._wake_waiter()
+
+    def _wake_waiter(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def get(self, deadline: Optional[float] = None) -> Any:
+        """The next item, or :data:`DEADLINE` once ``deadline`` (the loop's ``time()``) has passed first."""
+        loop = self._loop
+        while not self._items:
+            if deadline is not None and loop.time() >= deadline:
+                return DEADLINE
+            waiter = self._waiter = loop.create_future()
+            timer = None if deadline is None else loop.call_at(deadline, self._wake_waiter)
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+                if timer is not None:
+                    timer.cancel()
+        return self._items.popleft()

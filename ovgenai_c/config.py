@@ -402,6 +402,16 @@ class GenerationConfig:
             raise ConfigError("invalid generation config: " + "; ".join(p))
 
     # --- native -----------------------------------------------------------------------------------
+    def fingerprint(self) -> Optional[tuple]:
+        """A hashable value, equal for configs whose fields are all equal (None if a field holds an unhashable
+        value): what a cache of the native form is keyed on."""
+        key = (tuple(self._values.values()), tuple(self._extra.values()))
+        try:
+            hash(key)
+        except TypeError:
+            return None
+        return key
+
     def non_default_items(self) -> List[tuple]:
         """(field, value) pairs that differ from the C defaults, in setter order."""
         return [(k, v) for k, v in self._values.items() if v != FIELDS[k][1]]

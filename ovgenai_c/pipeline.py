@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from . import _capi, _loader, chat as _chat, errors, results as _results
-from ._capi import bundled, llm_pipeline
+from ._capi import bundled, generation_config as _native_config, llm_pipeline
 from .scheduler import scheduler_properties
 from ._call import GenerationCall, check_timeout
 from ._owner import Job, OwnerThread
-from ._streaming import DEADLINE, END, ChunkQueue, StreamBridge
+from ._streaming import DEADLINE, END, AsyncChunkQueue, ChunkQueue, StreamBridge
 from .chat import ChatHistory
 from .config import GenerationConfig
 from .ir_folder import DESCRIPTION as IR_DESCRIPTION, IR_FILES, missing_ir_files  # noqa: F401 (IR_FILES: tests)
@@ -149,6 +149,11 @@ class _State:
         self.in_chat = False
         self.forked = False  # True in a child process forked after the pipeline was made
         self.history_mode = False  # the last generate outside start_chat() took a ChatHistory
+        # the native form of the last per-call config, kept while calls repeat it; freed with the pipeline
+        self.config_cache = _native_config.NativeConfigCache()
+        # loaders of the deferred perf metrics of this pipeline's results not read yet (each holds a native copy):
+        # closing the pipeline reads them all, so nothing native outlives it
+        self.unread_perf: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
     def free_on_owner(self) -> Optional[Job]:
         """Queue the free job and the owner's end; never blocks, never runs C on this thread."""
@@ -159,6 +164,12 @@ class _State:
         _live_states.discard(self)
 
         def _free() -> None:
+            for load in list(self.unread_perf):
+                try:
+                    load()
+                except Exception:  # a failing read is raised where the values are used
+                    pass
+            self.config_cache.clear(self.capi)
             if self.handle is not None:
                 self.native.free(self.capi, self.handle)
                 self.handle = None
@@ -224,6 +235,7 @@ class _Input(NamedTuple):
     images: Optional[Tuple[Any, ...]] = None  # VLMPipeline: private uint8 HWC/NHWC arrays
 
 
+_RESOLVED_MAX = 32  # remembered keyword-argument configs per pipeline (all forgotten when full)
 _TOKEN_INPUT_EXTRA = bundled.GENERATE_TOKENS
 _TOKEN_STREAMER_EXTRA = bundled.TOKEN_STREAMER
 _APPLY_TEMPLATE_EXTRA = bundled.APPLY_CHAT_TEMPLATE
@@ -290,6 +302,8 @@ class LLMPipeline:
                  config: Optional[Dict[str, Any]] = None, *,
                  library: Union[None, str, os.PathLike, _loader.LoadedLibrary] = None, **properties: Any) -> None:
         self._state: Optional[_State] = None
+        self._resolved = {}
+        self._resolved_base: Optional[GenerationConfig] = None  # the pipeline config self._resolved builds on
         lib = resolve_library(library)
         path = self._check_model_path(models_path, lib)
         if not isinstance(device, str):
@@ -487,9 +501,14 @@ class LLMPipeline:
         self._config = cfg
 
     # --- generation ----------------------------------------------------------------------------------
+    _resolved: Dict[Any, GenerationConfig]  # keyword arguments -> their checked config (over self._config)
+
     def _resolve_config(self, generation_config: Optional[GenerationConfig], kwargs: Dict[str, Any]
                         ) -> Tuple[Optional[GenerationConfig], GenerationConfig]:
-        """(config to send — None means the pipeline's own —, effective config for checks)."""
+        """(config to send — None means the pipeline's own —, effective config for checks). Without a
+        GenerationConfig argument the checked result is remembered per set of keyword arguments (the pipeline's
+        own config is private, replaced only by set_generation_config, which forgets them): a repeated call
+        resolves and validates nothing. The remembered configs are never changed after they are made."""
         if generation_config is not None and not isinstance(generation_config, GenerationConfig):
             if isinstance(generation_config, dict):
                 kwargs = {**generation_config, **kwargs}
@@ -497,6 +516,25 @@ class LLMPipeline:
             else:
                 raise errors.InvalidParameterError(
                     f"generation_config must be a GenerationConfig, not {type(generation_config).__name__}")
+        if generation_config is not None:
+            return self._resolve_uncached(generation_config, kwargs)
+        if self._resolved_base is not self._config:
+            self._resolved.clear()
+            self._resolved_base = self._config
+        try:  # the value's type is part of the key: 1 == True == 1.0, but a field may accept only one of them
+            key: Any = tuple((k, type(v), v) for k, v in kwargs.items())
+            hit = self._resolved.get(key)
+        except TypeError:  # an unhashable value (e.g. a list of stop strings)
+            return self._resolve_uncached(None, kwargs)
+        if hit is None:
+            send, hit = self._resolve_uncached(None, kwargs)
+            if len(self._resolved) >= _RESOLVED_MAX:
+                self._resolved.clear()
+            self._resolved[key] = hit
+        return (hit if kwargs else None), hit
+
+    def _resolve_uncached(self, generation_config: Optional[GenerationConfig], kwargs: Dict[str, Any]
+                          ) -> Tuple[Optional[GenerationConfig], GenerationConfig]:
         if generation_config is None and not kwargs:
             effective = self._config
             send = None
@@ -573,7 +611,7 @@ class LLMPipeline:
         ``want_text`` a library that can (the bundled one) calls it for cancellation only, skipping the
         per-token detokenisation."""
         token_streamer = bridge.on_tokens is not None
-        cancel_only = streamable and not want_text and not token_streamer and st.lib.has_cancel_only_streaming
+        cancel_only = streamable and not want_text and not token_streamer
         if request.history is None and st.history_mode and not st.in_chat:
             # The stateful (SDPA) path of upstream keeps a history call's chat state and then refuses a plain
             # prompt; its default path does not. Outside start_chat() both kinds of input are independent calls,
@@ -587,10 +625,15 @@ class LLMPipeline:
             extra = {} if request.images is None else {"images": request.images}
             out = st.native.generate(st.capi, st.handle, send, bridge, streamable=streamable,
                                      cancel_only=cancel_only, prompt=request.prompt, history=request.history,
-                                     ids=request.ids, mask=request.mask, **extra)
+                                     ids=request.ids, mask=request.mask, config_cache=st.config_cache, **extra)
         finally:
             st.active = None
-        return out if out is not None else llm_pipeline.Generated(bridge.text, None)
+        if out is None:
+            return llm_pipeline.Generated(bridge.text, None)
+        load = _results.unread_loader(out.perf)
+        if load is not None:
+            st.unread_perf.add(load)
+        return out
 
     def _start_generate(self, inputs: Inputs, generation_config: Optional[GenerationConfig],
                         on_text: Optional[Callable[[str], Any]], kwargs: Dict[str, Any],
@@ -720,36 +763,26 @@ class LLMPipeline:
         ``timeout`` (seconds, whole call) cancels natively and raises GenerationTimeoutError."""
         check_timeout(timeout)
         loop = asyncio.get_running_loop()
-        aq: "asyncio.Queue[Any]" = asyncio.Queue()
-
-        def push(text: str) -> None:
-            loop.call_soon_threadsafe(aq.put_nowait, text)
-
-        call = self._start_generate(inputs, generation_config, push, kwargs, timeout, entry="astream()")
+        chunks = AsyncChunkQueue(loop)
+        call = self._start_generate(inputs, generation_config, chunks.put, kwargs, timeout, entry="astream()")
+        deadline = None if call.deadline is None else loop.time() + (call.left() or 0.0)
         done = loop.create_future()
 
-        def _done(_j: Job) -> None:
-            def _set() -> None:
-                if not done.done():
-                    done.set_result(None)
-                aq.put_nowait(END)
+        def _set_done() -> None:
+            if not done.done():
+                done.set_result(None)
 
+        def _done(_j: Job) -> None:
+            chunks.put(END)
             try:
-                loop.call_soon_threadsafe(_set)
+                loop.call_soon_threadsafe(_set_done)
             except RuntimeError:  # loop closed
                 pass
 
         call.job.add_done_callback(_done)
         try:
             while True:
-                left = call.left()
-                if left is None:
-                    item = await aq.get()
-                else:
-                    try:
-                        item = await asyncio.wait_for(aq.get(), left)
-                    except asyncio.TimeoutError:
-                        item = DEADLINE
+                item = await chunks.get(deadline)
                 if item is DEADLINE:
                     call.cancel("timeout")
                     await asyncio.shield(done)

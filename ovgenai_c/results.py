@@ -1,13 +1,14 @@
 """DecodedResults and PerfMetrics: plain Python values read out of the native objects (by
-:mod:`ovgenai_c._capi.perf_metrics` and :mod:`ovgenai_c._capi.llm_pipeline`, right after the call that produced them,
-on the pipeline's owner thread)."""
+:mod:`ovgenai_c._capi.perf_metrics` and :mod:`ovgenai_c._capi.llm_pipeline`). The text, scores and finish reasons
+are read right after the call that produced them, on the pipeline's owner thread; a call's perf metrics are read
+when first used (:meth:`PerfMetrics.deferred`), from a native copy that belongs to the results alone."""
 from __future__ import annotations
 
 import enum
 import math
 import re
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, NamedTuple, Optional
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
 
 class MeanStdPair(NamedTuple):
@@ -63,6 +64,16 @@ class PerfMetrics:
     # samples behind each mean, so that sums pool exactly like upstream's concatenated raw metrics
     samples: Dict[str, int] = field(default_factory=dict)
     raw_metrics: RawPerfMetrics = field(default_factory=RawPerfMetrics)
+
+    @classmethod
+    def deferred(cls, load: Callable[[], "PerfMetrics"], **known: Any) -> "PerfMetrics":
+        """A PerfMetrics whose values come from ``load()`` when first used (``known`` fields are readable
+        without it); it then becomes an ordinary PerfMetrics. ``load`` must be safe to call from any thread
+        and return the same values every time."""
+        self = object.__new__(_DeferredPerfMetrics)
+        self.__dict__.update(known)
+        self.__dict__["_deferred_load"] = load
+        return self
 
     def get_load_time(self) -> float:
         return self.load_time
@@ -151,6 +162,35 @@ class PerfMetrics:
             p = self._pair(name)
             d[name] = {"mean": p.mean, "std": p.std}
         return d
+
+
+def unread_loader(perf: Any) -> Optional[Callable[[], PerfMetrics]]:
+    """The ``load`` of a :meth:`PerfMetrics.deferred` not used yet (None for any other value): calling it reads
+    the values (and lets go of what they are read from) ahead of their first use."""
+    if type(perf) is _DeferredPerfMetrics:
+        return object.__getattribute__(perf, "__dict__").get("_deferred_load")
+    return None
+
+
+class _DeferredPerfMetrics(PerfMetrics):
+    """A :meth:`PerfMetrics.deferred` before its first use: reading anything but the fields it was made with
+    loads every value and turns it into a plain PerfMetrics (its class included, so equality, copies and pickles
+    behave as for any other)."""
+
+    def __getattribute__(self, name: str) -> Any:
+        d = object.__getattribute__(self, "__dict__")
+        if name in d and name != "_deferred_load":
+            return d[name]
+        if name == "get_num_generated_tokens" and "num_generation_tokens" in d:  # the count it was made with
+            return object.__getattribute__(self, name)
+        load = d.get("_deferred_load")
+        if load is not None:
+            full = load()
+            for f in fields(PerfMetrics):
+                d.setdefault(f.name, full.__dict__[f.name])
+            d.pop("_deferred_load", None)
+            object.__setattr__(self, "__class__", PerfMetrics)
+        return object.__getattribute__(self, name)
 
 
 # the raw series the bundled backend reports (cdefs/92), as openvino_genai.RawPerfMetrics names them

@@ -2,6 +2,11 @@
 near-instant), so everything measured is the binding's own per-call cost.
 
     python3 scripts/profile_generate_overhead.py [--calls 3000] [--profile]
+    python3 scripts/profile_generate_overhead.py --model ~/.cache/ovgenai_c/models/SmolLM2-135M-Instruct/ir
+                                                 [--library PATH] [--calls 300]
+
+With --model the calls run on a real library (the bundled backend unless --library) and model, one new token
+each; "over C" is then what matters: a call's total minus its C generate, per call.
 
 Phases of one call (medians over --calls, in microseconds):
   before owner   generate() entry -> the owner thread starts the job (argument checks, config resolution and
@@ -60,13 +65,19 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--model", help="a real model folder (then the library is the bundled backend or --library)")
+    ap.add_argument("--library", help="with --model: the GenAI C library to load")
     args = ap.parse_args()
 
     from abi_double.build import build_double
     from abi_double.controls import make_model_dir
 
     tmp = Path(tempfile.mkdtemp(prefix="percall-"))
-    lib = _loader.open_library(str(build_double(tmp / "double")))
+    if args.model:
+        lib = ovgenai_c.load_library(args.library) if args.library else _loader.open_library(
+            str(next(p for p in _loader.bundled_candidates() if p.is_file())))
+    else:
+        lib = _loader.open_library(str(build_double(tmp / "double")))
     lib.lib = TimedLib(lib.lib)
     original = pipeline.LLMPipeline._run_generate
 
@@ -78,25 +89,34 @@ def main() -> int:
             marks["o1"] = clock()
 
     pipeline.LLMPipeline._run_generate = run_generate  # type: ignore[assignment]
-    model = make_model_dir(tmp / "model")
-    # an eos token, so the pipeline's own config is valid as it is (the double's files are empty)
-    (model / "generation_config.json").write_text('{"eos_token_id": 2}')
+    if args.model:
+        model = Path(args.model).expanduser()
+    else:
+        model = make_model_dir(tmp / "model")
+        # an eos token, so the pipeline's own config is valid as it is (the double's files are empty)
+        (model / "generation_config.json").write_text('{"eos_token_id": 2}')
     cases = {
         "pipeline config": {},
         "max_new_tokens=1": {"max_new_tokens": 1},
         "5 fields": {"max_new_tokens": 1, "temperature": 0.7, "top_p": 0.9, "do_sample": True, "rng_seed": 3},
     }
     with ovgenai_c.LLMPipeline(model, "CPU", library=lib) as pipe:
+        if args.model:  # one new token per call with the pipeline's own config too
+            cfg = pipe.get_generation_config()
+            cfg.max_new_tokens = 1
+            pipe.set_generation_config(cfg)
         for name, kw in cases.items():
-            phases: Dict[str, List[int]] = {k: [] for k in ("total", "before owner", "owner pre-C", "C generate",
-                                                             "owner post-C", "after owner")}
-            for i in range(args.calls + 200):
+            phases: Dict[str, List[int]] = {k: [] for k in ("total", "over C", "before owner", "owner pre-C",
+                                                             "C generate", "owner post-C", "after owner")}
+            warm = 20 if args.model else 200
+            for i in range(args.calls + warm):
                 t0 = clock()
                 pipe.generate("hi", **kw)
                 t1 = clock()
-                if i < 200:
+                if i < warm:
                     continue  # warm-up
                 phases["total"].append(t1 - t0)
+                phases["over C"].append(t1 - t0 - (marks["c1"] - marks["c0"]))
                 phases["before owner"].append(marks["o0"] - t0)
                 phases["owner pre-C"].append(marks["c0"] - marks["o0"])
                 phases["C generate"].append(marks["c1"] - marks["c0"])

@@ -22,6 +22,27 @@ def bundled_library_path() -> "Path | None":
     return next((p for p in _loader.bundled_candidates() if p.is_file()), None)
 
 
+def kept_native_objects(library_path: Any) -> Dict[str, int]:
+    """The native objects of the library at ``library_path`` that open pipelines keep between calls without any
+    being leaked, by live-handle kind: "config", the native form of a pipeline's last per-call config (one at most
+    each, freed with the pipeline), and "perf_metrics", the copies behind results still alive whose perf metrics
+    were not read yet (freed when read, when the results go, at the latest when their pipeline closes)."""
+    from ovgenai_c import pipeline
+
+    path = os.path.realpath(str(library_path))
+    states = [st for st in list(pipeline._live_states) if os.path.realpath(st.lib.path) == path]
+    return {"config": sum(1 for st in states if st.config_cache.holds),
+            "perf_metrics": sum(len(st.unread_perf) for st in states)}
+
+
+def transient_native_objects(library: Any, kinds: Any) -> Dict[str, int]:
+    """Live handles of ``library`` (a LoadedLibrary with the bundled counter, or the double) by kind, minus what
+    :func:`kept_native_objects` accounts for: all zero when nothing leaked."""
+    kept = kept_native_objects(library.path if hasattr(library, "path") else library.library.path)
+    count = library.live_handles if hasattr(library, "live_handles") else library.live
+    return {k: count(k) - kept.get(k, 0) for k in kinds}
+
+
 # ---- model folders the ABI double accepts ------------------------------------------------------------------------
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
           "'<|im_end|>\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")

@@ -76,9 +76,10 @@ def generate_tokens(capi: CApi, pipe: Any, ids: List[int], mask: Optional[List[i
                                                                    results)
 
 
-def read_sequences(capi: CApi, results: Any) -> Tuple[Optional[List[List[int]]], Optional[List[float]],
-                                                      Optional[List[int]]]:
-    """(token ids, scores, finish reasons) per sequence of native decoded results; Nones without the extras."""
+def read_sequences(capi: CApi, results: Any, want_tokens: bool = True
+                   ) -> Tuple[Optional[List[List[int]]], Optional[List[float]], Optional[List[int]]]:
+    """(token ids, scores, finish reasons) per sequence of native decoded results; Nones without the extras (the
+    ids also when not ``want_tokens``)."""
     if not capi.has(NUM_SEQUENCES):
         return None, None, None
     ffi = capi.ffi
@@ -87,12 +88,13 @@ def read_sequences(capi: CApi, results: Any) -> Tuple[Optional[List[List[int]]],
     tokens, scores, reasons = [], [], []
     size, score, reason = ffi.new("size_t*"), ffi.new("float*"), ffi.new("int*")
     for i in range(n[0]):
-        capi.call("ovgenai_c_bundled_decoded_results_get_tokens", results, i, ffi.NULL, size)
-        buf = ffi.new("int64_t[]", max(size[0], 1))
-        capi.call("ovgenai_c_bundled_decoded_results_get_tokens", results, i, buf, size)
-        tokens.append([buf[k] for k in range(size[0])])
+        if want_tokens:
+            capi.call("ovgenai_c_bundled_decoded_results_get_tokens", results, i, ffi.NULL, size)
+            buf = ffi.new("int64_t[]", max(size[0], 1))
+            capi.call("ovgenai_c_bundled_decoded_results_get_tokens", results, i, buf, size)
+            tokens.append(list(ffi.unpack(buf, size[0])))
         capi.call("ovgenai_c_bundled_decoded_results_get_score", results, i, score)
         scores.append(float(score[0]))
         capi.call("ovgenai_c_bundled_decoded_results_get_finish_reason", results, i, reason)
         reasons.append(int(reason[0]))
-    return tokens, scores, reasons
+    return (tokens if want_tokens else None), scores, reasons

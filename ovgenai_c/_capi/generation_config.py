@@ -38,6 +38,47 @@ def materialise(capi: CApi, config: Any) -> Any:
     return handle
 
 
+class NativeConfigCache:
+    """The native form of the last config a pipeline generated with, kept while the next call's config has the
+    same values (its :meth:`~ovgenai_c.GenerationConfig.fingerprint`), so repeated calls with the same keyword
+    arguments materialise nothing. Owned by one pipeline and used on its owner thread only; :meth:`clear` (at
+    the latest when the pipeline is freed) frees the native config. At most one native config is live per cache."""
+
+    __slots__ = ("_key", "_handle")
+
+    def __init__(self) -> None:
+        self._key: Any = None
+        self._handle: Any = None
+
+    def get(self, capi: CApi, config: Any) -> Any:
+        """The native config for ``config`` (made now unless the cached one has the same values). A config
+        without a fingerprint (an unhashable value) is materialised for this call only: the caller releases it
+        when :meth:`owns` says the cache does not."""
+        key = config.fingerprint()
+        if key is not None and self._handle is not None and key == self._key:
+            return self._handle
+        handle = materialise(capi, config)
+        if key is None:
+            return handle
+        self.clear(capi)
+        self._key, self._handle = key, handle
+        return handle
+
+    def owns(self, handle: Any) -> bool:
+        return handle is self._handle
+
+    @property
+    def holds(self) -> bool:
+        """Whether a native config is cached now."""
+        return self._handle is not None
+
+    def clear(self, capi: CApi) -> None:
+        """Free the cached native config (if any)."""
+        handle, self._handle, self._key = self._handle, None, None
+        if handle is not None:
+            capi.ffi.release(handle)
+
+
 @contextlib.contextmanager
 def native(capi: CApi, config: Optional[Any]) -> Iterator[Any]:
     """The native form of ``config`` for a ``with`` block; NULL (the pipeline's own config) for None."""

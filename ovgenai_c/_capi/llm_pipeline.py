@@ -74,31 +74,52 @@ def text_callback(ffi: Any) -> Any:
     return per_ffi_callback("text", ffi, make)
 
 
+def cancel_callback(ffi: Any) -> Any:
+    """The ``streamer_callback`` function of a call whose text nobody reads (no streamer, no timeout): only the
+    cancel token of the bridge in ``args`` is looked at (``bridge.on_cancel_check()``), the text is not even
+    copied out of C."""
+    def make() -> Any:
+        @ffi.callback("ov_genai_streaming_status_e(*)(const char*, void*)", onerror=cancel_on_error)
+        def _cancel_check(_text_ptr: Any, args: Any) -> int:
+            return ffi.from_handle(args).on_cancel_check()
+
+        return _cancel_check
+
+    return per_ffi_callback("cancel", ffi, make)
+
+
 def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, streamable: bool, cancel_only: bool,
              prompt: Optional[bytes] = None, history: Optional[Any] = None, ids: Optional[List[int]] = None,
-             mask: Optional[List[int]] = None) -> Optional[Generated]:
+             mask: Optional[List[int]] = None,
+             config_cache: Optional[generation_config.NativeConfigCache] = None) -> Optional[Generated]:
     """One generate call from a prompt, a conversation (a ChatHistory) or token ids (the bundled extra), with
     ``config`` (a GenerationConfig; None: the pipeline's own). ``bridge`` (a StreamBridge) gets the text through
     the ``streamer_callback`` when ``streamable``, the token ids when it has ``on_tokens`` (the bundled token
-    streamer), and its ``finish()`` runs as soon as C returns, before the status is checked. ``cancel_only``: the
-    bundled library calls the callback without detokenising. None when the library returned no results."""
+    streamer), and its ``finish()`` runs as soon as C returns, before the status is checked. ``cancel_only``: nobody
+    reads the text, the callback checks the cancel token only (:func:`cancel_callback`) and the bundled library
+    calls it without detokenising. ``config_cache``: where the native config is kept
+    between calls (else it is freed after this one). Token ids of the results are read for token input only (the
+    text carries them otherwise); the perf metrics are read on first use. None when the library returned no
+    results."""
     ffi, lib = capi.ffi, capi.lib
     args = ffi.new_handle(bridge)
     streamer = ffi.NULL
     if streamable:
         streamer = ffi.new("streamer_callback*")
-        streamer.callback_func = text_callback(ffi)
+        streamer.callback_func = cancel_callback(ffi) if cancel_only else text_callback(ffi)
         streamer.args = args
     token_streaming = bridge.on_tokens is not None
     native_config = ffi.NULL
     results_pp = ffi.new("ov_genai_decoded_results**")
+    cancel_only = cancel_only and capi.has(bundled.CANCEL_ONLY_STREAMING)  # (from here: the bundled extra is on)
     if cancel_only:
         bundled.set_cancel_only_streaming(capi, True)
     if token_streaming:
         bundled.set_token_streamer(capi, args)
     try:
         if config is not None:
-            native_config = generation_config.materialise(capi, config)
+            native_config = generation_config.materialise(capi, config) if config_cache is None \
+                else config_cache.get(capi, config)
         if ids is not None:
             fn = bundled.GENERATE_TOKENS
             status = bundled.generate_tokens(capi, pipe, ids, mask, native_config, streamer, results_pp)
@@ -119,7 +140,7 @@ def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, strea
             bridge.finish()
             if status != 0:
                 raise capi.error(status, fn)
-            return None if results == ffi.NULL else read_results(capi, results)
+            return None if results == ffi.NULL else read_results(capi, results, want_tokens=ids is not None)
         finally:
             if results != ffi.NULL:
                 lib.ov_genai_decoded_results_free(results)
@@ -128,13 +149,14 @@ def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, strea
             bundled.set_cancel_only_streaming(capi, False)
         if token_streaming:
             bundled.set_token_streamer(capi, None)
-        if native_config != ffi.NULL:
+        if native_config != ffi.NULL and (config_cache is None or not config_cache.owns(native_config)):
             ffi.release(native_config)
         del args, streamer
 
 
-def read_results(capi: CApi, results: Any) -> Generated:
-    """The text (the C string form), the perf metrics and, with the bundled extras, ids/scores/finish reasons."""
+def read_results(capi: CApi, results: Any, want_tokens: bool = True) -> Generated:
+    """The text (the C string form), the perf metrics (deferred: :func:`perf_metrics.deferred`) and, with the
+    bundled extras, scores/finish reasons and (``want_tokens``) the token ids."""
     ffi, lib = capi.ffi, capi.lib
     size = ffi.new("size_t*")
     capi.check(lib.ov_genai_decoded_results_get_string(results, ffi.NULL, size), "ov_genai_decoded_results_get_string")
@@ -144,8 +166,5 @@ def read_results(capi: CApi, results: Any) -> Generated:
     metrics = ffi.new("ov_genai_perf_metrics**")
     capi.check(lib.ov_genai_decoded_results_get_perf_metrics(results, metrics),
                "ov_genai_decoded_results_get_perf_metrics")
-    try:
-        perf = perf_metrics.read(capi, metrics[0])
-    finally:
-        lib.ov_genai_decoded_results_perf_metrics_free(metrics[0])
-    return Generated(text, perf, *bundled.read_sequences(capi, results))
+    perf = perf_metrics.deferred(capi, metrics[0], lib.ov_genai_decoded_results_perf_metrics_free)
+    return Generated(text, perf, *bundled.read_sequences(capi, results, want_tokens))

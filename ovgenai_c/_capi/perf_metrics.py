@@ -2,6 +2,7 @@
 :class:`~ovgenai_c.PerfMetrics`."""
 from __future__ import annotations
 
+import threading
 from typing import Any, Dict
 
 from ..results import PAIRS, RAW_FROM_PAIR, MeanStdPair, PerfMetrics, RawPerfMetrics
@@ -39,3 +40,38 @@ def read(capi: CApi, handle: Any) -> PerfMetrics:
         raw = RawPerfMetrics(**{k: [pairs[name].mean * 1000.0] for k, name in RAW_FROM_PAIR.items()})
     return PerfMetrics(load_time=load, num_generation_tokens=gen, num_input_tokens=inp, pairs=pairs, samples=samples,
                        raw_metrics=raw)
+
+
+def deferred(capi: CApi, handle: Any, free: Any) -> PerfMetrics:
+    """A :meth:`PerfMetrics.deferred` over a native perf metrics object that this takes over: the generated-token
+    count is read now (the finish reason needs it), everything else on first use, after which the native object is
+    freed; it is freed as well when the PerfMetrics is dropped unread. The object is a copy owned by nothing else
+    (``ov_genai_*decoded_results_get_perf_metrics``), so reading or freeing it (``free``) on any thread is safe."""
+    ffi, lib = capi.ffi, capi.lib
+    owned = ffi.gc(handle, free)
+    n = ffi.new("size_t*")
+    try:
+        capi.check(lib.ov_genai_perf_metrics_get_num_generation_tokens(owned, n),
+                   "ov_genai_perf_metrics_get_num_generation_tokens")
+    except BaseException:
+        ffi.release(owned)
+        raise
+    lock = threading.Lock()
+    box: Dict[str, Any] = {"handle": owned}
+    done: Dict[str, Any] = {}
+
+    def load() -> PerfMetrics:
+        with lock:
+            if not done:
+                h = box.pop("handle")
+                try:
+                    done["perf"] = read(capi, h)
+                except BaseException as exc:  # every later use raises it again
+                    done["error"] = exc
+                finally:
+                    ffi.release(h)
+            if "error" in done:
+                raise done["error"]
+            return done["perf"]
+
+    return PerfMetrics.deferred(load, num_generation_tokens=int(n[0]))

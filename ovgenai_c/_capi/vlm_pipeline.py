@@ -9,7 +9,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 from . import bundled, chat_history, generation_config, perf_metrics
 from .checked import CApi
-from .llm_pipeline import Generated, text_callback
+from .llm_pipeline import Generated, cancel_callback, text_callback
 
 _UNKNOWN_EXCEPTION = -17  # ov_status_e UNKNOW_EXCEPTION: the C API drops the C++ exception's text
 CREATE = "ov_genai_vlm_pipeline_create"
@@ -66,7 +66,8 @@ def image_tensors(arrays: Sequence[Any]) -> list:
 
 def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, streamable: bool, cancel_only: bool,
              prompt: Optional[bytes] = None, history: Optional[Any] = None, ids: Optional[Any] = None,
-             mask: Optional[Any] = None, images: Sequence[Any] = ()) -> Optional[Generated]:
+             mask: Optional[Any] = None, images: Sequence[Any] = (),
+             config_cache: Optional[generation_config.NativeConfigCache] = None) -> Optional[Generated]:
     """One VLM generate call from a prompt or a ChatHistory with ``images`` (uint8 HWC/NHWC arrays), as
     :func:`ovgenai_c._capi.llm_pipeline.generate` (``ids``/``mask``: never given; token input is LLM-only)."""
     if ids is not None:
@@ -78,15 +79,17 @@ def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, strea
     streamer = ffi.NULL
     if streamable:
         streamer = ffi.new("streamer_callback*")
-        streamer.callback_func = text_callback(ffi)
+        streamer.callback_func = cancel_callback(ffi) if cancel_only else text_callback(ffi)
         streamer.args = args
     native_config = ffi.NULL
     results_pp = ffi.new("ov_genai_vlm_decoded_results**")
+    cancel_only = cancel_only and capi.has(bundled.CANCEL_ONLY_STREAMING)  # (from here: the bundled extra is on)
     if cancel_only:
         bundled.set_cancel_only_streaming(capi, True)
     try:
         if config is not None:
-            native_config = generation_config.materialise(capi, config)
+            native_config = generation_config.materialise(capi, config) if config_cache is None \
+                else config_cache.get(capi, config)
         if history is not None:
             fn = "ov_genai_vlm_pipeline_generate_with_history"
             native_history = chat_history.materialise(capi, history.get_messages(), history.get_tools(),
@@ -112,7 +115,7 @@ def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, strea
     finally:
         if cancel_only:
             bundled.set_cancel_only_streaming(capi, False)
-        if native_config != ffi.NULL:
+        if native_config != ffi.NULL and (config_cache is None or not config_cache.owns(native_config)):
             ffi.release(native_config)
         del args, streamer, rgbs, tensors
 
@@ -129,8 +132,4 @@ def read_results(capi: CApi, results: Any) -> Generated:
     metrics = ffi.new("ov_genai_perf_metrics**")
     capi.check(lib.ov_genai_vlm_decoded_results_get_perf_metrics(results, metrics),
                "ov_genai_vlm_decoded_results_get_perf_metrics")
-    try:
-        perf = perf_metrics.read(capi, metrics[0])
-    finally:
-        lib.ov_genai_vlm_decoded_results_perf_metrics_free(metrics[0])
-    return Generated(text, perf)
+    return Generated(text, perf_metrics.deferred(capi, metrics[0], lib.ov_genai_vlm_decoded_results_perf_metrics_free))

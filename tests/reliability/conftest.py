@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from relsupport import STATS, bundled_library_path, make_model_dir
+from testsupport import transient_native_objects
 
 _LEAK_KINDS = ("config", "results", "perf_metrics", "chat_history", "json_container")
 
@@ -18,11 +19,13 @@ def double(double):
     freed. The root make_pipe builds on this fixture, so its pipelines are closed before the check."""
     yield double
     double.reset()
+
+    # (what open pipelines keep between calls — e.g. shared_pipe's cached config — is not transient)
     deadline = time.monotonic() + 5
-    while any(double.live(k) for k in _LEAK_KINDS) and time.monotonic() < deadline:
+    while any(transient_native_objects(double, _LEAK_KINDS).values()) and time.monotonic() < deadline:
         gc.collect()  # exceptions kept in tracebacks hold cdata owners (ffi.gc) until collected
         time.sleep(0.01)
-    leaked = sum(double.live(k) for k in _LEAK_KINDS)
+    leaked = sum(transient_native_objects(double, _LEAK_KINDS).values())
     if leaked:
         with STATS.lock:
             STATS.leaked += leaked

@@ -15,7 +15,9 @@ import ovgenai_c
 from ovgenai_c import StreamingStatus, errors
 
 from relsupport import STATS, TINY_IR, run_threads
-from testsupport import PRECISION_HINT
+from testsupport import PRECISION_HINT, kept_native_objects, transient_native_objects
+
+_KINDS = ("config", "results", "perf_metrics", "chat_history", "json_container")
 
 pytestmark = pytest.mark.usefixtures("python_sigint_handler")  # Ctrl-C cases (KeyboardInterrupt)
 
@@ -39,9 +41,11 @@ def _after(bundled_lib, pipe, t0, what):
     res = pipe.generate("ok", max_new_tokens=2)
     assert res.perf_metrics.get_num_generated_tokens() <= 2
     gc.collect()
-    assert bundled_lib.live_handles() == bundled_lib.live_handles("pipeline"), {
-        k: bundled_lib.live_handles(k) for k in ("config", "results", "perf_metrics", "chat_history",
-                                                  "json_container")}
+    # nothing native is left but the pipelines and what they keep between calls (testsupport.kept_native_objects)
+    left = transient_native_objects(bundled_lib, _KINDS)
+    assert not any(left.values()), left
+    assert bundled_lib.live_handles() == bundled_lib.live_handles("pipeline") + sum(
+        kept_native_objects(bundled_lib.path).values())
 
 
 @pytest.mark.parametrize("seed", range(24))

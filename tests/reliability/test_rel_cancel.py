@@ -18,6 +18,7 @@ from ovgenai_c import errors
 from ovgenai_c import StreamingStatus
 
 from relsupport import STATS
+from testsupport import transient_native_objects
 
 pytestmark = pytest.mark.usefixtures("python_sigint_handler")  # Ctrl-C cases (KeyboardInterrupt)
 
@@ -38,11 +39,12 @@ def _bounded(t0: float, what: str) -> None:
 
 
 def _settle(dbl, pipe) -> None:
-    """The next generate works (it queues behind anything still running) and nothing transient is left."""
+    """The next generate works (it queues behind anything still running) and nothing transient is left (what
+    the open pipelines keep between calls, testsupport.kept_native_objects, is not transient)."""
     dbl.delay(0)
     assert str(pipe.generate("next one", max_new_tokens=5)) == "Echo: next one"
-    for kind in ("results", "config", "perf_metrics", "chat_history", "json_container"):
-        assert dbl.live(kind) == 0, kind
+    left = transient_native_objects(dbl, ("results", "config", "perf_metrics", "chat_history", "json_container"))
+    assert not any(left.values()), left
 
 
 @pytest.fixture

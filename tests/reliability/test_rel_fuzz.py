@@ -13,6 +13,7 @@ from ovgenai_c import errors
 from ovgenai_c.config import FIELDS
 
 from relsupport import STATS, TINY_IR
+from testsupport import kept_native_objects, transient_native_objects
 
 FUZZ = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -110,7 +111,11 @@ def test_any_text_through_the_bundled_tokenizer(bundled_pipe, bundled_lib, text,
         res = bundled_pipe.generate(text, max_new_tokens=2)
     assert isinstance(str(res), str)
     assert res.perf_metrics.get_num_generated_tokens() <= 2
-    assert bundled_lib.live_handles() == bundled_lib.live_handles("pipeline")
+    # nothing native is left but the pipelines and what they keep between calls (testsupport.kept_native_objects)
+    left = transient_native_objects(bundled_lib, ("config", "results", "perf_metrics", "chat_history", "json_container"))
+    assert not any(left.values()), left
+    assert bundled_lib.live_handles() == bundled_lib.live_handles("pipeline") + sum(
+        kept_native_objects(bundled_lib.path).values())
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import pytest
 from ovgenai_c.provider import Provider, SessionPool
 from ovgenai_c.serve import ServeConfig, create_app
 from serve_helpers import ServerThread, wait_until
+from testsupport import kept_native_objects, transient_native_objects
 
 HELLO = [{"role": "user", "content": "Hello"}]
 
@@ -248,8 +249,10 @@ def test_client_disconnect_cancels_natively(server, client, bundled, reference, 
     wait_until(lambda: slot.stats.cancelled == before[0] + 1 and slot.running == 0, "the generation cancelled")
     assert slot.stats.completed == before[1]  # it did not run to its 4000 tokens
     assert all(s["refs"] == 0 for s in slot.sessions())  # the session is back in its pool
-    if bundled.live_handles() is not None:  # nothing native is left but the pipelines themselves
-        assert bundled.live_handles() == bundled.live_handles("pipeline")
+    if bundled.live_handles() is not None:  # nothing native is left but the pipelines and what they keep
+        left = transient_native_objects(bundled, ("config", "results", "perf_metrics", "chat_history", "json_container"))
+        assert not any(left.values()), left
+        assert bundled.live_handles() == bundled.live_handles("pipeline") + sum(kept_native_objects(bundled.path).values())
     want = reference.chat(HELLO, num_predict=3, temperature=0).text
     r = client.post("/v1/chat/completions", json={"model": "tiny", "messages": HELLO, "max_tokens": 3,
                                                   "temperature": 0})
