@@ -25,7 +25,7 @@ from typing import Any, List, Optional, Tuple
 
 _lock = threading.Lock()
 _ffi: Any = None
-_functions: Optional[Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]] = None
+_functions: Optional[Tuple[Tuple[str, ...], ...]] = None
 
 # cdefs/openvino/ in upstream include order (a header is parsed after the ones it depends on)
 _OPENVINO_ORDER = ("ov_common.h", "ov_shape.h", "ov_tensor.h", "ov_model.h", "ov_infer_request.h",
@@ -33,6 +33,7 @@ _OPENVINO_ORDER = ("ov_common.h", "ov_shape.h", "ov_tensor.h", "ov_model.h", "ov
 GENAI_PREFIX = "ov_genai_"  # upstream GenAI C functions
 EXTRA_PREFIX = "ovgenai_c_"  # the bundled backend's optional extras (cdefs/9*)
 VLM_PREFIX = "ov_genai_vlm_"  # cdefs/06_vlm_pipeline.h: upstream, but optional (a library without VLM still loads)
+WHISPER_PREFIX = "ov_genai_whisper_"  # cdefs/07 and 08 (Whisper): upstream, optional as the VLM ones
 _MODULE_PREFIX = "ovgenai_c_ffi_"
 _MARKER = "# ovgenai_c precompiled FFI "
 
@@ -144,9 +145,9 @@ def get_ffi() -> Any:
     return _ffi
 
 
-def _declared_functions() -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]:
-    """(required GenAI functions, bundled extras, OpenVINO functions, VLM functions), from the FFI's own list of
-    declared names."""
+def _declared_functions() -> Tuple[Tuple[str, ...], ...]:
+    """(required GenAI functions, bundled extras, OpenVINO functions, VLM functions, Whisper functions), from the
+    FFI's own list of declared names."""
     global _functions
     if _functions is None:
         ffi = get_ffi()
@@ -158,11 +159,12 @@ def _declared_functions() -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, 
                 constants.update(tp.relements)
         lib = ffi.dlopen(None)  # lists the declarations; nothing is looked up
         names = sorted(n for n in dir(lib) if n not in constants)
-        genai = tuple(n for n in names if n.startswith(GENAI_PREFIX) and not n.startswith(VLM_PREFIX))
+        genai = tuple(n for n in names if n.startswith(GENAI_PREFIX) and not n.startswith((VLM_PREFIX, WHISPER_PREFIX)))
         extras = tuple(n for n in names if n.startswith(EXTRA_PREFIX))
         openvino = tuple(n for n in names if not n.startswith((GENAI_PREFIX, EXTRA_PREFIX)))
         vlm = tuple(n for n in names if n.startswith(VLM_PREFIX))
-        _functions = (genai, extras, openvino, vlm)
+        whisper = tuple(n for n in names if n.startswith(WHISPER_PREFIX))
+        _functions = (genai, extras, openvino, vlm, whisper)
     return _functions
 
 
@@ -180,6 +182,12 @@ def vlm_functions() -> Tuple[str, ...]:
     """The 13 functions of vlm_pipeline.h (upstream, but optional: a library without them loads, and VLMPipeline
     says which are missing)."""
     return _declared_functions()[3]
+
+
+def whisper_functions() -> Tuple[str, ...]:
+    """The 57 functions of whisper_generation_config.h and whisper_pipeline.h (upstream, but optional: a library
+    without them loads, and WhisperPipeline says which are missing)."""
+    return _declared_functions()[4]
 
 
 def openvino_functions() -> Tuple[str, ...]:

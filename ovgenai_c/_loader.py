@@ -420,9 +420,10 @@ def _open(source: str, path: Path) -> LoadedLibrary:
 
 
 def _symbols(lib: Any) -> Tuple[List[str], set]:
-    """(required functions the library lacks, optional functions it has: the bundled extras, the VLM functions)."""
+    """(required functions the library lacks, optional functions it has: the bundled extras, the VLM and Whisper
+    functions)."""
     missing = [name for name in _ffi.required_functions() if not _ffi.has_symbol(lib, name)]
-    present_optional = {name for name in (*_ffi.optional_functions(), *_ffi.vlm_functions())
+    present_optional = {name for name in (*_ffi.optional_functions(), *_ffi.vlm_functions(), *_ffi.whisper_functions())
                         if _ffi.has_symbol(lib, name)}
     return missing, present_optional
 
@@ -546,7 +547,8 @@ def library_info() -> Dict[str, Any]:
     ``openvino_version`` and ``libopenvino_path`` are read from the libopenvino actually mapped for the library;
     ``libopenvino_mapped`` lists every libopenvino in the process (more than one is a mix of versions) and
     ``refused`` the loads refused because they would have brought a second OpenVINO version. ``vlm_functions``:
-    how many of vlm_pipeline.h's 13 (optional) functions the library exports.
+    how many of vlm_pipeline.h's 13 (optional) functions the library exports; ``whisper_functions``: how many of
+    the 57 of whisper_generation_config.h and whisper_pipeline.h (optional too).
     """
     lib = get_library()
     return {
@@ -560,6 +562,7 @@ def library_info() -> Dict[str, Any]:
         "missing_symbols": list(lib.missing_symbols),
         "declared_functions": len(_ffi.required_functions()),
         "vlm_functions": sum(lib.has_extra(n) for n in _ffi.vlm_functions()),  # of 13 (optional: VLMPipeline)
+        "whisper_functions": sum(lib.has_extra(n) for n in _ffi.whisper_functions()),  # of 57 (WhisperPipeline)
         "tokenizers_path": lib.tokenizers_path,
         "tried_before": [f"{w}: {why}" for w, why in lib.tried],
         "left_mapped_by_failed_candidates": list(_left_mapped),

@@ -10,6 +10,8 @@ One module per C header of ``cdefs/``, each a few functions over plain Python va
   perf_metrics          04_perf_metrics.h      PerfMetrics read from a native object
   llm_pipeline          05_llm_pipeline.h      pipelines, generate calls, decoded results, the streamer callback
   vlm_pipeline          06_vlm_pipeline.h      VLM pipelines, generate calls with image tensors, their results
+  whisper_generation_config  07_whisper_generation_config.h  native Whisper configs from and to field values
+  whisper_pipeline      08_whisper_pipeline.h  Whisper pipelines, transcription calls, results and chunks
   bundled               90_ovgenai_c_bundled.h the bundled backend's extras (last error, live handles, token input
                         and streaming, per-sequence results, apply_chat_template)
   chat_template         91_ovgenai_c_chat_template.h  the bundled Jinja renderer

@@ -1,6 +1,6 @@
 /*
- * abi_double.c -- a deterministic C test double of the OpenVINO GenAI C ABI (LLM side, 83 functions, and
- * vlm_pipeline.h, 13 more).
+ * abi_double.c -- a deterministic C test double of the OpenVINO GenAI C ABI (LLM side, 83 functions,
+ * vlm_pipeline.h, 13 more, and whisper_generation_config.h + whisper_pipeline.h, 57 more).
  *
  * Implements every function declared in cdefs/0*.h with the same names, signatures, status codes,
  * ownership rules and two-call string sizing, so the Python binding can be tested without OpenVINO.
@@ -38,6 +38,7 @@
  *    NULL tensors -> INVALID_C_PARAM; not U8, or not rank 3/4 with 3 channels last -> UNKNOW_EXCEPTION (upstream
  *    throws, its C layer answers -17). The echo names them: "Echo: <prompt> [2 images: 32x48x3 1x16x16x3]".
  *    Thread log ops are "vlm_create", "vlm_generate", ...; live kinds "vlm_pipeline" and "vlm_results".
+ *  - Whisper (whisper_generation_config.h, whisper_pipeline.h): see the comment above the Whisper section.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -104,9 +105,11 @@ typedef struct ov_tensor ov_tensor_t; /* libopenvino_c's; only its functions loo
 /* ------------------------------------------------------------------ globals */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
-enum { K_PIPELINE, K_CONFIG, K_RESULTS, K_PERF, K_CHAT, K_JSON, K_VLM_PIPELINE, K_VLM_RESULTS, K_COUNT };
+enum { K_PIPELINE, K_CONFIG, K_RESULTS, K_PERF, K_CHAT, K_JSON, K_VLM_PIPELINE, K_VLM_RESULTS, K_WHISPER_CONFIG,
+       K_WHISPER_PIPELINE, K_WHISPER_RESULTS, K_WHISPER_CHUNK, K_COUNT };
 static const char* const k_names[K_COUNT] = {"pipeline", "config", "results", "perf_metrics", "chat_history",
-                                             "json_container", "vlm_pipeline", "vlm_results"};
+                                             "json_container", "vlm_pipeline", "vlm_results", "whisper_config",
+                                             "whisper_pipeline", "whisper_results", "whisper_chunk"};
 static atomic_long g_live[K_COUNT];
 
 #define MAX_FAULTS 64
@@ -1531,6 +1534,546 @@ EXPORT ov_status_e ov_genai_vlm_pipeline_get_generation_config(const ov_genai_vl
 EXPORT ov_status_e ov_genai_vlm_pipeline_set_generation_config(ov_genai_vlm_pipeline* pipe, ov_genai_generation_config* config) {
     if (!VPIPE_OK(pipe) || !CFG_OK(config)) return INVALID_C_PARAM;
     return pipe_set_config(pipe, "vlm_set_config", __func__, config);
+}
+
+/* ------------------------------------------------------------------ Whisper
+ * whisper_generation_config.h + whisper_pipeline.h (57 functions), documented choices:
+ *  - A config holds the Whisper fields, the base fields the double uses (max_new_tokens, max_length, eos_token_id)
+ *    and lang_to_id (a JSON object, no C setter: as upstream). create: C++ defaults, max_length 448, lang_to_id
+ *    empty (upstream's C source). create_from_json: the file's decoder_start/pad/no_timestamps/prev_sot token ids,
+ *    max_initial_timestamp_index, is_multilingual, task_to_id.transcribe/.translate (when multilingual), lang_to_id,
+ *    begin_suppress_tokens, suppress_tokens, max_new_tokens, max_length, eos_token_id; unreadable, not an object or
+ *    a wrong type -> UNKNOW_EXCEPTION. get_generation_config: a new base config (max_new_tokens, max_length, eos).
+ *  - validate: upstream's WhisperGenerationConfig rules (multilingual needs a non-empty lang_to_id; a language,
+ *    plain "en" or wrapped "<|en|>", must be in it; task is transcribe or translate; no language / task when not
+ *    multilingual) and a length limit (eos set, or max_new_tokens / max_length not unlimited) -> -17 when broken.
+ *  - Pipeline create: as the LLM's (folder, device, properties); its config is <models_path>/generation_config.json
+ *    when present (read as create_from_json), else the defaults with eos 50257, max_length 448 and lang_to_id
+ *    {<|en|>: 50259, <|de|>: 50261, <|fr|>: 50265}.
+ *  - generate: NULL speech / results -> -14; a non-Whisper config handle -> -14; 0 samples -> UNKNOW_EXCEPTION (the
+ *    double's choice); a passed config gets the pipeline's eos when unset, then validate (-17). No streamer, no
+ *    cancellation (as the ABI). Sleeps ovd_set_token_delay_us once per call (to test abandoned waits).
+ *    texts = {ovd_set_reply text, else " <task> <lang|auto> <N> samples sum <sum> peak <max |x|>[ prompt <p>]
+ *    [ hotwords <h>]"} (task "transcribe" when unset, language as its plain code, sum / peak with %.4f), scores {1}.
+ *    return_timestamps: one chunk per 30 s window (480000 samples): start i*30, end min((i+1)*30, N/16000),
+ *    text " window <i> <samples> samples"; chunks unset otherwise (has_chunks false, count 0, get_chunk_at NOT_FOUND).
+ *    get_string: the text (several texts never happen). Perf: the LLM's fixed values, input tokens 0, generation
+ *    tokens = words of the text; free it with ov_genai_decoded_results_perf_metrics_free.
+ *  - Thread log ops "whisper_create", "whisper_generate", "whisper_get_config", "whisper_set_config",
+ *    "whisper_free"; live kinds "whisper_config", "whisper_pipeline", "whisper_results", "whisper_chunk".
+ */
+#define MAGIC_WCFG 0x57434647u
+#define MAGIC_WPIP 0x57504950u
+#define MAGIC_WRES 0x57524553u
+#define MAGIC_WCHK 0x5743484bu
+#define WHISPER_RATE 16000
+#define WHISPER_WINDOW (30 * WHISPER_RATE)
+
+typedef struct ov_genai_whisper_generation_config_opaque ov_genai_whisper_generation_config;
+typedef struct ov_genai_whisper_decoded_result_chunk_opaque ov_genai_whisper_decoded_result_chunk;
+typedef struct ov_genai_whisper_decoded_results_opaque ov_genai_whisper_decoded_results;
+typedef struct ov_genai_whisper_pipeline_opaque ov_genai_whisper_pipeline;
+
+typedef struct {
+    int64_t decoder_start_token_id, pad_token_id, translate_token_id, transcribe_token_id, prev_sot_token_id;
+    int64_t no_timestamps_token_id;
+    size_t max_initial_timestamp_index;
+    bool is_multilingual, return_timestamps;
+    char *language, *task, *initial_prompt, *hotwords; /* NULL: unset */
+    int64_t* begin_suppress_tokens; size_t n_begin_suppress_tokens;
+    int64_t* suppress_tokens; size_t n_suppress_tokens;
+    size_t max_new_tokens, max_length;
+    int64_t eos_token_id;
+    jv* lang_to_id; /* JOBJ */
+} wcfg_t;
+struct ov_genai_whisper_generation_config_opaque { unsigned magic; wcfg_t c; };
+struct ov_genai_whisper_decoded_result_chunk_opaque { unsigned magic; float start_ts, end_ts; char* text; };
+struct ov_genai_whisper_decoded_results_opaque {
+    unsigned magic;
+    size_t n_texts; char* text; float score;
+    int has_chunks; size_t n_chunks; float* starts; float* ends; char** chunk_texts;
+    perf_t p;
+};
+struct ov_genai_whisper_pipeline_opaque { unsigned magic; long serial; atomic_int in_call; wcfg_t cfg; float load_time; };
+
+#define WCFG_OK(h) ((h) && (h)->magic == MAGIC_WCFG)
+#define WPIPE_OK(h) ((h) && (h)->magic == MAGIC_WPIP)
+#define WRES_OK(h) ((h) && (h)->magic == MAGIC_WRES)
+#define WCHK_OK(h) ((h) && (h)->magic == MAGIC_WCHK)
+
+static void wcfg_defaults(wcfg_t* c) {
+    memset(c, 0, sizeof *c);
+    c->decoder_start_token_id = 50258; c->pad_token_id = 50257; c->translate_token_id = 50358;
+    c->transcribe_token_id = 50359; c->prev_sot_token_id = 50361; c->no_timestamps_token_id = 50363;
+    c->max_initial_timestamp_index = 50; c->is_multilingual = true;
+    c->max_new_tokens = SIZE_MAX; c->max_length = SIZE_MAX; c->eos_token_id = -1;
+    c->lang_to_id = jv_new(JOBJ);
+}
+static char* dup_or_null(const char* s) { return s ? xstrdup(s) : NULL; }
+static int64_t* dup_ids(const int64_t* ids, size_t n) {
+    if (!n) return NULL;
+    int64_t* r = xmalloc(n * sizeof *r); memcpy(r, ids, n * sizeof *r); return r;
+}
+static void wcfg_clear(wcfg_t* c) {
+    free(c->language); free(c->task); free(c->initial_prompt); free(c->hotwords);
+    free(c->begin_suppress_tokens); free(c->suppress_tokens); jv_free(c->lang_to_id);
+    memset(c, 0, sizeof *c);
+}
+static void wcfg_copy(wcfg_t* dst, const wcfg_t* src) {
+    *dst = *src;
+    dst->language = dup_or_null(src->language); dst->task = dup_or_null(src->task);
+    dst->initial_prompt = dup_or_null(src->initial_prompt); dst->hotwords = dup_or_null(src->hotwords);
+    dst->begin_suppress_tokens = dup_ids(src->begin_suppress_tokens, src->n_begin_suppress_tokens);
+    dst->suppress_tokens = dup_ids(src->suppress_tokens, src->n_suppress_tokens);
+    dst->lang_to_id = jv_copy(src->lang_to_id);
+}
+static ov_genai_whisper_generation_config* wcfg_handle(const wcfg_t* c) {
+    ov_genai_whisper_generation_config* h = xmalloc(sizeof *h);
+    h->magic = MAGIC_WCFG; h->c = *c;
+    live_inc(K_WHISPER_CONFIG);
+    return h;
+}
+/* a JSON array of integers into (ids, n); 0 when it is not one */
+static int read_ids(const jv* a, int64_t** ids, size_t* n) {
+    if (!a || a->t != JARR) return 0;
+    int64_t* r = a->n ? xmalloc(a->n * sizeof *r) : NULL;
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->items[i]->t != JINT) { free(r); return 0; }
+        r[i] = a->items[i]->i;
+    }
+    *ids = r; *n = a->n;
+    return 1;
+}
+static int wcfg_from_file(const char* path, wcfg_t* c) {
+    FILE* f = fopen(path, "rb");
+    if (!f) return 0;
+    sb_t b = {0}; char buf[4096]; size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sb_put(&b, buf, n);
+    fclose(f);
+    jv* v = json_parse(b.p ? b.p : "", b.n);
+    free(b.p);
+    if (!v || v->t != JOBJ) { jv_free(v); return 0; }
+    wcfg_defaults(c);
+    int ok = 1; double d;
+#define WI(name) do { int r = jnum(jv_get(v, #name), &d); if (r < 0) ok = 0; else if (r) c->name = (int64_t)d; } while (0)
+#define WS(name) do { int r = jnum(jv_get(v, #name), &d); if (r < 0 || (r && d < 0)) ok = 0; else if (r) c->name = d >= 1.8e19 ? SIZE_MAX : (size_t)d; } while (0)
+    WI(decoder_start_token_id); WI(pad_token_id); WI(no_timestamps_token_id); WI(prev_sot_token_id);
+    WS(max_initial_timestamp_index); WS(max_new_tokens); WS(max_length);
+#undef WI
+#undef WS
+    jv* ml = jv_get(v, "is_multilingual");
+    if (ml && ml->t == JBOOL) c->is_multilingual = ml->b; else if (ml && ml->t != JNULL) ok = 0;
+    jv* tasks = jv_get(v, "task_to_id");
+    if (c->is_multilingual && tasks && tasks->t == JOBJ) {
+        if (jnum(jv_get(tasks, "transcribe"), &d) > 0) c->transcribe_token_id = (int64_t)d;
+        if (jnum(jv_get(tasks, "translate"), &d) > 0) c->translate_token_id = (int64_t)d;
+    }
+    jv* langs = jv_get(v, "lang_to_id");
+    if (langs && langs->t == JOBJ) { jv_free(c->lang_to_id); c->lang_to_id = jv_copy(langs); }
+    else if (langs && langs->t != JNULL) ok = 0;
+    jv* e = jv_get(v, "eos_token_id");
+    if (e && e->t == JINT) c->eos_token_id = e->i; else if (e && e->t != JNULL) ok = 0;
+    jv* bs = jv_get(v, "begin_suppress_tokens");
+    if (bs && bs->t != JNULL && !read_ids(bs, &c->begin_suppress_tokens, &c->n_begin_suppress_tokens)) ok = 0;
+    jv* su = jv_get(v, "suppress_tokens");
+    if (su && su->t != JNULL && !read_ids(su, &c->suppress_tokens, &c->n_suppress_tokens)) ok = 0;
+    jv_free(v);
+    if (!ok) wcfg_clear(c);
+    return ok;
+}
+/* the language as lang_to_id's key ("<|en|>"), newly allocated */
+static char* wrapped_language(const char* lang) {
+    size_t n = strlen(lang);
+    if (n > 4 && strncmp(lang, "<|", 2) == 0 && strcmp(lang + n - 2, "|>") == 0) return xstrdup(lang);
+    char* r = xmalloc(n + 5);
+    snprintf(r, n + 5, "<|%s|>", lang);
+    return r;
+}
+static int wcfg_valid(const wcfg_t* c) {
+    if (c->eos_token_id == -1 && c->max_new_tokens == SIZE_MAX && c->max_length == SIZE_MAX) return 0;
+    if (c->max_new_tokens == 0) return 0;
+    if (c->is_multilingual && c->lang_to_id->n == 0) return 0;
+    if (c->is_multilingual && c->language) {
+        char* key = wrapped_language(c->language);
+        int found = jv_get(c->lang_to_id, key) != NULL;
+        free(key);
+        if (!found) return 0;
+    }
+    if (c->is_multilingual && c->task && strcmp(c->task, "transcribe") != 0 && strcmp(c->task, "translate") != 0)
+        return 0;
+    if (!c->is_multilingual && (c->language || c->task)) return 0;
+    return 1;
+}
+
+EXPORT ov_status_e ov_genai_whisper_generation_config_create(ov_genai_whisper_generation_config** config) {
+    if (!config) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    wcfg_t c; wcfg_defaults(&c); c.max_length = 448;
+    *config = wcfg_handle(&c);
+    return OK;
+}
+EXPORT ov_status_e ov_genai_whisper_generation_config_create_from_json(const char* json_path, ov_genai_whisper_generation_config** config) {
+    if (!config || !json_path) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    wcfg_t c;
+    if (!wcfg_from_file(json_path, &c)) return UNKNOW_EXCEPTION;
+    *config = wcfg_handle(&c);
+    return OK;
+}
+EXPORT void ov_genai_whisper_generation_config_free(ov_genai_whisper_generation_config* config) {
+    if (!WCFG_OK(config)) return;
+    wcfg_clear(&config->c); config->magic = 0; free(config);
+    live_dec(K_WHISPER_CONFIG);
+}
+EXPORT ov_status_e ov_genai_whisper_generation_config_get_generation_config(const ov_genai_whisper_generation_config* config, ov_genai_generation_config** generation_config) {
+    if (!WCFG_OK(config) || !generation_config) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    ov_genai_generation_config* h = cfg_handle_new();
+    h->c.max_new_tokens = config->c.max_new_tokens; h->c.max_length = config->c.max_length;
+    if (config->c.eos_token_id != -1) cfg_set_eos(&h->c, config->c.eos_token_id);
+    *generation_config = h;
+    return OK;
+}
+#define WCFG_SCALAR(field, type)                                                                                     \
+    EXPORT ov_status_e ov_genai_whisper_generation_config_set_##field(ov_genai_whisper_generation_config* config,  \
+                                                                       type value) {                               \
+        if (!WCFG_OK(config)) return INVALID_C_PARAM;                                                              \
+        int st = injected(__func__); if (st) return st;                                                            \
+        config->c.field = value; return OK;                                                                        \
+    }                                                                                                              \
+    EXPORT ov_status_e ov_genai_whisper_generation_config_get_##field(                                             \
+        const ov_genai_whisper_generation_config* config, type* value) {                                           \
+        if (!WCFG_OK(config) || !value) return INVALID_C_PARAM;                                                    \
+        int st = injected(__func__); if (st) return st;                                                            \
+        *value = config->c.field; return OK;                                                                       \
+    }
+WCFG_SCALAR(decoder_start_token_id, int64_t)
+WCFG_SCALAR(pad_token_id, int64_t)
+WCFG_SCALAR(translate_token_id, int64_t)
+WCFG_SCALAR(transcribe_token_id, int64_t)
+WCFG_SCALAR(prev_sot_token_id, int64_t)
+WCFG_SCALAR(no_timestamps_token_id, int64_t)
+WCFG_SCALAR(max_initial_timestamp_index, size_t)
+WCFG_SCALAR(is_multilingual, bool)
+WCFG_SCALAR(return_timestamps, bool)
+#undef WCFG_SCALAR
+/* optional strings: set NULL unsets; get of an unset one is NOT_FOUND; two-call sizing */
+#define WCFG_STRING(field)                                                                                           \
+    EXPORT ov_status_e ov_genai_whisper_generation_config_set_##field(ov_genai_whisper_generation_config* config,  \
+                                                                       const char* value) {                        \
+        if (!WCFG_OK(config)) return INVALID_C_PARAM;                                                              \
+        int st = injected(__func__); if (st) return st;                                                            \
+        free(config->c.field); config->c.field = dup_or_null(value); return OK;                                    \
+    }                                                                                                              \
+    EXPORT ov_status_e ov_genai_whisper_generation_config_get_##field(                                             \
+        const ov_genai_whisper_generation_config* config, char* value, size_t* value_size) {                       \
+        if (!WCFG_OK(config) || !value_size) return INVALID_C_PARAM;                                               \
+        int st = injected(__func__); if (st) return st;                                                            \
+        if (!config->c.field) return NOT_FOUND;                                                                    \
+        return two_call(config->c.field, value, value_size) ? OUT_OF_BOUNDS : OK;                                  \
+    }
+WCFG_STRING(language)
+WCFG_STRING(task)
+WCFG_STRING(initial_prompt)
+WCFG_STRING(hotwords)
+#undef WCFG_STRING
+/* token lists: set replaces (NULL or 0: empty); get needs a non-NULL array of at least the count */
+#define WCFG_TOKENS(field)                                                                                           \
+    EXPORT ov_status_e ov_genai_whisper_generation_config_set_##field(ov_genai_whisper_generation_config* config,  \
+                                                                       const int64_t* tokens, size_t tokens_count) \
+    {                                                                                                              \
+        if (!WCFG_OK(config)) return INVALID_C_PARAM;                                                              \
+        int st = injected(__func__); if (st) return st;                                                            \
+        free(config->c.field);                                                                                     \
+        config->c.n_##field = tokens ? tokens_count : 0;                                                           \
+        config->c.field = dup_ids(tokens, config->c.n_##field);                                                    \
+        return OK;                                                                                                 \
+    }                                                                                                              \
+    EXPORT ov_status_e ov_genai_whisper_generation_config_get_##field##_count(                                     \
+        const ov_genai_whisper_generation_config* config, size_t* tokens_count) {                                  \
+        if (!WCFG_OK(config) || !tokens_count) return INVALID_C_PARAM;                                             \
+        int st = injected(__func__); if (st) return st;                                                            \
+        *tokens_count = config->c.n_##field; return OK;                                                            \
+    }                                                                                                              \
+    EXPORT ov_status_e ov_genai_whisper_generation_config_get_##field(                                             \
+        const ov_genai_whisper_generation_config* config, int64_t* tokens, size_t tokens_count) {                  \
+        if (!WCFG_OK(config) || !tokens) return INVALID_C_PARAM;                                                   \
+        int st = injected(__func__); if (st) return st;                                                            \
+        if (tokens_count < config->c.n_##field) return OUT_OF_BOUNDS;                                              \
+        if (config->c.n_##field) memcpy(tokens, config->c.field, config->c.n_##field * sizeof *tokens);            \
+        return OK;                                                                                                 \
+    }
+WCFG_TOKENS(begin_suppress_tokens)
+WCFG_TOKENS(suppress_tokens)
+#undef WCFG_TOKENS
+EXPORT ov_status_e ov_genai_whisper_generation_config_validate(ov_genai_whisper_generation_config* config) {
+    if (!WCFG_OK(config)) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    return wcfg_valid(&config->c) ? OK : UNKNOW_EXCEPTION;
+}
+
+/* chunks and results */
+static ov_genai_whisper_decoded_result_chunk* wchunk_new(float start, float end, const char* text) {
+    ov_genai_whisper_decoded_result_chunk* c = xmalloc(sizeof *c);
+    c->magic = MAGIC_WCHK; c->start_ts = start; c->end_ts = end; c->text = xstrdup(text);
+    live_inc(K_WHISPER_CHUNK);
+    return c;
+}
+EXPORT ov_status_e ov_genai_whisper_decoded_result_chunk_create(ov_genai_whisper_decoded_result_chunk** chunk) {
+    if (!chunk) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *chunk = wchunk_new(0.0f, -1.0f, ""); /* upstream's defaults: end_ts -1 */
+    return OK;
+}
+EXPORT void ov_genai_whisper_decoded_result_chunk_free(ov_genai_whisper_decoded_result_chunk* chunk) {
+    if (!WCHK_OK(chunk)) return;
+    free(chunk->text); chunk->magic = 0; free(chunk);
+    live_dec(K_WHISPER_CHUNK);
+}
+EXPORT ov_status_e ov_genai_whisper_decoded_result_chunk_get_start_ts(const ov_genai_whisper_decoded_result_chunk* chunk, float* start_ts) {
+    if (!WCHK_OK(chunk) || !start_ts) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *start_ts = chunk->start_ts; return OK;
+}
+EXPORT ov_status_e ov_genai_whisper_decoded_result_chunk_get_end_ts(const ov_genai_whisper_decoded_result_chunk* chunk, float* end_ts) {
+    if (!WCHK_OK(chunk) || !end_ts) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *end_ts = chunk->end_ts; return OK;
+}
+EXPORT ov_status_e ov_genai_whisper_decoded_result_chunk_get_text(const ov_genai_whisper_decoded_result_chunk* chunk, char* text, size_t* text_size) {
+    if (!WCHK_OK(chunk) || !text_size) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    return two_call(chunk->text, text, text_size) ? OUT_OF_BOUNDS : OK;
+}
+static ov_genai_whisper_decoded_results* wres_new(void) {
+    ov_genai_whisper_decoded_results* r = xmalloc(sizeof *r);
+    memset(r, 0, sizeof *r);
+    r->magic = MAGIC_WRES; r->text = xstrdup("");
+    live_inc(K_WHISPER_RESULTS);
+    return r;
+}
+EXPORT ov_status_e ov_genai_whisper_decoded_results_create(ov_genai_whisper_decoded_results** results) {
+    if (!results) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *results = wres_new();
+    return OK;
+}
+EXPORT void ov_genai_whisper_decoded_results_free(ov_genai_whisper_decoded_results* results) {
+    if (!WRES_OK(results)) return;
+    for (size_t i = 0; i < results->n_chunks; i++) free(results->chunk_texts[i]);
+    free(results->chunk_texts); free(results->starts); free(results->ends); free(results->text);
+    results->magic = 0; free(results);
+    live_dec(K_WHISPER_RESULTS);
+}
+EXPORT ov_status_e ov_genai_whisper_decoded_results_get_perf_metrics(const ov_genai_whisper_decoded_results* results, ov_genai_perf_metrics** metrics) {
+    if (!WRES_OK(results) || !metrics) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    ov_genai_perf_metrics* m = xmalloc(sizeof *m);
+    m->magic = MAGIC_PERF; m->p = results->p;
+    live_inc(K_PERF);
+    *metrics = m;
+    return OK;
+}
+EXPORT ov_status_e ov_genai_whisper_decoded_results_get_texts_count(const ov_genai_whisper_decoded_results* results, size_t* count) {
+    if (!WRES_OK(results) || !count) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *count = results->n_texts; return OK;
+}
+EXPORT ov_status_e ov_genai_whisper_decoded_results_get_text_at(const ov_genai_whisper_decoded_results* results, size_t index, char* text, size_t* text_size) {
+    if (!WRES_OK(results) || !text_size) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    if (index >= results->n_texts) return OUT_OF_BOUNDS;
+    return two_call(results->text, text, text_size) ? OUT_OF_BOUNDS : OK;
+}
+EXPORT ov_status_e ov_genai_whisper_decoded_results_get_score_at(const ov_genai_whisper_decoded_results* results, size_t index, float* score) {
+    if (!WRES_OK(results) || !score) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    if (index >= results->n_texts) return OUT_OF_BOUNDS;
+    *score = results->score; return OK;
+}
+EXPORT ov_status_e ov_genai_whisper_decoded_results_has_chunks(const ov_genai_whisper_decoded_results* results, bool* has_chunks) {
+    if (!WRES_OK(results) || !has_chunks) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *has_chunks = results->has_chunks != 0; return OK;
+}
+EXPORT ov_status_e ov_genai_whisper_decoded_results_get_chunks_count(const ov_genai_whisper_decoded_results* results, size_t* count) {
+    if (!WRES_OK(results) || !count) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    *count = results->has_chunks ? results->n_chunks : 0; return OK;
+}
+EXPORT ov_status_e ov_genai_whisper_decoded_results_get_chunk_at(const ov_genai_whisper_decoded_results* results, size_t index, ov_genai_whisper_decoded_result_chunk** chunk) {
+    if (!WRES_OK(results) || !chunk) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    if (!results->has_chunks) return NOT_FOUND;
+    if (index >= results->n_chunks) return OUT_OF_BOUNDS;
+    *chunk = wchunk_new(results->starts[index], results->ends[index], results->chunk_texts[index]);
+    return OK;
+}
+EXPORT ov_status_e ov_genai_whisper_decoded_results_get_string(const ov_genai_whisper_decoded_results* results, char* output, size_t* output_size) {
+    if (!WRES_OK(results) || !output_size) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    return two_call(results->n_texts ? results->text : "", output, output_size) ? OUT_OF_BOUNDS : OK;
+}
+
+/* pipeline */
+static void wpipe_enter(ov_genai_whisper_pipeline* p) {
+    if (atomic_fetch_add(&p->in_call, 1) != 0) {
+        pthread_mutex_lock(&g_mu); g_violations++; pthread_mutex_unlock(&g_mu);
+    }
+}
+static void wpipe_leave(ov_genai_whisper_pipeline* p) { atomic_fetch_sub(&p->in_call, 1); }
+
+EXPORT ov_status_e ov_genai_whisper_pipeline_create(const char* models_path, const char* device, const size_t property_args_size, ov_genai_whisper_pipeline** pipeline, ...) {
+    if (!models_path || !device || !pipeline || property_args_size % 2 != 0) return INVALID_C_PARAM;
+    int st = injected(__func__); if (st) return st;
+    struct stat sbuf;
+    if (stat(models_path, &sbuf) != 0 || !S_ISDIR(sbuf.st_mode)) return UNKNOW_EXCEPTION;
+    if (!known_device(device)) return UNKNOW_EXCEPTION;
+    sb_t props = {0};
+    int ok = 1;
+    va_list ap;
+    va_start(ap, pipeline);
+    for (size_t i = 0; i < property_args_size; i += 2) {
+        const char* k = va_arg(ap, const char*);
+        const char* v = va_arg(ap, const char*);
+        if (!ok) continue;
+        if (!k || !v || !known_prop(k)) { ok = 0; continue; }
+        sb_puts(&props, k); sb_putc(&props, '='); sb_puts(&props, v); sb_putc(&props, '\n');
+    }
+    va_end(ap);
+    if (!ok) { free(props.p); return UNKNOW_EXCEPTION; }
+    wcfg_t cfg;
+    size_t plen = strlen(models_path);
+    char* cpath = xmalloc(plen + 32);
+    snprintf(cpath, plen + 32, "%s/generation_config.json", models_path);
+    if (access(cpath, F_OK) == 0) {
+        if (!wcfg_from_file(cpath, &cfg)) { free(cpath); free(props.p); return UNKNOW_EXCEPTION; }
+    } else {
+        wcfg_defaults(&cfg);
+        cfg.eos_token_id = 50257; cfg.max_length = 448;
+        jv_set(cfg.lang_to_id, "<|en|>", 6, jv_new(JINT)); cfg.lang_to_id->items[0]->i = 50259;
+        jv_set(cfg.lang_to_id, "<|de|>", 6, jv_new(JINT)); cfg.lang_to_id->items[1]->i = 50261;
+        jv_set(cfg.lang_to_id, "<|fr|>", 6, jv_new(JINT)); cfg.lang_to_id->items[2]->i = 50265;
+    }
+    free(cpath);
+    ov_genai_whisper_pipeline* p = xmalloc(sizeof *p);
+    memset(p, 0, sizeof *p);
+    p->magic = MAGIC_WPIP;
+    atomic_init(&p->in_call, 0);
+    p->cfg = cfg;
+    p->load_time = 12.5f;
+    pthread_mutex_lock(&g_mu);
+    p->serial = g_next_serial++;
+    free(g_last_props); g_last_props = sb_take(&props);
+    pthread_mutex_unlock(&g_mu);
+    live_inc(K_WHISPER_PIPELINE);
+    tlog("whisper_create", p->serial);
+    *pipeline = p;
+    return OK;
+}
+EXPORT void ov_genai_whisper_pipeline_free(ov_genai_whisper_pipeline* pipeline) {
+    if (!WPIPE_OK(pipeline)) return;
+    wpipe_enter(pipeline);
+    tlog("whisper_free", pipeline->serial);
+    wcfg_clear(&pipeline->cfg);
+    pipeline->magic = 0;
+    free(pipeline);
+    live_dec(K_WHISPER_PIPELINE);
+}
+/* the fake transcription of raw_speech under config c (see the section comment) */
+static ov_genai_whisper_decoded_results* whisper_transcribe(const float* raw, size_t n, const wcfg_t* c,
+                                                            float load_time) {
+    ov_genai_whisper_decoded_results* r = wres_new();
+    pthread_mutex_lock(&g_mu);
+    char* reply = g_reply ? xstrdup(g_reply) : NULL;
+    unsigned int delay = g_delay_us;
+    pthread_mutex_unlock(&g_mu);
+    if (delay) usleep(delay);
+    if (!reply) {
+        double sum = 0.0, peak = 0.0;
+        for (size_t i = 0; i < n; i++) { sum += raw[i]; if (fabs(raw[i]) > peak) peak = fabs(raw[i]); }
+        char* lang = NULL;
+        if (c->language) {
+            char* w = wrapped_language(c->language);
+            size_t wl = strlen(w);
+            lang = xstrndup(w + 2, wl - 4);
+            free(w);
+        }
+        sb_t b = {0};
+        char line[160];
+        snprintf(line, sizeof line, " %s %s %zu samples sum %.4f peak %.4f", c->task ? c->task : "transcribe",
+                 lang ? lang : "auto", n, sum, peak);
+        sb_puts(&b, line);
+        if (c->initial_prompt) { sb_puts(&b, " prompt "); sb_puts(&b, c->initial_prompt); }
+        if (c->hotwords) { sb_puts(&b, " hotwords "); sb_puts(&b, c->hotwords); }
+        free(lang);
+        reply = sb_take(&b);
+    }
+    free(r->text); r->text = reply; r->n_texts = 1; r->score = 1.0f;
+    if (c->return_timestamps) {
+        size_t windows = (n + WHISPER_WINDOW - 1) / WHISPER_WINDOW;
+        r->has_chunks = 1; r->n_chunks = windows;
+        r->starts = xmalloc(windows * sizeof *r->starts); r->ends = xmalloc(windows * sizeof *r->ends);
+        r->chunk_texts = xmalloc(windows * sizeof *r->chunk_texts);
+        for (size_t i = 0; i < windows; i++) {
+            size_t lo = i * WHISPER_WINDOW, hi = lo + WHISPER_WINDOW < n ? lo + WHISPER_WINDOW : n;
+            char line[96];
+            snprintf(line, sizeof line, " window %zu %zu samples", i, hi - lo);
+            r->starts[i] = (float)lo / WHISPER_RATE; r->ends[i] = (float)hi / WHISPER_RATE;
+            r->chunk_texts[i] = xstrdup(line);
+        }
+    }
+    perf_fill(&r->p, load_time, 0, count_words(r->text));
+    return r;
+}
+EXPORT ov_status_e ov_genai_whisper_pipeline_generate(ov_genai_whisper_pipeline* pipeline, const float* raw_speech, size_t raw_speech_size, const ov_genai_whisper_generation_config* config, ov_genai_whisper_decoded_results** results) {
+    if (!WPIPE_OK(pipeline) || !raw_speech || !results || (config && !WCFG_OK(config))) {
+        set_last_gen(INVALID_C_PARAM); return INVALID_C_PARAM;
+    }
+    wpipe_enter(pipeline);
+    tlog("whisper_generate", pipeline->serial);
+    ov_status_e ret = OK;
+    int st = injected(__func__);
+    if (st) ret = (ov_status_e)st;
+    else if (raw_speech_size == 0) ret = UNKNOW_EXCEPTION;
+    else {
+        wcfg_t c;
+        wcfg_copy(&c, config ? &config->c : &pipeline->cfg);
+        if (c.eos_token_id == -1) c.eos_token_id = pipeline->cfg.eos_token_id;
+        if (!wcfg_valid(&c)) ret = UNKNOW_EXCEPTION;
+        else *results = whisper_transcribe(raw_speech, raw_speech_size, &c, pipeline->load_time);
+        wcfg_clear(&c);
+    }
+    wpipe_leave(pipeline);
+    set_last_gen(ret);
+    return ret;
+}
+EXPORT ov_status_e ov_genai_whisper_pipeline_get_generation_config(const ov_genai_whisper_pipeline* pipeline, ov_genai_whisper_generation_config** config) {
+    if (!WPIPE_OK(pipeline) || !config) return INVALID_C_PARAM;
+    ov_genai_whisper_pipeline* p = (ov_genai_whisper_pipeline*)pipeline;
+    wpipe_enter(p);
+    tlog("whisper_get_config", p->serial);
+    int st = injected(__func__);
+    if (!st) { wcfg_t c; wcfg_copy(&c, &p->cfg); *config = wcfg_handle(&c); }
+    wpipe_leave(p);
+    return st ? (ov_status_e)st : OK;
+}
+EXPORT ov_status_e ov_genai_whisper_pipeline_set_generation_config(ov_genai_whisper_pipeline* pipeline, ov_genai_whisper_generation_config* config) {
+    if (!WPIPE_OK(pipeline) || !WCFG_OK(config)) return INVALID_C_PARAM;
+    wpipe_enter(pipeline);
+    tlog("whisper_set_config", pipeline->serial);
+    int st = injected(__func__);
+    ov_status_e ret = OK;
+    if (st) ret = (ov_status_e)st;
+    else {
+        wcfg_t c;
+        wcfg_copy(&c, &config->c);
+        if (c.eos_token_id == -1) c.eos_token_id = pipeline->cfg.eos_token_id;
+        if (!wcfg_valid(&c)) { wcfg_clear(&c); ret = UNKNOW_EXCEPTION; }
+        else { wcfg_clear(&pipeline->cfg); pipeline->cfg = c; }
+    }
+    wpipe_leave(pipeline);
+    return ret;
 }
 
 /* ------------------------------------------------------------------ controls */

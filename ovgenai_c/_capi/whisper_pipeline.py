@@ -1,0 +1,157 @@
+"""cdefs/08_whisper_pipeline.h: Whisper pipelines, transcription calls, their decoded results and chunks.
+
+``ov_genai_whisper_pipeline_generate`` takes raw float32 PCM and no streamer: nothing can stop it once called (the
+C ABI has no cancellation for Whisper). Its perf metrics are the base ones (Whisper's own are not exposed)."""
+from __future__ import annotations
+
+from typing import Any, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+from ..results import PerfMetrics
+from . import perf_metrics, whisper_generation_config
+from .checked import CApi
+
+_UNKNOWN_EXCEPTION = -17  # ov_status_e UNKNOW_EXCEPTION: the C API drops the C++ exception's text
+CREATE = "ov_genai_whisper_pipeline_create"
+GENERATE = "ov_genai_whisper_pipeline_generate"
+
+
+class Chunk(NamedTuple):
+    """One timestamped segment of a transcription (seconds)."""
+
+    start_ts: float
+    end_ts: float
+    text: str
+
+
+class Transcribed(NamedTuple):
+    """What one generate call's native results hold."""
+
+    texts: List[str]
+    scores: List[float]
+    chunks: Optional[List[Chunk]]  # None: the results have no chunks (return_timestamps off)
+    text: str  # the C string form (get_string)
+    perf: PerfMetrics
+
+
+def create(capi: CApi, models_path: str, device: str, properties: Sequence[Tuple[str, str]]) -> Any:
+    """A native Whisper pipeline (properties as key, value strings); free it with :func:`free` on its thread."""
+    ffi = capi.ffi
+    out = ffi.new("ov_genai_whisper_pipeline**")
+    strings = [ffi.new("char[]", s.encode("utf-8")) for kv in properties for s in kv]
+    status = capi.lib.ov_genai_whisper_pipeline_create(models_path.encode("utf-8"), device.encode("utf-8"),
+                                                       len(strings), out, *strings)
+    if status != 0:
+        hint = None
+        if status == _UNKNOWN_EXCEPTION:
+            hint = (f"check that {models_path} is a Whisper model folder (encoder and decoder IR, tokenizer IR, "
+                    f"generation_config.json) the library supports, and the device {device!r}")
+        raise capi.error(status, CREATE, hint)
+    return out[0]
+
+
+def free(capi: CApi, pipe: Any) -> None:
+    capi.lib.ov_genai_whisper_pipeline_free(pipe)
+
+
+def get_generation_config(capi: CApi, pipe: Any) -> Any:
+    """A copy of the pipeline's own config (freed by ``ffi.gc``; release it once done)."""
+    out = capi.ffi.new("ov_genai_whisper_generation_config**")
+    capi.call("ov_genai_whisper_pipeline_get_generation_config", pipe, out)
+    return capi.ffi.gc(out[0], capi.lib.ov_genai_whisper_generation_config_free)
+
+
+def read_generation_config(capi: CApi, pipe: Any) -> dict:
+    """The Whisper fields (and max_new_tokens) of the pipeline's own config."""
+    with whisper_generation_config.released(capi, get_generation_config(capi, pipe)) as handle:
+        return whisper_generation_config.read(capi, handle)
+
+
+def set_generation_config(capi: CApi, pipe: Any, values: Mapping[str, Any]) -> None:
+    """Make the pipeline's own config its current one with the Whisper fields of ``values`` set."""
+    with whisper_generation_config.released(capi, get_generation_config(capi, pipe)) as handle:
+        whisper_generation_config.update(capi, handle, values)
+        capi.call("ov_genai_whisper_pipeline_set_generation_config", pipe, handle)
+
+
+def generate(capi: CApi, pipe: Any, samples: Any, values: Optional[Mapping[str, Any]]) -> Transcribed:
+    """Transcribe ``samples`` (a C-contiguous float32 numpy array, kept alive by the caller until this returns).
+    ``values``: the Whisper fields for this call, set on a copy of the pipeline's own config (None: the pipeline's
+    config as it is, passed as NULL)."""
+    ffi, lib = capi.ffi, capi.lib
+    n = int(samples.size)
+    raw = ffi.from_buffer("float[]", samples) if n else ffi.new("float[]", 1)  # never NULL (refused by C)
+    results_pp = ffi.new("ov_genai_whisper_decoded_results**")
+    native_config = ffi.NULL
+    try:
+        if values is not None:
+            native_config = get_generation_config(capi, pipe)
+            whisper_generation_config.update(capi, native_config, values)
+        status = lib.ov_genai_whisper_pipeline_generate(pipe, raw, n, native_config, results_pp)
+        results = results_pp[0]
+        try:
+            if status != 0:
+                raise capi.error(status, GENERATE)
+            if results == ffi.NULL:
+                raise capi.error(-1, GENERATE, "the library returned OK without results")
+            return read_results(capi, results)
+        finally:
+            if results != ffi.NULL:
+                lib.ov_genai_whisper_decoded_results_free(results)
+    finally:
+        if native_config != ffi.NULL:
+            ffi.release(native_config)
+        del raw
+
+
+def _two_call_string(capi: CApi, fn: str, *args: Any) -> str:
+    ffi = capi.ffi
+    size = ffi.new("size_t*")
+    capi.call(fn, *args, ffi.NULL, size)
+    buf = ffi.new("char[]", size[0])
+    capi.call(fn, *args, buf, size)
+    return ffi.string(buf, size[0]).decode("utf-8", "replace")
+
+
+def read_chunk(capi: CApi, chunk: Any) -> Chunk:
+    """start_ts, end_ts and text of a native chunk (the caller frees it)."""
+    f = capi.ffi.new("float*")
+    capi.call("ov_genai_whisper_decoded_result_chunk_get_start_ts", chunk, f)
+    start = float(f[0])
+    capi.call("ov_genai_whisper_decoded_result_chunk_get_end_ts", chunk, f)
+    end = float(f[0])
+    return Chunk(start, end, _two_call_string(capi, "ov_genai_whisper_decoded_result_chunk_get_text", chunk))
+
+
+def read_results(capi: CApi, results: Any) -> Transcribed:
+    """Texts, scores, chunks, the string form and the perf metrics of native Whisper results."""
+    ffi, lib = capi.ffi, capi.lib
+    count = ffi.new("size_t*")
+    capi.call("ov_genai_whisper_decoded_results_get_texts_count", results, count)
+    texts = [_two_call_string(capi, "ov_genai_whisper_decoded_results_get_text_at", results, i)
+             for i in range(count[0])]
+    score = ffi.new("float*")
+    scores = []
+    for i in range(len(texts)):
+        capi.call("ov_genai_whisper_decoded_results_get_score_at", results, i, score)
+        scores.append(float(score[0]))
+    has = ffi.new("bool*")
+    capi.call("ov_genai_whisper_decoded_results_has_chunks", results, has)
+    chunks: Optional[List[Chunk]] = None
+    if has[0]:
+        capi.call("ov_genai_whisper_decoded_results_get_chunks_count", results, count)
+        chunks = []
+        out = ffi.new("ov_genai_whisper_decoded_result_chunk**")
+        for i in range(count[0]):
+            capi.call("ov_genai_whisper_decoded_results_get_chunk_at", results, i, out)
+            try:
+                chunks.append(read_chunk(capi, out[0]))
+            finally:
+                lib.ov_genai_whisper_decoded_result_chunk_free(out[0])
+    text = _two_call_string(capi, "ov_genai_whisper_decoded_results_get_string", results)
+    metrics = ffi.new("ov_genai_perf_metrics**")
+    capi.call("ov_genai_whisper_decoded_results_get_perf_metrics", results, metrics)
+    try:
+        perf = perf_metrics.read(capi, metrics[0])
+    finally:
+        lib.ov_genai_decoded_results_perf_metrics_free(metrics[0])
+    return Transcribed(texts, scores, chunks, text, perf)
