@@ -1,8 +1,8 @@
 """ovgenai_c — OpenVINO GenAI through its C API, from Python, with no pybind module.
 
-``import ovgenai_c as ov_genai`` works for the LLMPipeline / GenerationConfig / streamer / ChatHistory /
-PerfMetrics subset of ``openvino_genai``. Importing loads nothing native; the library is found and loaded
-on first use (see :func:`library_info`).
+``import ovgenai_c as ov_genai`` works for the LLMPipeline / VLMPipeline / WhisperPipeline / GenerationConfig /
+streamer / ChatHistory / PerfMetrics subset of ``openvino_genai``. Importing loads nothing native; the library is
+found and loaded on first use (see :func:`library_info`).
 """
 from __future__ import annotations
 
@@ -29,7 +29,11 @@ _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeli
          "TextStream": ("pipeline", "TextStream"),
          "Tokenizer": ("tokenizer", "Tokenizer"), "TokenizedInputs": ("tokenizer", "TokenizedInputs"),
          "Tensor": ("tensor", "Tensor"), "StreamerBase": ("streamers", "StreamerBase"),
-         "TextStreamer": ("streamers", "TextStreamer")}
+         "TextStreamer": ("streamers", "TextStreamer"),
+         "WhisperPipeline": ("whisper_pipeline", "WhisperPipeline"),
+         "WhisperGenerationConfig": ("whisper_config", "WhisperGenerationConfig"),
+         "WhisperDecodedResults": ("whisper_results", "WhisperDecodedResults"),
+         "WhisperDecodedResultChunk": ("whisper_results", "WhisperDecodedResultChunk")}
 
 
 def __getattr__(name: str) -> Any:
@@ -46,12 +50,16 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:  # pragma: no cover
     from .pipeline import LLMPipeline, TextStream
     from .vlm_pipeline import VLMPipeline
+    from .whisper_config import WhisperGenerationConfig
+    from .whisper_pipeline import WhisperPipeline
+    from .whisper_results import WhisperDecodedResultChunk, WhisperDecodedResults
     from .streamers import StreamerBase, TextStreamer
     from .tensor import Tensor
     from .tokenizer import TokenizedInputs, Tokenizer
 
 __all__ = [
-    "LLMPipeline", "VLMPipeline", "TextStream", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
+    "LLMPipeline", "VLMPipeline", "WhisperPipeline", "WhisperGenerationConfig", "WhisperDecodedResults",
+    "WhisperDecodedResultChunk", "TextStream", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
     "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "PerfMetrics",
     "RawPerfMetrics", "GenerationFinishReason", "draft_model", "SchedulerConfig",
     "MeanStdPair", "StreamingStatus", "library_info", "load_library", "open_library", "GenAIError", "ConfigError",

@@ -1,4 +1,4 @@
-"""``ovgenai-c``: chat, generate, bench, doctor, models, convert — over the provider and the public API.
+"""``ovgenai-c``: chat, generate, transcribe, bench, doctor, models, convert — over the provider and the public API.
 
 MODEL is a path (IR folder or .gguf), a catalog name under the models root (``--models-root``,
 ``OVGENAI_C_MODELS``, default ``<cache>/models``), or omitted: the default model (SmolLM2-135M-Instruct,
@@ -283,6 +283,66 @@ def cmd_generate(args: argparse.Namespace) -> int:
     _out()
     if args.verbose and stream.result is not None:
         _err(_stats_line(stream.result, load_s))
+    return 0
+
+
+def _whisper_model(args: argparse.Namespace, lib_kind: Optional[str]) -> Path:
+    """--model (a path or a catalog name), else the default Whisper model (fetched and converted on first use)."""
+    if args.model:
+        return _resolve_model(args, args.model, lib_kind)
+    from . import models
+
+    default = getattr(models, "default_whisper_model", None)
+    if default is None:
+        raise CliError("this installation has no default Whisper model: pass --model DIR (a Whisper OpenVINO IR "
+                       "folder: encoder, decoder, tokenizer and detokenizer IR)")
+    return Path(default())
+
+
+def _clock(seconds: float) -> str:
+    """``mm:ss.mmm`` (``h:mm:ss.mmm`` from an hour on), as subtitle-style timestamps."""
+    if seconds < 0:
+        return "--:--.---"
+    ms = int(round(seconds * 1000))
+    h, rest = divmod(ms, 3600_000)
+    m, rest = divmod(rest, 60_000)
+    s, ms = divmod(rest, 1000)
+    return f"{h}:{m:02d}:{s:02d}.{ms:03d}" if h else f"{m:02d}:{s:02d}.{ms:03d}"
+
+
+def cmd_transcribe(args: argparse.Namespace) -> int:
+    """Speech to text from a WAV file with a Whisper model (no cancellation in the C ABI: Ctrl-C returns at once
+    and the transcription finishes in the background before the process exits)."""
+    from .provider import Provider, profile_for, resolve_device
+
+    audio = Path(args.file).expanduser()
+    if not audio.is_file():
+        raise CliError(f"no such audio file: {args.file}")
+    lib = _library(args)
+    model = _whisper_model(args, lib.kind)
+    profile = profile_for(model)
+    device = resolve_device(args.device, profile)
+    _check_device(device, "--device" if args.device else "the device")
+    from . import models
+
+    props = {} if args.no_cache else {"CACHE_DIR": str(models.compiled_cache_dir())}
+    props = {k: v for k, v in props.items() if k not in profile.properties}
+    provider = Provider(model, device=device, library=lib, properties=props, profile=profile)
+    if not provider.capabilities.transcribe:
+        raise CliError(provider.transcribe_refused or f"{model} is not a Whisper model folder, so it cannot "
+                                                      "transcribe (pass --model DIR of a Whisper IR folder)")
+    with provider:
+        r = provider.transcribe(audio, language=args.language, task=args.task, timestamps=args.timestamps,
+                                prompt=args.prompt)
+    if args.json:
+        doc = {"model": str(provider.path), "device": provider.device, "library_kind": provider.library_kind,
+               "file": str(audio), **r.to_dict()}
+        _out(json.dumps(doc, indent=2, ensure_ascii=False))
+    elif args.timestamps and r.segments is not None:
+        for seg in r.segments:
+            _out(f"[{_clock(seg['start'])} --> {_clock(seg['end'])}] {seg['text'].strip()}")
+    else:
+        _out(r.text.strip())
     return 0
 
 
@@ -822,6 +882,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             else:
                 vision = f"no: {lib['vlm_functions']} of the 13 vlm_pipeline.h functions exported"
             _out(f"  vision:       {vision}")
+        if "whisper_functions" in lib:
+            speech = ("WhisperPipeline (the 57 Whisper functions are exported)" if lib["whisper_functions"] == 57
+                      else f"no: {lib['whisper_functions']} of the 57 whisper_pipeline.h / "
+                           "whisper_generation_config.h functions exported")
+            _out(f"  speech:       {speech}")
         _out(f"  tokenizers:   {lib.get('tokenizers_path') or 'not found'}")
     else:
         _out("library:        NOT FOUND")
@@ -1014,6 +1079,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
 
 EPILOG = f"""examples:
   {PROG} generate "What is the capital of France?"    one answer from the default model
+  {PROG} transcribe speech.wav                        speech to text (the default Whisper model)
   {PROG} chat                                         chat with the default model
   {PROG} doctor                                       the library, devices, where the default model lives
   {PROG} models                                       the models under the models root (* the default)
@@ -1033,6 +1099,13 @@ a line of three double quotes (\"\"\") starts and ends a multi-line message.""",
   {PROG} generate ~/models/qwen2.5-0.5b-instruct "Write a haiku" -n 40 --temperature 0.8 --seed 1
   echo "Summarise this" | {PROG} generate -
   {PROG} generate "Hi" --json""",
+    "transcribe": f"""examples:
+  {PROG} transcribe speech.wav                          the default Whisper model (whisper-tiny.en)
+  {PROG} transcribe talk.wav --model ~/models/whisper-base --language de --task translate
+  {PROG} transcribe talk.wav --timestamps               one line per segment, [mm:ss.mmm --> mm:ss.mmm]
+  {PROG} transcribe talk.wav --json                     text, segments, duration, perf metrics
+WAV: 8/16/24/32-bit PCM, any channel count (mixed down), any rate (resampled to 16 kHz with soxr or scipy: the
+`audio` extra). The GenAI C ABI cannot cancel a transcription: Ctrl-C stops waiting, not the work.""",
     "bench": f"""examples:
   {PROG} bench                       the default model, 64 new tokens (ignore_eos), 3 runs
   {PROG} bench MODEL -n 128 --runs 5 --json
@@ -1089,6 +1162,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the result with usage and perf metrics as JSON")
     _add_server(p)
     p.set_defaults(func=cmd_generate)
+
+    p = _sub(subs, "transcribe", help="speech to text from a WAV file with a Whisper model")
+    _add_common(p, sub=True)
+    p.add_argument("file", metavar="FILE.wav")
+    p.add_argument("--model", metavar="DIR", help="a Whisper IR folder or catalog name (default: the default Whisper "
+                                                 "model, fetched and converted on first use)")
+    p.add_argument("--language", help="the spoken language, e.g. en or <|en|> (multilingual models; default: "
+                                      "detected by the model)")
+    p.add_argument("--task", choices=("transcribe", "translate"), help="translate: into English (multilingual models)")
+    p.add_argument("--timestamps", action="store_true", help="print timestamped segments")
+    p.add_argument("--prompt", help="an initial prompt (spellings, style) for the first 30 s window")
+    p.add_argument("--json", action="store_true", help="print text, segments, duration and perf metrics as JSON")
+    _add_loading(p)
+    p.set_defaults(func=cmd_transcribe)
 
     p = _sub(subs, "bench", help="load time, TTFT, TPOT, throughput, peak RSS (--compare: the full "
                                  "side-by-side benchmark of scripts/bench.py)")
@@ -1182,7 +1269,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _check_bench_flags(args)
         else:
             _check_flags(args)
-        if args.func in (cmd_generate, cmd_chat, cmd_bench, cmd_serve):
+        if args.func in (cmd_generate, cmd_chat, cmd_bench, cmd_serve, cmd_transcribe):
             _check_model_arg(args)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -60,6 +60,7 @@ __all__ = [
     "ensure_default_ir",
     "ensure_default_model",
     "default_model_status",
+    "default_whisper_model",
 ]
 
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
@@ -489,3 +490,11 @@ def default_model_status() -> dict:
         "ir_info": _read_json(ird / IR_MARKER),
         "compiled_cache": str(compiled_cache_dir()),
     }
+
+
+def default_whisper_model(progress: bool = True) -> pathlib.Path:
+    """The default Whisper model (whisper-tiny.en) as an OpenVINO IR folder, fetched and converted on first use
+    (:mod:`ovgenai_c.whisper_models`)."""
+    from .whisper_models import default_whisper_model as _default_whisper_model
+
+    return _default_whisper_model(progress)

@@ -184,7 +184,7 @@ def write_ct2_model(path: Union[str, Path], spec_name: str, spec_revision: int,
     parts = [struct.pack("<I", SUPPORTED_BINARY_VERSION), string(spec_name), struct.pack("<II", spec_revision,
                                                                                          len(variables))]
     for name, array in variables.items():
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array)  # (not ascontiguousarray: it makes scalars 1-d)
         code = codes[array.dtype.newbyteorder("<") if array.dtype.byteorder == ">" else array.dtype]
         parts += [string(name), struct.pack("<B", array.ndim), struct.pack(f"<{array.ndim}I", *array.shape),
                   struct.pack("<BI", code, array.nbytes), array.tobytes()]

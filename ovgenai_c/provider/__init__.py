@@ -10,11 +10,12 @@ from .pool import Lease, SessionPool, default_pool, model_digest
 from .profile import PROFILE_NAME, Profile, load_profile, profile_for, profile_path_for
 from .provider import IMAGES_REFUSED, Capabilities, ChatResult, ChatStream, Provider, resolve_device
 from .tools import parse_tool_calls
+from .transcription import TranscriptionResult, is_whisper_folder
 
 __all__ = [
     "Catalog", "ModelEntry", "default_root", "CapabilityNotSupportedError", "CatalogError", "OptionError",
     "PoolClosedError", "ProfileError", "ModelInfo", "model_info", "OPTIONS", "check_options",
     "to_generation_kwargs", "Lease", "SessionPool", "default_pool", "model_digest", "PROFILE_NAME", "Profile",
     "load_profile", "profile_for", "profile_path_for", "Capabilities", "ChatResult", "ChatStream", "Provider",
-    "resolve_device", "parse_tool_calls", "IMAGES_REFUSED",
+    "resolve_device", "parse_tool_calls", "IMAGES_REFUSED", "TranscriptionResult", "is_whisper_folder",
 ]

@@ -15,6 +15,7 @@ Ollama-style options and pooled sessions.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Dict, Iterator, List, Optional, Union
@@ -30,6 +31,7 @@ from .options import check_options, to_generation_kwargs
 from .pool import Lease, SessionPool, default_pool
 from .profile import Profile, profile_for
 from .tools import parse_tool_calls
+from .transcription import TASKS, TranscriptionResult, is_whisper_folder, result_from, whisper_unsupported_reason
 
 DEVICE_ENV = "OVGENAI_DEVICE"
 # Why no provider takes images (the server's refusal of image parts names it): it serves text models through
@@ -55,6 +57,7 @@ class Capabilities:
     max_output_tokens: Optional[int]
     tool_call_format: Optional[str] = None
     vision: bool = False  # images in: never here (text models through LLMPipeline; see IMAGES_REFUSED)
+    transcribe: bool = False  # speech to text: a Whisper folder on a library with whisper_pipeline.h
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -152,6 +155,8 @@ class Provider:
             raise errors.ModelNotFoundError(f"model path does not exist: {self.path}")
         self.profile = profile if profile is not None else profile_for(self.path)
         self.info: ModelInfo = model_info(self.path)
+        if self.info.format is None and is_whisper_folder(self.path):
+            self.info = ModelInfo(path=str(self.path), format="whisper", chat_template=None, context_length=None)
         if self.info.format is None:
             raise errors.ModelNotFoundError(
                 f"{self.path} is neither an OpenVINO IR model folder ({', '.join(IR_FILES)}) nor a .gguf file")
@@ -173,6 +178,9 @@ class Provider:
             raise errors.NotSupportedError(
                 f"{self.path} is a GGUF file: the bundled backend loads OpenVINO IR folders. Convert it once with "
                 "`ovgenai-c convert GGUF [OUT]`, or use the official GenAI C library, which loads GGUF directly")
+        self.transcribe_refused = whisper_unsupported_reason(library) if self.info.format == "whisper" else None
+        self._whisper: Any = None  # the WhisperPipeline of a Whisper folder, made on first use
+        self._whisper_lock = threading.Lock()
         self.capabilities = self._capabilities()
 
     def __repr__(self) -> str:
@@ -180,6 +188,9 @@ class Provider:
 
     # --- capabilities ------------------------------------------------------------------------------
     def _capabilities(self) -> Capabilities:
+        if self.info.format == "whisper":  # speech in, text out: no chat, prompt or stream
+            return Capabilities(chat=False, prompt=False, stream=False, embed=False, think=False, tools=False,
+                                context_length=None, max_output_tokens=None, transcribe=self.transcribe_refused is None)
         tmpl = self.info.chat_template
         over = self.profile.capabilities
         fmt = self.profile.tool_call_format or template_tool_format(tmpl)
@@ -222,6 +233,8 @@ class Provider:
     def _history(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str] = None,
                  think: Optional[bool] = None) -> ChatHistory:
         caps = self.capabilities
+        if self.info.format == "whisper":
+            self._require("chat")
         if not caps.chat:
             raise CapabilityNotSupportedError(
                 f"{self.path} has no chat template, so it cannot take chat messages; use prompt(text) instead",
@@ -280,6 +293,9 @@ class Provider:
         return ChatResult(message=message, usage=usage, finish_reason=reason, perf=perf)
 
     def _require(self, name: str) -> None:
+        if self.info.format == "whisper" and name != "transcribe":
+            raise CapabilityNotSupportedError(
+                f"{self.path} is a Whisper (speech-to-text) model: it cannot {name}; use transcribe(audio)", name)
         if not getattr(self.capabilities, name):
             raise CapabilityNotSupportedError(f"{name} is disabled for {self.path} by its profile", name)
 
@@ -351,6 +367,47 @@ class Provider:
         finally:
             lease.release()
 
+    def transcribe(self, audio: Any, *, language: Optional[str] = None, task: Optional[str] = None,
+                   timestamps: bool = False, prompt: Optional[str] = None,
+                   timeout: Optional[float] = None) -> TranscriptionResult:
+        """Speech to text with a Whisper model: ``audio`` is a WAV path or 16 kHz mono samples (see
+        :mod:`ovgenai_c.audio`); ``language`` ("en" or "<|en|>"), ``task`` ("transcribe" / "translate"),
+        ``timestamps`` (segments), ``prompt`` (Whisper's initial_prompt). ``timeout`` abandons the wait only: the
+        GenAI C ABI cannot cancel a transcription."""
+        if self.info.format != "whisper":
+            raise CapabilityNotSupportedError(f"{self.path} is not a Whisper model folder, so it cannot transcribe",
+                                              "transcribe")
+        if self.transcribe_refused is not None:
+            raise CapabilityNotSupportedError(self.transcribe_refused, "transcribe")
+        if task is not None and task not in TASKS:
+            raise errors.InvalidParameterError(f"task must be 'transcribe' or 'translate', got {task!r}")
+        if not isinstance(timestamps, bool):
+            raise errors.InvalidParameterError(f"timestamps must be a bool, not {type(timestamps).__name__}")
+        from ..audio import as_samples
+
+        samples = as_samples(audio, "audio")
+        fields: Dict[str, Any] = {"return_timestamps": timestamps}
+        if language is not None:
+            fields["language"] = language
+        if task is not None:
+            fields["task"] = task
+        if prompt is not None:
+            fields["initial_prompt"] = prompt
+        res = self.whisper_pipeline().generate(samples, timeout=timeout, **fields)
+        return result_from(res, int(samples.size), task or "transcribe")
+
+    def whisper_pipeline(self) -> Any:
+        """The provider's :class:`ovgenai_c.WhisperPipeline` (made on first use; calls on it run one at a time).
+        ATTENTION_BACKEND (an LLM pipeline property the command line sets) is not passed: Whisper compiles its
+        models with plain OpenVINO properties."""
+        with self._whisper_lock:
+            if self._whisper is None:
+                from ..whisper_pipeline import WhisperPipeline
+
+                props = {k: v for k, v in self.properties.items() if k != "ATTENTION_BACKEND"}
+                self._whisper = WhisperPipeline(self.path, self.device, library=self.library, **props)
+            return self._whisper
+
     def embed(self, *args: Any, **kwargs: Any) -> Any:
         """Not available: the GenAI C API has no embedding pipeline."""
         raise CapabilityNotSupportedError(
@@ -358,7 +415,11 @@ class Provider:
             "(capabilities.embed is False)", "embed")
 
     def close(self) -> None:
-        """Nothing to free per provider (sessions belong to the pool); kept for symmetry."""
+        """Free the Whisper pipeline, if one was made (LLM sessions belong to the pool)."""
+        with self._whisper_lock:
+            whisper, self._whisper = self._whisper, None
+        if whisper is not None:
+            whisper.close()
 
     def __enter__(self) -> "Provider":
         return self

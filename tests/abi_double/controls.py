@@ -66,3 +66,28 @@ def make_model_dir(path: Path) -> Path:
     for name in IR_FILES:
         (path / name).write_text("")
     return path
+
+
+# a Whisper model's generation_config.json in the shape optimum exports (the double reads it; so does the binding)
+WHISPER_GENERATION_CONFIG = {
+    "eos_token_id": 50257, "max_length": 448, "is_multilingual": True, "pad_token_id": 50257,
+    "decoder_start_token_id": 50258, "no_timestamps_token_id": 50363, "prev_sot_token_id": 50361,
+    "max_initial_timestamp_index": 50, "begin_suppress_tokens": [220, 50257], "suppress_tokens": [1, 2, 7, 8],
+    "lang_to_id": {"<|en|>": 50259, "<|de|>": 50261, "<|fr|>": 50265},
+    "task_to_id": {"transcribe": 50359, "translate": 50358}, "alignment_heads": [[1, 0], [2, 3]],
+}
+
+
+def make_whisper_dir(path: Path, generation_config: Optional[Dict[str, Any]] = None) -> Path:
+    """A folder that passes the binding's Whisper model checks, with a generation_config.json the double reads."""
+    import json
+
+    from ovgenai_c.whisper_pipeline import WHISPER_IR
+
+    path.mkdir(parents=True, exist_ok=True)
+    for stem in WHISPER_IR:
+        for ext in (".xml", ".bin"):
+            (path / f"{stem}{ext}").write_text("")
+    config = WHISPER_GENERATION_CONFIG if generation_config is None else generation_config
+    (path / "generation_config.json").write_text(json.dumps(config))
+    return path

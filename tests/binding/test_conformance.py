@@ -325,6 +325,237 @@ def test_vlm_generate_with_an_image_streams_its_result(vlm_lib):
         assert "".join(vlm.stream("Describe the image.", image=image, max_new_tokens=12)) == str(res)
 
 
+# ---- whisper_generation_config.h / whisper_pipeline.h: on any library that exports them (optional functions)
+WHISPER_MODEL_ENV = "OVGENAI_C_WHISPER_MODEL"  # an English Whisper IR folder (default: the cached whisper-tiny.en)
+WHISPER_MULTILINGUAL_ENV = "OVGENAI_C_WHISPER_MULTILINGUAL_MODEL"  # (default: the cached whisper-base)
+SPEECH = "The quick brown fox jumps over the lazy dog."
+
+
+def _whisper_folder(env: str, cached: str) -> Optional[Path]:
+    from ovgenai_c.models import cache_root
+    from ovgenai_c.whisper_pipeline import missing_whisper_files
+
+    folder = Path(os.environ[env]) if os.environ.get(env) else cache_root() / "models" / cached / "ir"
+    return folder if folder.is_dir() and not missing_whisper_files(folder) else None
+
+
+@pytest.fixture(scope="module")
+def whisper_lib(real_lib):
+    from ovgenai_c.whisper_pipeline import missing_functions
+
+    missing = missing_functions(real_lib)
+    if missing:
+        pytest.skip(f"{real_lib.path} exports no Whisper functions ({', '.join(missing[:3])}, ...)")
+    return real_lib
+
+
+@pytest.fixture(scope="module")
+def whisper_model(whisper_lib):
+    folder = _whisper_folder(WHISPER_MODEL_ENV, "whisper-tiny.en")
+    if folder is None:
+        pytest.skip(f"no Whisper model (set {WHISPER_MODEL_ENV}, or fetch whisper-tiny.en: "
+                    "ovgenai_c.models.default_whisper_model())")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def whisper(whisper_lib, whisper_model):
+    try:
+        p = ovgenai_c.WhisperPipeline(whisper_model, "CPU", library=whisper_lib)
+    except errors.NotImplementedGenAIError as exc:
+        pytest.skip(f"{whisper_lib.path} answers NOT_IMPLEMENTED for Whisper: {exc}")
+    yield p
+    p.close()
+
+
+@pytest.fixture(scope="module")
+def speech(tmp_path_factory) -> Path:
+    import shutil
+
+    espeak = shutil.which("espeak-ng")
+    if espeak is None:
+        pytest.skip("espeak-ng is not installed (apt-get install espeak-ng): no speech to transcribe")
+    path = tmp_path_factory.mktemp("speech") / "fox.wav"
+    subprocess.run([espeak, "-w", str(path), SPEECH], check=True, capture_output=True, timeout=60)
+    return path
+
+
+@pytest.fixture(scope="module")
+def whisper_oracle(whisper_model):
+    ov_genai = pytest.importorskip("openvino_genai", reason="openvino_genai (oracle) not installed")
+    return ov_genai.WhisperPipeline(str(whisper_model), "CPU")
+
+
+def test_whisper_create_on_a_non_whisper_folder_is_refused_before_c(whisper_lib, tmp_path):
+    with pytest.raises(errors.ModelNotFoundError, match="openvino_encoder_model.xml"):
+        ovgenai_c.WhisperPipeline(TINY_IR, library=whisper_lib)
+    with pytest.raises(errors.ModelNotFoundError, match="does not exist"):
+        ovgenai_c.WhisperPipeline(tmp_path / "nope", library=whisper_lib)
+
+
+def test_whisper_corrupt_model_fails_with_an_exception_not_a_crash(whisper_lib, tmp_path):
+    from ovgenai_c.whisper_pipeline import WHISPER_IR
+
+    for stem in WHISPER_IR:
+        for ext in (".xml", ".bin"):
+            (tmp_path / f"{stem}{ext}").write_text("garbage")
+    before = whisper_lib.live_handles() if whisper_lib.has_live_counter else None
+    with pytest.raises(errors.GenAIError):
+        ovgenai_c.WhisperPipeline(tmp_path, library=whisper_lib)
+    if before is not None:
+        assert whisper_lib.live_handles() == before
+
+
+def test_whisper_native_config_fields_round_trip(whisper_lib):
+    from ovgenai_c import _capi
+    from ovgenai_c._capi import whisper_generation_config as wcfg
+
+    capi = _capi.bind(whisper_lib)
+    values = dict(decoder_start_token_id=1, pad_token_id=2, translate_token_id=3, transcribe_token_id=4,
+                  prev_sot_token_id=5, no_timestamps_token_id=6, max_initial_timestamp_index=7, is_multilingual=False,
+                  language="<|en|>", task="translate", return_timestamps=True, initial_prompt="é中 prompt",
+                  hotwords="hot", begin_suppress_tokens=[9, 10], suppress_tokens=[11])
+    with wcfg.released(capi, wcfg.create(capi)) as handle:
+        defaults = wcfg.read(capi, handle)
+        wcfg.update(capi, handle, values)
+        back = wcfg.read(capi, handle)
+        wcfg.update(capi, handle, {"language": None, "task": None, "suppress_tokens": []})
+        cleared = wcfg.read(capi, handle)
+    expected_defaults = {k: d for k, (_, d) in __import__("ovgenai_c.whisper_config", fromlist=["C_FIELDS"])
+                         .C_FIELDS.items()}
+    assert {k: defaults[k] for k in expected_defaults} == {k: list(v) if isinstance(v, tuple) else v
+                                                           for k, v in expected_defaults.items()}
+    assert {k: back[k] for k in values} == values
+    assert (cleared["language"], cleared["task"], cleared["suppress_tokens"]) == (None, None, [])
+
+
+def test_whisper_native_validate_applies_upstreams_rules(whisper_lib):
+    from ovgenai_c import _capi
+    from ovgenai_c._capi import whisper_generation_config as wcfg
+
+    capi = _capi.bind(whisper_lib)
+
+    def status(**fields) -> int:
+        with wcfg.released(capi, wcfg.create(capi)) as handle:
+            wcfg.update(capi, handle, fields)
+            return whisper_lib.lib.ov_genai_whisper_generation_config_validate(handle)
+
+    assert status() == -17  # multilingual (the default) with no lang_to_id
+    assert status(is_multilingual=False) == 0
+    assert status(is_multilingual=False, language="en") == -17
+    assert status(is_multilingual=False, task="transcribe") == -17
+
+
+def test_whisper_config_from_the_models_json_matches_pythons(whisper_lib, whisper_model):
+    from ovgenai_c import _capi
+    from ovgenai_c._capi import whisper_generation_config as wcfg
+
+    capi = _capi.bind(whisper_lib)
+    path = whisper_model / "generation_config.json"
+    with wcfg.released(capi, wcfg.from_json(capi, str(path))) as handle:
+        native = wcfg.read(capi, handle)
+    python = ovgenai_c.WhisperGenerationConfig(path)
+    assert {k: native[k] for k in python.c_values()} == {k: list(v) if isinstance(v, tuple) else v
+                                                         for k, v in python.c_values().items()}
+
+
+def test_whisper_transcribes_speech_as_openvino_genai(whisper, whisper_oracle, speech):
+    from ovgenai_c.audio import read_wav
+
+    samples = read_wav(speech)
+    want = whisper_oracle.generate(samples.tolist())
+    got = whisper.generate(samples)
+    assert got.texts == [str(want)] and str(got) == str(want)
+    assert "fox" in str(got).lower()
+    assert whisper.generate(speech).texts == got.texts  # the WAV path, read and resampled the same way
+    assert got.perf_metrics.get_num_generated_tokens() > 0
+    assert got.perf_metrics.get_generate_duration().mean > 0
+
+
+def test_whisper_timestamps_match_openvino_genai(whisper, whisper_oracle, speech):
+    from ovgenai_c.audio import read_wav
+
+    samples = read_wav(speech)
+    want = whisper_oracle.generate(samples.tolist(), return_timestamps=True)
+    got = whisper.generate(samples, return_timestamps=True)
+    assert [(c.start_ts, c.end_ts, c.text) for c in got.chunks] == \
+        [(c.start_ts, c.end_ts, c.text) for c in want.chunks]
+    assert whisper.generate(samples).chunks is None
+
+
+def test_whisper_long_form_audio_matches_openvino_genai(whisper, whisper_oracle, speech):
+    import numpy as np
+
+    from ovgenai_c.audio import read_wav
+
+    one = read_wav(speech)
+    pause = np.zeros(16000, np.float32)
+    samples = np.concatenate([one, pause] * 12)  # > 30 s: several windows
+    assert samples.size > 16000 * 30
+    want = whisper_oracle.generate(samples.tolist(), return_timestamps=True)
+    got = whisper.generate(samples, return_timestamps=True)
+    assert str(got) == str(want)
+    assert [(c.start_ts, c.end_ts, c.text) for c in got.chunks] == \
+        [(c.start_ts, c.end_ts, c.text) for c in want.chunks]
+
+
+def test_whisper_config_is_the_models(whisper, whisper_oracle):
+    ours, theirs = whisper.get_generation_config(), whisper_oracle.get_generation_config()
+    for name in (*ours.c_values(), "lang_to_id", "max_length", "eos_token_id"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+
+
+def test_whisper_initial_prompt_and_set_generation_config(whisper, whisper_oracle, speech):
+    from ovgenai_c.audio import read_wav
+
+    samples = read_wav(speech)
+    want = whisper_oracle.generate(samples.tolist(), initial_prompt="Foxes.")
+    assert str(whisper.generate(samples, initial_prompt="Foxes.")) == str(want)
+    cfg = whisper.get_generation_config()
+    cfg.hotwords = "Dog"
+    whisper.set_generation_config(cfg)
+    try:
+        assert str(whisper.generate(samples)) == str(whisper_oracle.generate(samples.tolist(), hotwords="Dog"))
+    finally:
+        whisper.set_generation_config(ovgenai_c.WhisperGenerationConfig(
+            Path(whisper.models_path) / "generation_config.json"))
+
+
+def test_whisper_timeout_abandons_the_wait_and_the_pipeline_goes_on(whisper, speech):
+    from ovgenai_c.audio import read_wav
+
+    samples = read_wav(speech)
+    expected = str(whisper.generate(samples))
+    with pytest.raises(errors.GenerationTimeoutError, match="NOT stopped"):
+        whisper.generate(samples, timeout=0.001)
+    assert str(whisper.generate(samples)) == expected
+
+
+def test_whisper_refusals_on_a_real_library(whisper):
+    import numpy as np
+
+    with pytest.raises(errors.NotSupportedError, match="max_new_tokens"):
+        whisper.generate(np.zeros(16000, np.float32), max_new_tokens=3)
+    with pytest.raises(errors.InvalidParameterError, match="too short"):
+        whisper.generate(np.zeros(100, np.float32))
+
+
+def test_whisper_multilingual_language_and_translate_match_openvino_genai(whisper_lib, speech):
+    folder = _whisper_folder(WHISPER_MULTILINGUAL_ENV, "whisper-base")
+    if folder is None:
+        pytest.skip(f"no multilingual Whisper model (set {WHISPER_MULTILINGUAL_ENV}, or fetch whisper-base)")
+    ov_genai = pytest.importorskip("openvino_genai", reason="openvino_genai (oracle) not installed")
+    from ovgenai_c.audio import read_wav
+
+    samples = read_wav(speech)
+    oracle = ov_genai.WhisperPipeline(str(folder), "CPU")
+    with ovgenai_c.WhisperPipeline(folder, library=whisper_lib) as ours:
+        for fields in ({}, {"language": "<|en|>"}, {"language": "de", "task": "translate"}, {"task": "transcribe"}):
+            assert str(ours.generate(samples, **fields)) == str(oracle.generate(samples.tolist(), **fields)), fields
+        with pytest.raises(errors.ConfigError, match="must be provided in 'lang_to_id' map"):
+            ours.generate(samples, language="xx")
+
+
 # The cases above are collected only in a child run (one library per process); the parent runs the spawner.
 for _name, _case in list(globals().items()):
     if _name.startswith("test_") and _name != "test_each_library_in_its_own_process" and callable(_case):

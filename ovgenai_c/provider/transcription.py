@@ -1,0 +1,75 @@
+"""Speech to text for the provider: Whisper model folders, the library's Whisper support, transcription results.
+
+A provider on a Whisper IR folder has ``capabilities.transcribe`` (when the library exports whisper_pipeline.h)
+and no chat / prompt / stream; :meth:`Provider.transcribe` runs :class:`ovgenai_c.WhisperPipeline`. The GenAI C
+ABI cannot cancel a transcription: a ``timeout`` only abandons the wait (the pipeline finishes it first)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from ..results import PerfMetrics
+
+TASKS = ("transcribe", "translate")
+
+
+def is_whisper_folder(path: Any) -> bool:
+    """True for a folder holding a Whisper IR model (encoder, decoder, tokenizer, detokenizer)."""
+    from ..whisper_pipeline import missing_whisper_files
+
+    p = Path(os.fspath(path))
+    return p.is_dir() and not missing_whisper_files(p)
+
+
+def whisper_unsupported_reason(library: Any) -> Optional[str]:
+    """Why the library cannot transcribe (None when it exports every Whisper function, or when no library can be
+    found yet: the pipeline says so when it is made)."""
+    from .. import errors, load_library, open_library
+    from ..whisper_pipeline import missing_functions
+
+    try:
+        lib = library if hasattr(library, "has_extra") else (
+            open_library(os.fspath(library)) if library is not None else load_library())
+    except errors.LibraryNotFoundError:
+        return None
+    missing = missing_functions(lib)
+    if not missing:
+        return None
+    return (f"the {lib.kind} GenAI C library {lib.path} has no Whisper support (it does not export "
+            f"{len(missing)} of the 57 whisper_pipeline.h / whisper_generation_config.h functions, e.g. "
+            f"{missing[0]})")
+
+
+@dataclass
+class TranscriptionResult:
+    """One transcription: ``text``, timestamped ``segments`` (``start`` / ``end`` seconds, ``text``; with
+    timestamps asked), the ``language`` asked for (the C ABI does not report a detected one), the audio
+    ``duration`` in seconds, the ``task`` and the perf metrics."""
+
+    text: str
+    segments: Optional[List[Dict[str, Any]]]
+    language: Optional[str]
+    duration: float
+    task: str
+    perf: PerfMetrics = field(default_factory=PerfMetrics)
+
+    def to_dict(self) -> Dict[str, Any]:
+        from .provider import perf_dict
+
+        return {"text": self.text, "segments": self.segments, "language": self.language, "duration": self.duration,
+                "task": self.task, "perf": perf_dict(self.perf)}
+
+
+def result_from(res: Any, samples: int, task: str) -> TranscriptionResult:
+    """A :class:`TranscriptionResult` from WhisperDecodedResults of ``samples`` 16 kHz samples."""
+    segments = None
+    if res.chunks is not None:
+        segments = [{"start": c.start_ts, "end": c.end_ts, "text": c.text} for c in res.chunks]
+    text = res.texts[0] if res.texts else ""
+    return TranscriptionResult(text=text, segments=segments, language=res.language, duration=samples / 16000.0,
+                               task=task, perf=res.perf_metrics)
+
+
+__all__ = ["TASKS", "TranscriptionResult", "is_whisper_folder", "result_from", "whisper_unsupported_reason"]

@@ -1,0 +1,324 @@
+"""WhisperPipeline: speech to text through the GenAI C API's whisper_pipeline.h (openvino_genai's names).
+
+The machinery of :class:`~ovgenai_c.LLMPipeline` — one owner thread per pipeline that runs every C call (create,
+generate, config, free) in order, the error model, ``close()`` / context manager / finalizer — with the Whisper
+header. **There is no cancellation**: ``ov_genai_whisper_pipeline_generate`` takes the whole audio and no streamer,
+so nothing can stop a transcription once C runs it. ``timeout=`` and Ctrl-C therefore only *abandon the wait*: the
+caller gets :class:`~ovgenai_c.GenerationTimeoutError` / ``KeyboardInterrupt`` at once while the transcription goes
+on in C on the owner thread; its result is dropped when it ends, and the pipeline's next call (and ``close()``)
+waits for it. A ``streamer`` is refused for the same reason (pybind takes one; the C ABI does not).
+
+Configs: whisper_generation_config.h sets the Whisper fields only (language, task, return_timestamps,
+initial_prompt, hotwords, the token ids and suppress lists...). Each call's native config is the pipeline's own
+(so it keeps the model's lang_to_id, eos and length limits) with those fields set. A call whose config needs a base
+GenerationConfig field (max_new_tokens, sampling, ...), lang_to_id, alignment_heads or word_timestamps different
+from the model's own is refused by name with :class:`~ovgenai_c.NotSupportedError` — the C ABI cannot carry it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import weakref
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from . import _ffi, _loader, errors
+from ._call import check_timeout
+from ._capi import whisper_pipeline as native
+from ._owner import OwnerThread
+from .audio import as_samples
+from .pipeline import (_DEVICE_RE, _check_text, _finalize, _live_states, _refuse_unsupported_properties,
+                       _run_if_open, _State, property_strings, resolve_library)
+from .whisper_config import WhisperGenerationConfig, plain_language
+from .whisper_results import WhisperDecodedResultChunk, WhisperDecodedResults
+
+# what an optimum-intel Whisper export holds and GenAI's WhisperPipeline loads (the .bin beside each .xml)
+WHISPER_IR = ("openvino_encoder_model", "openvino_decoder_model", "openvino_tokenizer", "openvino_detokenizer")
+NO_CANCELLATION = ("the GenAI C ABI cannot cancel a Whisper transcription (ov_genai_whisper_pipeline_generate takes "
+                   "no streamer)")
+
+
+def missing_functions(lib: _loader.LoadedLibrary) -> List[str]:
+    """The whisper_generation_config.h / whisper_pipeline.h functions ``lib`` does not export."""
+    return [name for name in _ffi.whisper_functions() if not lib.has_extra(name)]
+
+
+def missing_whisper_files(folder: Union[str, os.PathLike]) -> List[str]:
+    """The files of a Whisper IR folder that ``folder`` lacks."""
+    p = Path(folder)
+    return [f"{stem}{ext}" for stem in WHISPER_IR for ext in (".xml", ".bin") if not (p / f"{stem}{ext}").is_file()]
+
+
+def min_samples(folder: Union[str, os.PathLike]) -> int:
+    """The fewest samples GenAI's feature extractor takes: more than n_fft / 2 (preprocessor_config.json's n_fft,
+    400 by default), for its reflect padding."""
+    n_fft = 400
+    try:
+        with open(Path(folder) / "preprocessor_config.json", "r", encoding="utf-8") as f:
+            value = json.load(f).get("n_fft")
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            n_fft = value
+    except (OSError, ValueError, AttributeError):
+        pass
+    return n_fft // 2 + 1
+
+
+def check_whisper_folder(models_path: Any) -> str:
+    """The model folder as a str, checked before calling in (the C ABI would only say UNKNOW_EXCEPTION)."""
+    if not isinstance(models_path, (str, os.PathLike)):
+        raise errors.InvalidParameterError(
+            f"models_path must be a str or os.PathLike, not {type(models_path).__name__}")
+    path = os.fsdecode(os.fspath(models_path))
+    _check_text(path, "models_path")
+    p = Path(path)
+    if not p.exists():
+        raise errors.ModelNotFoundError(f"model path does not exist: {path}")
+    if not p.is_dir():
+        raise errors.ModelNotFoundError(f"{path} is a file; a Whisper model is an OpenVINO IR folder")
+    missing = missing_whisper_files(p)
+    if missing:
+        raise errors.ModelNotFoundError(
+            f"Whisper model folder {path} lacks {', '.join(missing)} (a Whisper IR folder holds the encoder, the "
+            "stateful decoder and the tokenizer/detokenizer IR, as optimum-intel exports them)")
+    return path
+
+
+class WhisperPipeline:
+    """Automatic speech recognition over the GenAI C API (openvino_genai.WhisperPipeline's names).
+
+    ``WhisperPipeline(models_path, device="CPU", **properties)``; ``generate(raw_speech_input,
+    generation_config=None, streamer=None, *, timeout=None, **config_fields)`` takes 16 kHz mono float samples
+    (a numpy array or a list; other dtypes by :mod:`ovgenai_c.audio`'s rules) or a WAV file path;
+    ``get_generation_config()`` / ``set_generation_config()``, ``get_tokenizer()``. No cancellation (see the
+    module): ``timeout`` and Ctrl-C abandon the wait, the transcription finishes in C.
+    """
+
+    def __init__(self, models_path: Union[str, os.PathLike], device: str = "CPU", *,
+                 library: Union[None, str, os.PathLike, _loader.LoadedLibrary] = None, **properties: Any) -> None:
+        self._state: Optional[_State] = None
+        lib = resolve_library(library)
+        missing = missing_functions(lib)
+        if missing:
+            raise errors.NotSupportedError(
+                f"the {lib.kind} GenAI C library {lib.path} has no Whisper support: it does not export "
+                f"{', '.join(missing[:4])}{' and %d more' % (len(missing) - 4) if len(missing) > 4 else ''}")
+        path = check_whisper_folder(models_path)
+        if not isinstance(device, str):
+            raise errors.DeviceError(f"device must be a str such as 'CPU', not {type(device).__name__}")
+        if not _DEVICE_RE.fullmatch(device):
+            raise errors.DeviceError(f"malformed device name {device!r} (expected e.g. 'CPU', 'GPU.0', 'AUTO:GPU,CPU')")
+        props = dict(properties)
+        if "word_timestamps" in props:
+            if props.pop("word_timestamps") not in (False, "NO", "no", "false", 0):
+                raise errors.NotSupportedError("word_timestamps: word-level timestamps are not in the GenAI C ABI "
+                                               "(whisper_pipeline.h returns segment chunks only)")
+        _refuse_unsupported_properties(props)
+        prop_strings = property_strings(props)
+        self.models_path = path
+        self.device = device
+        self.properties = dict(prop_strings)
+        self._library = lib
+        owner = OwnerThread(name=f"ovgenai_c-whisper:{Path(path).name}")
+        state = _State(lib, owner, native)
+        self._min_samples = min_samples(path)
+
+        def _create() -> Dict[str, Any]:
+            state.handle = native.create(state.capi, path, device, prop_strings)
+            return native.read_generation_config(state.capi, state.handle)
+
+        job = owner.submit(_create)
+        try:
+            interrupted = job.wait_uninterrupted()
+            native_config = job.result()
+        except BaseException:
+            if state.handle is not None:
+                state.free_on_owner()
+            owner.stop()
+            raise
+        if interrupted:
+            free = state.free_on_owner()
+            if free is not None:
+                free.wait_uninterrupted()
+            owner.join()
+            raise KeyboardInterrupt
+        self._state = state
+        _live_states.add(state)
+        self._finalizer = weakref.finalize(self, _finalize, state)
+        self._finalizer.atexit = False
+        self._config = self._initial_config(path, native_config)
+
+    def _initial_config(self, path: str, native_config: Dict[str, Any]) -> WhisperGenerationConfig:
+        """The pipeline's config as GenAI holds it: the folder's generation_config.json (base fields, lang_to_id,
+        alignment heads), with the Whisper fields and max_new_tokens the library reports."""
+        gc_json = Path(path) / "generation_config.json"
+        cfg = WhisperGenerationConfig()
+        if gc_json.is_file():
+            try:
+                cfg = WhisperGenerationConfig(gc_json)
+            except (errors.GenAIError, OSError, ValueError):
+                cfg = WhisperGenerationConfig()
+        values = dict(native_config)
+        cfg.max_new_tokens = values.pop("max_new_tokens")
+        cfg.update_generation_config(**values)
+        return cfg
+
+    # --- life cycle ----------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Free the native pipeline on its owner thread, after any call still running there (a transcription
+        whose wait was abandoned runs to its end first). Safe to call twice."""
+        st = self._state
+        if st is None or st.forked:
+            return
+        job = st.free_on_owner()
+        if hasattr(self, "_finalizer"):
+            self._finalizer.detach()
+        interrupted = job.wait_uninterrupted() if job is not None else False
+        st.owner.join()
+        if interrupted:
+            raise KeyboardInterrupt
+
+    @property
+    def closed(self) -> bool:
+        return self._state is None or self._state.closed
+
+    def __enter__(self) -> "WhisperPipeline":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<WhisperPipeline {self.models_path!r} on {self.device} ({state}, {self._library.kind} library)>"
+
+    @property
+    def owner_thread_id(self) -> Optional[int]:
+        """Native id of the thread that owns the pipeline (creates, transcribes, frees)."""
+        return None if self._state is None else self._state.owner.native_id
+
+    def _check_open(self) -> None:
+        st = self._state
+        if st is not None and st.forked:
+            raise errors.PipelineClosedError(
+                "this pipeline was created in the parent process before fork(); create a new one in the child")
+        if st is None or st.closed:
+            raise errors.PipelineClosedError("the pipeline is closed")
+
+    def _submit(self, fn: Any) -> Any:
+        self._check_open()
+        st = self._state
+        with st.lock:
+            if st.closed:
+                raise errors.PipelineClosedError("the pipeline is closed")
+            try:
+                return st.owner.submit(lambda: _run_if_open(st, fn))
+            except RuntimeError:
+                raise errors.PipelineClosedError("the pipeline's owner thread is gone") from None
+
+    # --- config --------------------------------------------------------------------------------------
+    def get_generation_config(self) -> WhisperGenerationConfig:
+        """A copy of the pipeline's generation config."""
+        self._check_open()
+        return self._config.copy()
+
+    def set_generation_config(self, config: WhisperGenerationConfig) -> None:
+        """Make ``config`` the pipeline's own (validated and checked to be expressible first)."""
+        self._check_open()
+        if not isinstance(config, WhisperGenerationConfig):
+            raise errors.InvalidParameterError(f"expected a WhisperGenerationConfig, not {type(config).__name__}")
+        cfg = self._effective(config.copy())
+        values = cfg.c_values()
+        self._submit(lambda st: native.set_generation_config(st.capi, st.handle, values)).wait()
+        self._config = cfg
+
+    def _effective(self, cfg: WhisperGenerationConfig) -> WhisperGenerationConfig:
+        """As GenAI resolves a per-call config (unset stop ids, eos and an empty lang_to_id come from the
+        pipeline's), validated with upstream's rules, then checked to be expressible through the C ABI."""
+        base = self._config
+        if not cfg.stop_token_ids:
+            cfg.stop_token_ids = base.stop_token_ids
+        if cfg.eos_token_id == -1 and base.eos_token_id != -1:
+            cfg.set_eos_token_id(base.eos_token_id)
+        if not cfg.lang_to_id:
+            cfg.lang_to_id = base.lang_to_id
+        cfg.validate()
+        mine, model = cfg.python_only_state(), base.python_only_state()
+        differ = [k for k in mine if mine[k] != model[k]]
+        if "word_timestamps" in differ:
+            raise errors.NotSupportedError("word_timestamps: word-level timestamps are not in the GenAI C ABI "
+                                           "(whisper_pipeline.h returns segment chunks only)")
+        if differ:
+            raise errors.NotSupportedError(
+                f"WhisperGenerationConfig field(s) {', '.join(differ)} differ from the model's own config and cannot "
+                "be passed through the GenAI C API (whisper_generation_config.h sets only the Whisper fields: "
+                "language, task, return_timestamps, initial_prompt, hotwords, token ids, suppress lists)")
+        return cfg
+
+    def _resolve(self, generation_config: Any, kwargs: Dict[str, Any]) -> Optional[WhisperGenerationConfig]:
+        """The config of one call (None: the pipeline's own, unchanged)."""
+        if generation_config is not None and not isinstance(generation_config, WhisperGenerationConfig):
+            if isinstance(generation_config, dict):
+                kwargs = {**generation_config, **kwargs}
+                generation_config = None
+            else:
+                raise errors.InvalidParameterError(
+                    f"generation_config must be a WhisperGenerationConfig, not {type(generation_config).__name__}")
+        if generation_config is None and not kwargs:
+            return None
+        cfg = (generation_config or self._config).copy()
+        if kwargs:
+            try:
+                cfg.update_generation_config(**kwargs)
+            except TypeError as exc:
+                raise errors.InvalidParameterError(str(exc)) from None
+        return self._effective(cfg)
+
+    def get_tokenizer(self) -> Any:
+        """The model's :class:`~ovgenai_c.Tokenizer` (made once; runs the folder's tokenizer IR)."""
+        tok = getattr(self, "_tokenizer", None)
+        if tok is None:
+            from .tokenizer import Tokenizer
+
+            tok = self._tokenizer = Tokenizer(self.models_path)
+        return tok
+
+    # --- transcription -------------------------------------------------------------------------------
+    def generate(self, raw_speech_input: Any, generation_config: Optional[WhisperGenerationConfig] = None,
+                 streamer: Any = None, *, timeout: Optional[float] = None, **kwargs: Any) -> WhisperDecodedResults:
+        """Transcribe (or translate) ``raw_speech_input``: 16 kHz mono samples or a WAV file path.
+
+        ``generation_config`` (a WhisperGenerationConfig or a dict) and keyword fields as pybind's. ``streamer``:
+        refused (the C ABI takes none). ``timeout``: seconds to wait before raising GenerationTimeoutError —
+        the transcription is not stopped (the C ABI cannot), only abandoned; the pipeline's next call waits for it.
+        """
+        self._check_open()
+        if streamer is not None:
+            raise errors.NotSupportedError(f"streamer: {NO_CANCELLATION} and streams no text; drop the streamer "
+                                           "(the whole transcription is returned at the end)")
+        check_timeout(timeout)
+        samples = as_samples(raw_speech_input)
+        if samples.size < self._min_samples:
+            raise errors.InvalidParameterError(
+                f"raw_speech_input is too short for Whisper's feature extractor: {samples.size} samples, more than "
+                f"n_fft / 2 = {self._min_samples - 1} needed (upstream: 'raw_speech too short for reflect padding')")
+        cfg = self._resolve(generation_config, kwargs)
+        values = None if cfg is None else cfg.c_values()
+        effective = cfg or self._config
+        job = self._submit(lambda st: native.generate(st.capi, st.handle, samples, values))
+        try:
+            finished = job.event.wait(timeout)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"interrupted: the transcription goes on in C until it ends ({NO_CANCELLATION})") \
+                from None
+        if not finished:
+            raise errors.GenerationTimeoutError(
+                f"generate() exceeded its timeout of {timeout} s; the transcription was NOT stopped "
+                f"({NO_CANCELLATION}): it runs to its end on the pipeline's thread, its result is dropped, and the "
+                "next call on this pipeline waits for it")
+        out = job.result()
+        chunks = None if out.chunks is None else [WhisperDecodedResultChunk(*c) for c in out.chunks]
+        language = None if effective.language is None else plain_language(effective.language)
+        return WhisperDecodedResults(out.texts, out.scores, chunks, out.perf, language)
+
+
+__all__ = ["WhisperPipeline", "check_whisper_folder", "min_samples", "missing_functions", "missing_whisper_files"]
