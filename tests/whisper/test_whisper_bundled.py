@@ -232,12 +232,13 @@ def bundled(api: Api, ir: pathlib.Path, cases: List[Dict[str, Any]]) -> List[Dic
 
 
 def assert_same(ours: List[Dict[str, Any]], theirs: List[Dict[str, Any]], names: List[str]) -> None:
+    """Texts and chunks (times and texts) identical; the language too where both sides report one."""
     mismatches = []
     for name, a, b in zip(names, ours, theirs):
         assert "error" not in b, f"{name}: the oracle failed: {b['error']}"
         if a["text"] != b["text"] or a["chunks"] != b["chunks"]:
             mismatches.append(f"{name}:\n  ours  {a}\n  genai {b}")
-        elif b.get("language") is not None and a["language"] != b["language"]:
+        elif None not in (a["language"], b.get("language")) and a["language"] != b["language"]:
             mismatches.append(f"{name}: language {a['language']!r} != {b['language']!r}")
     assert not mismatches, "\n".join(mismatches)
 
@@ -539,3 +540,67 @@ def test_create_and_null_handles_in_a_child(api, real_ir):
                            str(real_ir)], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(REPO / "tests")})
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]
+
+
+# ---------------------------------------------------------------------------------------------------- the binding
+
+
+def _binding_pipe(ir: pathlib.Path):
+    from testsupport import bundled_library_path
+
+    import ovgenai_c
+
+    path = bundled_library_path()
+    if path is None or not path.exists():
+        pytest.skip("bundled backend not built; run scripts/build_backend.sh")
+    return ovgenai_c.WhisperPipeline(str(ir), "CPU", library=str(path), **F32)
+
+
+def _binding_run(pipe, cases: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    out = []
+    for c in cases:
+        r = pipe.generate(c["audio"], **c["config"])
+        chunks = None if r.chunks is None else [[ch.start_ts, ch.end_ts, ch.text] for ch in r.chunks]
+        out.append({"text": r.texts[0], "chunks": chunks, "language": None})  # the C ABI reports none
+    return out
+
+
+def test_binding_exact_with_genai_on_the_speech_samples(api, whisper_real_ir, speech_samples, tmp_path):
+    """ovgenai_c.WhisperPipeline over the bundled backend = openvino_genai on the 12 English sentences, plain
+    and with timestamps; the word error rate of those transcripts is printed (the WER bound is w1's test)."""
+    from whisper_support import wer
+
+    english = list(speech_samples.english)
+    cases = [{"audio": s.audio, "config": {}} for s in english]
+    cases += [{"audio": s.audio, "config": {"return_timestamps": True}} for s in english]
+    names = [f"plain[{i}]" for i in range(len(english))] + [f"timestamps[{i}]" for i in range(len(english))]
+    theirs = oracle(whisper_real_ir, cases, tmp_path)
+    with _binding_pipe(whisper_real_ir) as pipe:
+        ours = _binding_run(pipe, cases)
+    assert_same(ours, theirs, names)
+    rate = wer([s.text for s in english], [o["text"] for o in ours[:len(english)]])
+    print(f"\nbundled whisper-tiny.en on {len(english)} espeak-ng sentences: WER {rate:.1%}, "
+          f"{len(cases)} cases identical to openvino_genai")
+
+
+def test_binding_exact_with_genai_on_the_tiny_random_model(api, whisper_tiny_ir, speech_samples, tmp_path):
+    """The random-weights tiny model: no meaningful text, but every token must still match (long windows of
+    max_length tokens exercise the timestamp rules and the KV cache to the end)."""
+    english = list(speech_samples.english)[:3]
+    cases = [{"audio": s.audio, "config": {}} for s in english]
+    cases += [{"audio": english[0].audio, "config": {"return_timestamps": True}}]
+    theirs = oracle(whisper_tiny_ir, cases, tmp_path)
+    with _binding_pipe(whisper_tiny_ir) as pipe:
+        ours = _binding_run(pipe, cases)
+    assert_same(ours, theirs, [f"case[{i}]" for i in range(len(cases))])
+
+
+def test_binding_multilingual_exact_with_genai(api, whisper_multilingual_ir, speech_samples, tmp_path):
+    foreign = list(speech_samples.foreign)
+    cases = [{"audio": s.audio, "config": {}} for s in foreign]  # language detected
+    cases += [{"audio": s.audio, "config": {"task": "translate"}} for s in foreign]
+    cases += [{"audio": s.audio, "config": {"language": s.language, "return_timestamps": True}} for s in foreign]
+    theirs = oracle(whisper_multilingual_ir, cases, tmp_path)
+    with _binding_pipe(whisper_multilingual_ir) as pipe:
+        ours = _binding_run(pipe, cases)
+    assert_same(ours, theirs, [f"case[{i}]" for i in range(len(cases))])
