@@ -162,6 +162,9 @@ WhisperEngine::Window WhisperEngine::decode_window(const ov::Tensor& encoder_out
         wperf.decode_inference_us.push_back(infer_us);
 
         const ov::Shape shape = logits.get_shape();
+        if (shape.size() != 3 || shape[0] != 1 || shape[1] == 0 || shape[2] == 0)
+            throw std::runtime_error("the Whisper decoder's logits have shape " + shape.to_string() +
+                                     ", expected [1, positions, vocab]");
         const size_t vocab = shape.back();
         float* row = logits.data<float>() + (shape[1] - 1) * vocab;
         process_whisper_logits(row, vocab, cfg, return_timestamps, w.tokens, w.tokens.empty());
