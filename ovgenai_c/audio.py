@@ -20,7 +20,7 @@ import math
 import os
 import wave
 from pathlib import Path
-from typing import Any, Tuple, Union
+from typing import Any, BinaryIO, Tuple, Union
 
 from . import errors
 
@@ -78,23 +78,29 @@ def _as_float32(arr: Any, where: str) -> Any:
         "(float16/float64 are converted; int8/int16/int32/uint8 PCM is scaled by its full scale)")
 
 
-def read_wav(path: Union[str, os.PathLike], rate: int = SAMPLE_RATE) -> Any:
-    """A WAV file's samples as float32 mono at ``rate`` Hz (mixed down, resampled when needed)."""
+def read_wav(path: Union[str, os.PathLike, BinaryIO], rate: int = SAMPLE_RATE) -> Any:
+    """A WAV file's samples (a path or a binary file object) as float32 mono at ``rate`` Hz (mixed down, resampled
+    when needed)."""
     samples, file_rate = read_wav_native(path)
     if file_rate != rate:
         samples = resample(samples, file_rate, rate)
     return samples
 
 
-def read_wav_native(path: Union[str, os.PathLike]) -> Tuple[Any, int]:
-    """(float32 mono samples, sample rate) of a WAV file, at its own rate."""
+def read_wav_native(path: Union[str, os.PathLike, BinaryIO]) -> Tuple[Any, int]:
+    """(float32 mono samples, sample rate) of a WAV file (a path or a binary file object), at its own rate."""
     import numpy as np
 
-    p = Path(os.fspath(path))
-    if not p.is_file():
-        raise errors.InvalidParameterError(f"no such audio file: {p}")
+    if hasattr(path, "read"):
+        source: Any = path
+        p = Path(getattr(path, "name", None) or "the uploaded audio")
+    else:
+        p = Path(os.fspath(path))  # type: ignore[arg-type]
+        if not p.is_file():
+            raise errors.InvalidParameterError(f"no such audio file: {p}")
+        source = str(p)
     try:
-        with wave.open(str(p), "rb") as w:
+        with wave.open(source, "rb") as w:
             channels, width, file_rate, frames = w.getnchannels(), w.getsampwidth(), w.getframerate(), w.getnframes()
             data = w.readframes(frames)
     except (wave.Error, EOFError) as exc:

@@ -850,6 +850,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     except Exception as exc:  # never let a cache problem hide the rest of the report
         report["default_model"] = {"error": _one_line(exc)}
     try:
+        from .whisper_models import WHISPER_MODELS, whisper_model_status
+
+        report["whisper_models"] = [whisper_model_status(name) for name in WHISPER_MODELS]
+    except Exception as exc:
+        report["whisper_models"] = {"error": _one_line(exc)}
+    try:
         from .provider.catalog import Catalog
 
         cat = Catalog(args.models_root)
@@ -920,6 +926,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         blobs = list(Path(dm["compiled_cache"]).glob("*.blob")) if dm.get("compiled_cache") else []
         _out(f"  compiled:     {dm.get('compiled_cache')} "
              f"({len(blobs)} blobs, {sum(b.stat().st_size for b in blobs) / 1e6:.0f} MB; --no-cache to bypass)")
+    wm = report["whisper_models"]
+    if isinstance(wm, dict):
+        _out(f"whisper models: unknown ({wm['error']})")
+    else:
+        for w in wm:
+            state = f"ready ({w['ir']})" if w["ready"] else "not fetched yet (`ovgenai-c convert --whisper " + \
+                f"{w['name']}`)"
+            _out(f"whisper model:  {w['name']} from {w['source']}: {state}")
     mr = report["models_root"]
     if "error" in mr:
         _out(f"models root:    unavailable ({mr['error']})")
@@ -936,7 +950,7 @@ def _human(n: int) -> str:
     return str(n)
 
 
-RUNS_ON = {"ir": "bundled,official", "gguf": "official"}
+RUNS_ON = {"ir": "bundled,official", "gguf": "official", "whisper": "bundled,official"}
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -986,6 +1000,13 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     from . import models
 
+    if args.whisper:
+        if args.gguf:
+            raise CliError("--whisper takes no GGUF (it fetches and converts a Whisper model)")
+        from .whisper_models import ensure_whisper_model
+
+        _out(str(ensure_whisper_model(args.whisper, progress=True)))
+        return 0
     if not args.gguf:
         out = models.ensure_default_model("ir", progress=True)
         _out(str(out))
@@ -1118,7 +1139,9 @@ WAV: 8/16/24/32-bit PCM, any channel count (mixed down), any rate (resampled to 
   {PROG} models --root ~/models --json""",
     "convert": f"""examples:
   {PROG} convert                              the default model's IR (prints its folder)
-  {PROG} convert model.gguf model-ir""",
+  {PROG} convert model.gguf model-ir
+  {PROG} convert --whisper                    whisper-tiny.en's IR (prints its folder)
+  {PROG} convert --whisper whisper-base       the multilingual Whisper model's IR""",
     "serve": f"""examples:
   {PROG} serve                                the default model on http://127.0.0.1:8000 (/v1 and /api)
   {PROG} serve --models-root ~/models --port 11434 --parallel 2
@@ -1209,6 +1232,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p, sub=True)
     p.add_argument("gguf", nargs="?", metavar="GGUF")
     p.add_argument("out", nargs="?", metavar="OUT")
+    p.add_argument("--whisper", nargs="?", const="whisper-tiny.en", metavar="NAME",
+                   choices=("whisper-tiny.en", "whisper-base"),
+                   help="fetch and convert a Whisper model instead (whisper-tiny.en, the default, or whisper-base)")
     p.set_defaults(func=cmd_convert)
 
     p = _sub(subs, "serve", help="OpenAI- (/v1) and Ollama-compatible (/api) HTTP server (needs the serve extra)")

@@ -251,7 +251,8 @@ class WhisperPipeline:
             raise errors.NotSupportedError(
                 f"WhisperGenerationConfig field(s) {', '.join(differ)} differ from the model's own config and cannot "
                 "be passed through the GenAI C API (whisper_generation_config.h sets only the Whisper fields: "
-                "language, task, return_timestamps, initial_prompt, hotwords, token ids, suppress lists)")
+                "language, task, return_timestamps, initial_prompt, hotwords, token ids, suppress lists); start "
+                "from pipeline.get_generation_config() and change only those")
         return cfg
 
     def _resolve(self, generation_config: Any, kwargs: Dict[str, Any]) -> Optional[WhisperGenerationConfig]:

@@ -21,6 +21,7 @@ Needs the ``convert`` extra (openvino-tokenizers, transformers).
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -265,6 +266,8 @@ def convert_tokenizers(folder: Path) -> None:
     """openvino_tokenizer / openvino_detokenizer IR from ``folder``'s tokenizer.json + tokenizer_config.json."""
     import openvino as ov
     from openvino_tokenizers import convert_tokenizer
+
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # (no "PyTorch was not found" note: not needed)
     from transformers import AutoTokenizer
 
     hf_tokenizer = AutoTokenizer.from_pretrained(str(folder))
@@ -320,12 +323,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     if len(args) != 2:
         sys.stderr.write("usage: python -m ovgenai_c_tools.convert_whisper_ct2 SRC_CT2_FOLDER DST_IR_FOLDER\n")
         return FORMAT_ERROR_EXIT
-    try:
-        import openvino_tokenizers  # noqa: F401
-        import transformers  # noqa: F401
-    except ImportError as exc:
-        sys.stderr.write(f"convert_whisper_ct2 needs openvino_tokenizers and transformers (the convert extra: "
-                         f"pip install 'ovgenai_c[convert]'): {exc}\n")
+    missing = [m for m in ("openvino_tokenizers", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        sys.stderr.write(f"convert_whisper_ct2 needs {' and '.join(missing)} (the convert extra: "
+                         "pip install 'ovgenai_c[convert]')\n")
         return NO_TOOLS_EXIT
     try:
         summary = convert(Path(args[0]), Path(args[1]))

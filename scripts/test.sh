@@ -7,10 +7,11 @@
 #        ~/.cache/ovgenai_c/asan-build/<key>/ while native/, the flags, the compiler and the openvino wheel are
 #        unchanged) and runs the sanitizer part on it, then takes parts too (its steps are told on the terminal,
 #        its output goes to background.log).
-#      The parts: the whole suite on the default engine (PagedAttention) in six pytest runs (tests/backend in two
-#      by its engine_explicit marker, the other folders in groups), and the backend and conformance suites on the
-#      stateful SDPA engine. So the queue balances itself whether the ASan build is cached (a minute of sanitizer
-#      part) or not (a few minutes of build first).
+#      The parts: the whole suite on the default engine (PagedAttention) in seven pytest runs (tests/backend in two
+#      by its engine_explicit marker, the other folders in groups, tests/whisper alone), and the backend and
+#      conformance suites on the stateful SDPA engine. So the queue balances itself whether the ASan build is
+#      cached (a minute of sanitizer part) or not (a few minutes of build first).
+# Between 1 and 2, espeak-ng and sox (the Whisper tests' speech) are apt-get installed when missing, where apt is.
 # A one-line summary per part at the end; the exit status is non-zero when any part fails (or runs no tests).
 # Extra arguments go to the suite and SDPA parts; with extra arguments the suite runs as one part (as a filter such as
 # -k could leave a folder part with no test, which counts as a failure). OVGENAI_C_NO_ASAN=1 skips the sanitizer
@@ -61,6 +62,25 @@ fi
 echo "install: ok in $((SECONDS - t)) s" >>"$SUMMARY"
 say "installed in $((SECONDS - t)) s"
 
+# ---- the speech tools tests/whisper synthesizes its test audio with (apt, where there; never fails the run) --------
+speech_tools_missing() { ! command -v espeak-ng >/dev/null 2>&1 || ! command -v sox >/dev/null 2>&1; }
+if speech_tools_missing; then
+    if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]]; then
+        t=$SECONDS
+        say "installing espeak-ng and sox with apt-get (the speech the Whisper tests transcribe)"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y -qq espeak-ng sox >/dev/null 2>&1 ||
+            { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq espeak-ng sox >/dev/null 2>&1; }
+        if speech_tools_missing; then
+            say "    espeak-ng / sox could not be installed; the speech tests of tests/whisper will skip"
+        else
+            say "    installed in $((SECONDS - t)) s"
+        fi
+    else
+        say "espeak-ng / sox are missing and apt-get is not usable here; the speech tests of tests/whisper will skip"
+    fi
+fi
+
 # ---- the parts and the lanes ------------------------------------------------------------------------------------
 asan_key() {
     {
@@ -81,7 +101,7 @@ sdpa_part() {
 # engine_explicit marker (each backend test is in exactly one of the two), the other folders in groups. Every folder
 # of tests/ with tests must be in SPLIT_FOLDERS (checked below); the sanitizer module is the sanitizer part's.
 SPLIT_FOLDERS="tests/backend tests/reliability tests/binding tests/abi_double tests/fixtures tests/bench
-    tests/chat_template tests/cli tests/provider tests/serve tests/models"
+    tests/chat_template tests/cli tests/provider tests/serve tests/models tests/whisper"
 suite_part() {  # label log-suffix pytest-args...
     local label=$1 suffix=$2
     shift 2
@@ -106,6 +126,8 @@ run_part() {  # part-id extra-args...: one queued part
         frontends)
             suite_part "tests/chat_template, cli, provider, serve, models" frontends \
                 tests/chat_template tests/cli tests/provider tests/serve tests/models "$@" ;;
+        whisper)  # the converter, the Whisper models (fetched and converted once) and the speech tests
+            suite_part "tests/whisper" whisper tests/whisper "$@" ;;
         *) echo "unknown part $id" >&2; return 2 ;;
     esac
 }
@@ -182,8 +204,9 @@ else
             echo "parts: FAILED, $d is in no part" >>"$SUMMARY"
         fi
     done
-    # biggest first (seconds with both lanes busy on 2 cores: 407, 289, 163, 155, 103, 63)
-    printf '%s\n' backend-explicit sdpa frontends backend-rest binding reliability >"$QUEUE"
+    # biggest first (seconds with both lanes busy on 2 cores: 407, 289, 163, 155, 103, 63; whisper: about 120
+    # once its models are cached, estimated from a run on its own)
+    printf '%s\n' backend-explicit sdpa frontends backend-rest whisper binding reliability >"$QUEUE"
 fi
 
 say "2/3 the queue of test parts: $(tr '\n' ' ' <"$QUEUE")"

@@ -36,7 +36,7 @@ class ModelEntry:
 
     name: str
     path: Path
-    format: str  # "ir" or "gguf"
+    format: str  # "ir", "gguf" or "whisper"
     profile: Optional[Profile] = None
     profile_error: Optional[str] = None
     size: int = 0

@@ -20,12 +20,17 @@ from ..ir_folder import TOKENIZER_XML, is_ir_folder
 
 def model_format(path: Union[str, os.PathLike]) -> Optional[str]:
     """``"ir"`` for an OpenVINO IR LLM folder (:func:`ovgenai_c.ir_folder.is_ir_folder`), ``"gguf"`` for a
-    .gguf file, else None."""
+    .gguf file, ``"whisper"`` for a Whisper IR folder (speech to text), else None."""
     p = Path(path)
     if p.is_file() and p.name.lower().endswith(".gguf"):
         return "gguf"
     if is_ir_folder(p):
         return "ir"
+    if p.is_dir():
+        from ..whisper_pipeline import missing_whisper_files
+
+        if not missing_whisper_files(p):
+            return "whisper"
     return None
 
 

@@ -31,7 +31,7 @@ from .options import check_options, to_generation_kwargs
 from .pool import Lease, SessionPool, default_pool
 from .profile import Profile, profile_for
 from .tools import parse_tool_calls
-from .transcription import TASKS, TranscriptionResult, is_whisper_folder, result_from, whisper_unsupported_reason
+from .transcription import TASKS, TranscriptionResult, result_from, whisper_unsupported_reason
 
 DEVICE_ENV = "OVGENAI_DEVICE"
 # Why no provider takes images (the server's refusal of image parts names it): it serves text models through
@@ -155,7 +155,7 @@ class Provider:
             raise errors.ModelNotFoundError(f"model path does not exist: {self.path}")
         self.profile = profile if profile is not None else profile_for(self.path)
         self.info: ModelInfo = model_info(self.path)
-        if self.info.format is None and is_whisper_folder(self.path):
+        if self.info.format == "whisper":  # speech to text: no chat template, no context window
             self.info = ModelInfo(path=str(self.path), format="whisper", chat_template=None, context_length=None)
         if self.info.format is None:
             raise errors.ModelNotFoundError(
@@ -215,12 +215,22 @@ class Provider:
 
     def load(self) -> float:
         """Create (or find warm) the pipeline now; returns its load time in seconds."""
+        if self.info.format == "whisper":
+            import time
+
+            t0 = time.monotonic()
+            self.whisper_pipeline()
+            return time.monotonic() - t0
         with self.lease() as lease:
             return lease.load_time
 
     def warm_up(self) -> None:
         """Run a 2-token greedy answer: OpenVINO prepares its kernels and weight layouts on the first inference
-        of each kind (a prompt, then one next token), so the first real request is then as fast as the rest."""
+        of each kind (a prompt, then one next token), so the first real request is then as fast as the rest.
+        A Whisper model is only loaded (a warm-up transcription cannot be cancelled)."""
+        if self.info.format == "whisper":
+            self.load()
+            return
         with self.lease() as lease:
             lease.pipeline.generate("Hi", max_new_tokens=2, do_sample=False)
 

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
+from .audio_api import AudioRoutes
 from .config import ServeConfig
 from .http import BearerAuth
 from .ollama_api import OllamaRoutes
@@ -22,7 +23,7 @@ from .registry import ModelRegistry, ProviderFactory, default_provider_factory
 
 def _caps(provider: Any) -> Dict[str, Any]:
     caps = getattr(provider, "capabilities", None)
-    return {k: getattr(caps, k, None) for k in ("chat", "context_length", "max_output_tokens")}
+    return {k: getattr(caps, k, None) for k in ("chat", "context_length", "max_output_tokens", "transcribe")}
 
 
 @dataclass
@@ -68,7 +69,7 @@ def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] 
             await anyio.to_thread.run_sync(registry.close)
 
     routes = [Route("/", root, methods=["GET", "HEAD"]), Route("/ovgenai_c/info", info, methods=["GET"])] + \
-        OpenAIRoutes(state).routes() + OllamaRoutes(state).routes()
+        OpenAIRoutes(state).routes() + AudioRoutes(state).routes() + OllamaRoutes(state).routes()
     app = Starlette(routes=routes, middleware=[Middleware(BearerAuth, api_key=config.api_key)], lifespan=lifespan)
     app.state.server = state
     return app

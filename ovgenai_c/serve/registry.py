@@ -121,6 +121,9 @@ class ModelSlot:
             pool = getattr(p, "pool", None)
             if pool is not None:
                 pool.close(timeout=30.0)
+            close = getattr(p, "close", None)  # a Whisper provider's own pipeline
+            if close is not None:
+                close()
 
 
 class ModelRegistry:

@@ -421,8 +421,9 @@ def test_whisper_native_config_fields_round_trip(whisper_lib):
         back = wcfg.read(capi, handle)
         wcfg.update(capi, handle, {"language": None, "task": None, "suppress_tokens": []})
         cleared = wcfg.read(capi, handle)
-    expected_defaults = {k: d for k, (_, d) in __import__("ovgenai_c.whisper_config", fromlist=["C_FIELDS"])
-                         .C_FIELDS.items()}
+    from ovgenai_c.whisper_config import C_FIELDS
+
+    expected_defaults = {k: d for k, (_, d) in C_FIELDS.items()}
     assert {k: defaults[k] for k in expected_defaults} == {k: list(v) if isinstance(v, tuple) else v
                                                            for k, v in expected_defaults.items()}
     assert {k: back[k] for k in values} == values

@@ -261,6 +261,8 @@ def test_refused_config_changes_name_the_field(make_whisper):
                           ({"word_timestamps": True}, "word-level timestamps")]:
         with pytest.raises(errors.NotSupportedError, match=words):
             pipe.generate(TONE, **fields)
+    with pytest.raises(errors.NotSupportedError, match=r"max_length.*start from pipeline.get_generation_config"):
+        pipe.generate(TONE, WhisperGenerationConfig())  # a fresh config's base fields are not the model's
     with pytest.raises(errors.ConfigError, match="'language' xx must be provided in 'lang_to_id' map"):
         pipe.generate(TONE, language="xx")
     with pytest.raises(errors.ConfigError, match="mast be 'transcribe' or 'translate'"):

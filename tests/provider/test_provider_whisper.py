@@ -72,3 +72,13 @@ def test_a_library_without_whisper_is_refused_clearly(double, whisper_dir):
     with pytest.raises(CapabilityNotSupportedError, match="has no Whisper support") as info:
         p.transcribe(np.zeros(1000, np.float32))
     assert info.value.capability == "transcribe"
+
+
+def test_the_catalog_lists_whisper_folders(double, tmp_path):
+    from ovgenai_c.provider import Catalog, model_info
+
+    make_whisper_dir(tmp_path / "root" / "whisper-tiny" / "ir")
+    cat = Catalog(tmp_path / "root")
+    assert [(e.name, e.format) for e in cat.list()] == [("whisper-tiny/ir", "whisper")]
+    assert cat.resolve("whisper-tiny").format == "whisper"
+    assert model_info(tmp_path / "root" / "whisper-tiny" / "ir").format == "whisper"

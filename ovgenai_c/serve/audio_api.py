@@ -1,0 +1,160 @@
+"""OpenAI-compatible speech to text: POST /v1/audio/transcriptions and /v1/audio/translations (multipart/form-data,
+OpenAI's shape: ``file``, ``model``, ``language``, ``prompt``, ``response_format`` json | text | verbose_json,
+``temperature`` 0, ``timestamp_granularities[]`` segment), served by a Whisper model's provider.
+
+Files are WAV (integer PCM, any rate and channel count: see :mod:`ovgenai_c.audio`) up to
+:data:`MAX_AUDIO_BYTES` (OpenAI's 25 MB). What the GenAI C ABI cannot do is refused with 400 naming the field:
+sampling temperature (Whisper configs take no base fields through the C ABI), word timestamps, srt / vtt output
+(not implemented here). The C ABI cannot cancel a transcription: a request that exceeds the server's timeout gets
+504 while the transcription finishes on the pipeline's thread (the next request on that pipeline waits for it).
+"""
+from __future__ import annotations
+
+import io
+import time
+from typing import Any, Dict, List, Optional
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from .errors import HTTPError, RequestTimeoutError, bad_request
+from .http import endpoint
+
+MAX_AUDIO_BYTES = 25 * 1024 * 1024
+FORMATS = ("json", "text", "verbose_json")
+FIELDS = {"file", "model", "language", "prompt", "response_format", "temperature", "timestamp_granularities[]",
+          "timestamp_granularities"}
+
+
+def _text_field(form: Any, name: str) -> Optional[str]:
+    value = form.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise bad_request(f"{name!r} must be a text field, not a file", name)
+    return value
+
+
+def verbose_segments(segments: Optional[List[Dict[str, Any]]]) -> List[Dict[str, Any]]:
+    """OpenAI's segment objects from the provider's; what the C ABI does not return (token ids, log-probabilities,
+    compression ratio, no-speech probability) is empty or null, never invented."""
+    out = []
+    for i, seg in enumerate(segments or []):
+        out.append({"id": i, "seek": int(round(seg["start"] * 100)), "start": seg["start"], "end": seg["end"],
+                    "text": seg["text"], "tokens": [], "temperature": 0.0, "avg_logprob": None,
+                    "compression_ratio": None, "no_speech_prob": None})
+    return out
+
+
+class AudioRoutes:
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+    def routes(self) -> List[Route]:
+        return [Route("/v1/audio/transcriptions", self.transcriptions, methods=["POST"]),
+                Route("/v1/audio/translations", self.translations, methods=["POST"])]
+
+    @endpoint(ollama=False)
+    async def transcriptions(self, request: Request) -> Response:
+        return await self._run(request, "transcribe")
+
+    @endpoint(ollama=False)
+    async def translations(self, request: Request) -> Response:
+        return await self._run(request, "translate")
+
+    async def _form(self, request: Request) -> Any:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.strip().isdigit() and int(declared) > MAX_AUDIO_BYTES:
+            raise HTTPError(413, f"request body of {int(declared)} bytes is larger than the audio limit of "
+                                 f"{MAX_AUDIO_BYTES} bytes", code="request_too_large")
+        if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+            raise bad_request("the request must be multipart/form-data with the audio in the 'file' field "
+                              "(OpenAI's audio API shape)")
+        try:
+            return await request.form(max_files=1, max_fields=16)
+        except AssertionError as exc:  # Starlette without python-multipart
+            raise HTTPError(500, f"multipart forms need python-multipart (the 'serve' extra): {exc}",
+                            code="internal_error") from None
+        except Exception as exc:  # a malformed body (starlette's MultiPartException and kin)
+            raise bad_request(f"cannot read the multipart form: {exc}") from None
+
+    async def _run(self, request: Request, task: str) -> Response:
+        form = await self._form(request)
+        try:
+            return await self._answer(form, task)
+        finally:
+            await form.close()
+
+    async def _answer(self, form: Any, task: str) -> Response:
+        for name in form.keys():
+            if name not in FIELDS:
+                raise bad_request(f"unknown or unsupported parameter {name!r}", name, "unknown_parameter")
+        upload = form.get("file")
+        if upload is None or isinstance(upload, str):
+            raise bad_request("'file' (the audio, a WAV file) is required", "file")
+        fmt = _text_field(form, "response_format") or "json"
+        if fmt not in FORMATS:
+            raise bad_request(f"response_format {fmt!r} is not supported (json, text or verbose_json)",
+                              "response_format", "unsupported_parameter")
+        temperature = _text_field(form, "temperature")
+        if temperature is not None:
+            try:
+                t = float(temperature)
+            except ValueError:
+                raise bad_request(f"temperature must be a number, got {temperature!r}", "temperature") from None
+            if t != 0.0:
+                raise bad_request("temperature is not supported: the GenAI C ABI sets no sampling fields of a "
+                                  "Whisper config (decoding is the model's own, greedy)", "temperature",
+                                  "unsupported_parameter")
+        granularities = form.getlist("timestamp_granularities[]") + form.getlist("timestamp_granularities")
+        if any(g != "segment" for g in granularities):
+            raise bad_request("only segment timestamps are available (word timestamps are not in the GenAI C ABI)",
+                              "timestamp_granularities[]", "unsupported_parameter")
+        language = _text_field(form, "language") or None
+        prompt = _text_field(form, "prompt") or None
+        data = await upload.read()
+        if len(data) > MAX_AUDIO_BYTES:
+            raise HTTPError(413, f"the audio file is larger than the limit of {MAX_AUDIO_BYTES} bytes",
+                            code="request_too_large")
+        from ..audio import read_wav
+
+        buffer = io.BytesIO(data)
+        buffer.name = upload.filename or "the uploaded audio"
+        samples = await anyio.to_thread.run_sync(read_wav, buffer)
+        text = await self._transcribe(_text_field(form, "model"), samples, task, language, prompt,
+                                      timestamps=fmt == "verbose_json")
+        if fmt == "text":
+            return PlainTextResponse(text.text)
+        if fmt == "json":
+            return JSONResponse({"text": text.text})
+        return JSONResponse({"task": text.task, "language": text.language, "duration": text.duration,
+                             "text": text.text, "segments": verbose_segments(text.segments)})
+
+    async def _transcribe(self, model: Optional[str], samples: Any, task: str, language: Optional[str],
+                          prompt: Optional[str], timestamps: bool) -> Any:
+        registry, timeout = self.state.registry, self.state.config.request_timeout
+        started = time.monotonic()
+        slot = await registry.slot(model)
+        provider = await slot.acquire(timeout)
+        try:
+            left = None if timeout is None else timeout - (time.monotonic() - started)
+            if left is not None and left <= 0:
+                raise RequestTimeoutError(timeout or 0.0, "waiting in the queue")
+
+            def run() -> Any:
+                return provider.transcribe(samples, language=language, task=task, timestamps=timestamps,
+                                           prompt=prompt, timeout=left)
+
+            result = await anyio.to_thread.run_sync(run)
+        except BaseException:
+            slot.stats.failed += 1
+            raise
+        finally:
+            slot.release(provider)
+        slot.stats.completed += 1
+        return result
+
+
+__all__ = ["AudioRoutes", "MAX_AUDIO_BYTES", "verbose_segments"]
