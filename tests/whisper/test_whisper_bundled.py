@@ -113,6 +113,16 @@ class Api:
                                "language": self.string(lib.ovgenai_c_bundled_whisper_decoded_results_get_language,
                                                        res),
                                "chunks": None}
+        pm = self.ffi.new("ov_genai_perf_metrics**")
+        assert lib.ov_genai_whisper_decoded_results_get_perf_metrics(res, pm) == 0
+        n = self.ffi.new("size_t*")
+        assert lib.ov_genai_perf_metrics_get_num_generation_tokens(pm[0], n) == 0
+        out["perf"] = {"generated": n[0]}
+        lib.ov_genai_decoded_results_perf_metrics_free(pm[0])
+        for which in ("features_extraction", "encode_inference", "decode_inference"):
+            assert lib.ovgenai_c_bundled_whisper_decoded_results_get_durations(res, which.encode(), self.ffi.NULL,
+                                                                               n) == 0
+            out["perf"][which] = n[0]
         has = self.ffi.new("bool*")
         assert lib.ov_genai_whisper_decoded_results_has_chunks(res, has) == 0
         if has[0]:
@@ -206,7 +216,11 @@ for case in json.load(open(cases_path)):
         out.append({"error": str(exc)})
         continue
     chunks = None if r.chunks is None else [[c.start_ts, c.end_ts, c.text] for c in r.chunks]
-    out.append({"text": r.texts[0], "chunks": chunks, "language": getattr(r, "language", None)})
+    pm = r.perf_metrics
+    perf = {"generated": pm.get_num_generated_tokens()}
+    for which in ("features_extraction", "encode_inference", "decode_inference"):
+        perf[which] = len(getattr(pm.whisper_raw_metrics, which + "_durations"))
+    out.append({"text": r.texts[0], "chunks": chunks, "language": getattr(r, "language", None), "perf": perf})
 json.dump(out, open(out_path, "w"))
 """
 
@@ -232,7 +246,8 @@ def bundled(api: Api, ir: pathlib.Path, cases: List[Dict[str, Any]]) -> List[Dic
 
 
 def assert_same(ours: List[Dict[str, Any]], theirs: List[Dict[str, Any]], names: List[str]) -> None:
-    """Texts and chunks (times and texts) identical; the language too where both sides report one."""
+    """Texts and chunks (times and texts) identical; the language and the perf counts too where both sides
+    report them."""
     mismatches = []
     for name, a, b in zip(names, ours, theirs):
         assert "error" not in b, f"{name}: the oracle failed: {b['error']}"
@@ -240,6 +255,9 @@ def assert_same(ours: List[Dict[str, Any]], theirs: List[Dict[str, Any]], names:
             mismatches.append(f"{name}:\n  ours  {a}\n  genai {b}")
         elif None not in (a["language"], b.get("language")) and a["language"] != b["language"]:
             mismatches.append(f"{name}: language {a['language']!r} != {b['language']!r}")
+        elif None not in (a.get("perf"), b.get("perf")) and a["perf"] != b["perf"]:
+            # generated tokens (those kept in segments) and the number of feature / encoder / decoder timings
+            mismatches.append(f"{name}: perf counts {a['perf']} != {b['perf']}")
     assert not mismatches, "\n".join(mismatches)
 
 
