@@ -90,7 +90,7 @@ WHISPER_IR_FILES = ("openvino_encoder_model.xml", "openvino_encoder_model.bin", 
                     "openvino_detokenizer.xml", "openvino_detokenizer.bin", "config.json", "generation_config.json",
                     "preprocessor_config.json")
 IR_MARKER = "ovgenai_c_ir.json"
-_IR_FORMAT = 1
+_IR_FORMAT = 2  # 2: cross-attention cache without an initialiser subgraph (see ovgenai_c_tools.whisper_ir)
 _NO_TOOLS_EXIT = 3  # convert_whisper_ct2.NO_TOOLS_EXIT
 
 

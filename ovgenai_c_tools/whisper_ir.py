@@ -12,8 +12,12 @@
     with it) -> output ``logits`` f32 [batch, seq, vocab] (a MatMul feeding the Result, so GenAI can slice it).
     Per layer ``i`` four variables, f32 [batch, heads, length, head_dim]:
     ``past_key_values.{i}.decoder.key`` / ``.value`` (self-attention; grow by ``seq`` per call) and
-    ``past_key_values.{i}.encoder.key`` / ``.value`` (cross-attention; a ReadValue whose initialiser projects
-    ``encoder_hidden_states``, so they are computed on the first call after ``reset_state()`` and read back after).
+    ``past_key_values.{i}.encoder.key`` / ``.value`` (cross-attention: the projections of the encoder frames the
+    cache lacks are appended — all 1500 on the first call after ``reset_state()``, none after — so they are
+    computed once per audio window; all variables start empty). ``encoder_hidden_states`` must be given on
+    every call (its batch as ``input_ids``'), as GenAI does; after the first call its values are not read.
+    (Not a ReadValue with an initialiser subgraph: with bf16 inference the CPU plugin then gave wrong results,
+    and once heap corruption, after a batch change and ``reset_state()``.)
     The cross-attention ScaledDotProductAttention nodes have ``encoder_attn`` in their names (GenAI's word
     timestamps look for that).
 """
@@ -181,21 +185,37 @@ def _ffn(b: _Builder, x: ov.Output, prefix: str, d: int, ffn: int) -> ov.Output:
     return ops.add(x, b.linear(h, f"{prefix}/linear_1", d, ffn)).output(0)
 
 
-def _cached(init: ov.Output, variable_id: str, beam_idx: ov.Output, heads: int, head_dim: int,
-            sinks: list, extend: ov.Output = None) -> ov.Output:
-    """ReadValue(variable, init) -> Gather(beam_idx) [-> Concat(extend)] -> Assign; returns the value used."""
+def _read_state(init: ov.Output, variable_id: str, beam_idx: ov.Output,
+                shape: List[int]) -> Tuple[Variable, ov.Output]:
+    """ReadValue(variable, init) -> Gather(beam_idx): the cached rows each new row continues (``shape``: the
+    variable's)."""
     info = VariableInfo()
     info.variable_id = variable_id
     info.data_type = ov.Type.f32
-    info.data_shape = ov.PartialShape([-1, heads, -1, head_dim])
+    info.data_shape = ov.PartialShape(shape)
     variable = Variable(info)
     past = ov_op.read_value(init.get_node() if init.get_index() == 0 else init, variable)
     past.set_friendly_name(f"{variable_id}/ReadValue")
-    value = ops.gather(past, beam_idx, ops.constant(np.int64(0)), name=f"{variable_id}/beam_gather").output(0)
-    if extend is not None:
-        value = ops.concat([value, extend], 2).output(0)
+    gathered = ops.gather(past, beam_idx, ops.constant(np.int64(0)), name=f"{variable_id}/beam_gather")
+    return variable, gathered.output(0)
+
+
+def _append_state(variable: Variable, past: ov.Output, new: ov.Output, sinks: list) -> ov.Output:
+    """Concat(past, new) along the length axis -> Assign; returns the whole."""
+    value = ops.concat([past, new], 2).output(0)
     assign = ov_op.assign(value.get_node(), variable)
-    assign.set_friendly_name(f"{variable_id}/Assign")
+    assign.set_friendly_name(f"{variable.get_info().variable_id}/Assign")
+    sinks.append(assign)
+    return value
+
+
+def _prepend_state(variable: Variable, past: ov.Output, new: ov.Output, sinks: list) -> ov.Output:
+    """Concat(new, past) along the length axis -> Assign (one of the two is empty). The order is on purpose:
+    the CPU plugin fuses ReadValue -> Gather -> Concat(past, new) -> SDPA into its KV-cache attention, which
+    expects as many new keys as queries (true of self-attention only)."""
+    value = ops.concat([new, past], 2).output(0)
+    assign = ov_op.assign(value.get_node(), variable)
+    assign.set_friendly_name(f"{variable.get_info().variable_id}/Assign")
     sinks.append(assign)
     return value
 
@@ -227,6 +247,7 @@ def build_decoder(model: CT2Model) -> ov.Model:
     batch = ops.gather(ops.shape_of(input_ids, "i64"), _i64([0]), axis0)
     empty_shape = ops.concat([batch, _i64([heads, 0, head_dim])], 0)
     empty_cache = ops.broadcast(ops.constant(np.float32(0.0)), empty_shape).output(0)
+    kv_shape = [-1, heads, -1, head_dim]
     zero_mask = ops.constant(np.float32(0.0)).output(0)
 
     sinks: list = []
@@ -237,8 +258,10 @@ def build_decoder(model: CT2Model) -> ov.Model:
         h = b.layer_norm(x, f"{p}/self_attention/layer_norm", d)
         q, k, v = (_split_heads(b.linear(h, f"{p}/self_attention/linear_0", d, d, j, 3), heads, head_dim)
                    for j in range(3))
-        k_all = _cached(empty_cache, f"past_key_values.{i}.decoder.key", beam_idx, heads, head_dim, sinks, k)
-        v_all = _cached(empty_cache, f"past_key_values.{i}.decoder.value", beam_idx, heads, head_dim, sinks, v)
+        k_var, k_past = _read_state(empty_cache, f"past_key_values.{i}.decoder.key", beam_idx, kv_shape)
+        v_var, v_past = _read_state(empty_cache, f"past_key_values.{i}.decoder.value", beam_idx, kv_shape)
+        k_all = _append_state(k_var, k_past, k, sinks)
+        v_all = _append_state(v_var, v_past, v, sinks)
         if mask is None:  # new token t (0-based) at absolute position past+t sees keys 0..past+t
             seq = ops.gather(ops.shape_of(q, "i64"), _i64([2]), axis0)
             total = ops.gather(ops.shape_of(k_all, "i64"), _i64([2]), axis0)
@@ -252,13 +275,18 @@ def build_decoder(model: CT2Model) -> ov.Model:
                                                name=f"model.decoder.layers.{i}.self_attn/ScaledDotProductAttention")
         x = ops.add(x, b.linear(_merge_heads(att.output(0), d), f"{p}/self_attention/linear_1", d, d)).output(0)
 
-        # cross-attention over the encoder output, its keys/values computed once per reset_state()
+        # cross-attention over the encoder output; its keys/values are projected from the encoder frames the
+        # cache lacks: all of them on the first call after reset_state(), none after (a zero-row MatMul)
         h = b.layer_norm(x, f"{p}/attention/layer_norm", d)
         q = _split_heads(b.linear(h, f"{p}/attention/linear_0", d, d), heads, head_dim)
-        ek, ev = (_split_heads(b.linear(encoder_hidden_states.output(0), f"{p}/attention/linear_1", d, d, j, 2),
-                               heads, head_dim) for j in range(2))
-        ek = _cached(ek, f"past_key_values.{i}.encoder.key", beam_idx, heads, head_dim, sinks)
-        ev = _cached(ev, f"past_key_values.{i}.encoder.value", beam_idx, heads, head_dim, sinks)
+        ek_var, ek_past = _read_state(empty_cache, f"past_key_values.{i}.encoder.key", beam_idx, kv_shape)
+        ev_var, ev_past = _read_state(empty_cache, f"past_key_values.{i}.encoder.value", beam_idx, kv_shape)
+        cached = ops.gather(ops.shape_of(ek_past, "i64"), _i64([2]), axis0)
+        frames = ops.slice(encoder_hidden_states, cached, _i64([np.iinfo(np.int64).max]), _i64([1]), _i64([1]))
+        ek_new, ev_new = (_split_heads(b.linear(frames.output(0), f"{p}/attention/linear_1", d, d, j, 2),
+                                       heads, head_dim) for j in range(2))
+        ek = _prepend_state(ek_var, ek_past, ek_new, sinks)
+        ev = _prepend_state(ev_var, ev_past, ev_new, sinks)
         att = ops.scaled_dot_product_attention(q, ek, ev, zero_mask, causal=False,
                                                name=f"model.decoder.layers.{i}.encoder_attn/ScaledDotProductAttention")
         x = ops.add(x, b.linear(_merge_heads(att.output(0), d), f"{p}/attention/linear_2", d, d)).output(0)

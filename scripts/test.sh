@@ -204,9 +204,9 @@ else
             echo "parts: FAILED, $d is in no part" >>"$SUMMARY"
         fi
     done
-    # biggest first (seconds with both lanes busy on 2 cores: 407, 289, 163, 155, 103, 63; whisper: about 120
-    # once its models are cached, estimated from a run on its own)
-    printf '%s\n' backend-explicit sdpa frontends backend-rest whisper binding reliability >"$QUEUE"
+    # biggest first (seconds with both lanes busy on 2 cores: 407, 289, 163, 155, 103, 63; whisper: ~290 on a
+    # machine shared with other jobs, its models cached — not measured inside test.sh yet)
+    printf '%s\n' backend-explicit sdpa whisper frontends backend-rest binding reliability >"$QUEUE"
 fi
 
 say "2/3 the queue of test parts: $(tr '\n' ' ' <"$QUEUE")"

@@ -58,7 +58,7 @@ class AudioRoutes:
 
     @endpoint(ollama=False)
     async def transcriptions(self, request: Request) -> Response:
-        return await self._run(request, "transcribe")
+        return await self._run(request, None)  # no task: the model's own (an English-only model takes none)
 
     @endpoint(ollama=False)
     async def translations(self, request: Request) -> Response:
@@ -80,14 +80,14 @@ class AudioRoutes:
         except Exception as exc:  # a malformed body (starlette's MultiPartException and kin)
             raise bad_request(f"cannot read the multipart form: {exc}") from None
 
-    async def _run(self, request: Request, task: str) -> Response:
+    async def _run(self, request: Request, task: Optional[str]) -> Response:
         form = await self._form(request)
         try:
             return await self._answer(form, task)
         finally:
             await form.close()
 
-    async def _answer(self, form: Any, task: str) -> Response:
+    async def _answer(self, form: Any, task: Optional[str]) -> Response:
         for name in form.keys():
             if name not in FIELDS:
                 raise bad_request(f"unknown or unsupported parameter {name!r}", name, "unknown_parameter")
@@ -132,7 +132,7 @@ class AudioRoutes:
         return JSONResponse({"task": text.task, "language": text.language, "duration": text.duration,
                              "text": text.text, "segments": verbose_segments(text.segments)})
 
-    async def _transcribe(self, model: Optional[str], samples: Any, task: str, language: Optional[str],
+    async def _transcribe(self, model: Optional[str], samples: Any, task: Optional[str], language: Optional[str],
                           prompt: Optional[str], timestamps: bool) -> Any:
         registry, timeout = self.state.registry, self.state.config.request_timeout
         started = time.monotonic()

@@ -71,6 +71,23 @@ def test_json_text_and_verbose_json(server):
                                 "no_speech_prob": None}]
 
 
+def test_an_english_only_model_gets_no_task(double, tmp_path):
+    from abi_double.controls import WHISPER_GENERATION_CONFIG
+
+    english = make_whisper_dir(tmp_path / "models" / "tiny.en", {**WHISPER_GENERATION_CONFIG, "is_multilingual": False})
+
+    def factory(path: Path, index: int) -> Provider:
+        return Provider(path, library=double.library, pool=SessionPool(ttl=None, max_resident=1))
+
+    app = create_app(ServeConfig(models_root=tmp_path / "models", default_model=english), provider_factory=factory)
+    with ServerThread(app) as srv:
+        r = post(srv, response_format="verbose_json")
+        assert r.status_code == 200, r.text  # upstream refuses any task for a model that is not multilingual
+        assert r.json()["text"] == TEXT and r.json()["task"] == "transcribe"
+        r = post(srv, "/v1/audio/translations")
+        assert r.status_code == 400 and "Cannot specify 'task' for not multilingual model" in r.text
+
+
 def test_translations_route(server):
     r = post(server, "/v1/audio/translations")
     assert r.status_code == 200 and r.json() == {"text": " translate auto 32000 samples sum 0.0000 peak 0.0000"}

@@ -123,3 +123,37 @@ def test_cli_missing_source_files(tmp_path):
     r = subprocess.run([sys.executable, "-m", "ovgenai_c_tools.convert_whisper_ct2", str(tmp_path), str(tmp_path / "o")],
                        cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert r.returncode == 2 and b"no model.bin" in r.stderr and b"Traceback" not in r.stderr
+
+
+def test_model_bin_in_parts(tmp_path, variables):
+    """model.bin.part1, .part2, ... are read as one file (the multilingual model ships that way)."""
+    from ovgenai_c_tools.convert_whisper_ct2 import read_model_bin
+
+    data = _bytes(tmp_path, variables)
+    src = tmp_path / "parts"
+    src.mkdir()
+    cut = len(data) // 3
+    (src / "model.bin.part1").write_bytes(data[:cut])
+    (src / "model.bin.part2").write_bytes(data[cut:2 * cut])
+    (src / "model.bin.part3").write_bytes(data[2 * cut:])
+    model = read_model_bin(src)
+    assert set(model.variables) == set(variables)
+    (src / "model.bin.part3").unlink()
+    with pytest.raises(CT2FormatError, match="truncated"):
+        read_model_bin(src)
+
+
+def test_special_tokens_and_timestamp_padding():
+    from ovgenai_c_tools.convert_whisper_ct2 import SpecialTokens, WhisperSourceError, full_vocabulary
+
+    names = ["<|endoftext|>", "<|startoftranscript|>", "<|en|>", "<|de|>", "<|haw|>", "<|translate|>",
+             "<|transcribe|>", "<|startoflm|>", "<|startofprev|>", "<|nocaptions|>", "<|notimestamps|>"]
+    vocab = ["a", "b"] + names
+    special = SpecialTokens(vocab, len(vocab) + 3)
+    assert (special.eot, special.sot, special.translate, special.no_timestamps) == (2, 3, 7, 12)
+    assert special.languages == {"<|en|>": 4, "<|de|>": 5, "<|haw|>": 6} and not special.is_multilingual
+    assert full_vocabulary(vocab, special, len(vocab) + 3)[-3:] == ["<|0.00|>", "<|0.02|>", "<|0.04|>"]
+    with pytest.raises(WhisperSourceError, match="no <\\|notimestamps\\|> token"):
+        SpecialTokens(vocab[:-1], len(vocab))
+    with pytest.raises(WhisperSourceError, match="the gap is not the timestamp tokens"):
+        full_vocabulary(vocab, special, len(vocab) + 2000)

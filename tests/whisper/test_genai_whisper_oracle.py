@@ -34,6 +34,48 @@ def test_real_model_transcribes_speech(real_pipe, speech_samples, record_propert
     assert rate <= WER_BOUND, list(zip([s.text for s in samples], texts))
 
 
+def test_real_model_beam_search(real_pipe, whisper_real_ir, speech_samples, capsys):
+    """Beam search (beam_idx reorders every cached state) transcribes as well, and a call after it is not
+    affected by it: greedy transcripts interleaved with beam searches equal those of a fresh pipeline."""
+    samples = speech_samples.english
+    beams, greedy = [], []
+    for s in samples:
+        beams.append(real_pipe.generate(s.audio, num_beams=4).texts[0])
+        greedy.append(real_pipe.generate(s.audio).texts[0])
+    rate = wer([s.text for s in samples], beams)
+    with capsys.disabled():
+        print(f"\nwhisper-tiny.en, beam search (4 beams): WER {rate:.1%}")
+    assert rate <= WER_BOUND, list(zip([s.text for s in samples], beams))
+    fresh = genai.WhisperPipeline(str(whisper_real_ir), "CPU")
+    assert greedy == [fresh.generate(s.audio).texts[0] for s in samples]
+
+
+def test_real_model_long_form(real_pipe, speech_samples, capsys):
+    """Audio longer than one 30 s window: the sentences one after another (about 55 s)."""
+    audio = np.concatenate([s.audio for s in speech_samples.english])
+    assert len(audio) > 16000 * 40
+    result = real_pipe.generate(audio, return_timestamps=True)
+    reference = " ".join(s.text for s in speech_samples.english)
+    rate = wer([reference], [result.texts[0]])
+    with capsys.disabled():
+        print(f"\nwhisper-tiny.en, {len(audio) / 16000:.0f} s of speech at once: WER {rate:.1%}")
+    assert rate <= WER_BOUND
+    assert result.chunks[-1].end_ts > 35.0 and [c.start_ts for c in result.chunks] == sorted(
+        c.start_ts for c in result.chunks)
+
+
+@pytest.mark.parametrize("option", ["initial_prompt", "hotwords"])
+def test_real_model_prompt(real_pipe, speech_samples, option):
+    """initial_prompt / hotwords go through the tokenizer IR (GenAI encodes them): given the sentence itself as
+    the prompt, the model makes fewer errors on the sentences it got wrong."""
+    wrong = [(s, t) for s in speech_samples.english for t in [real_pipe.generate(s.audio).texts[0]]
+             if normalize_words(t) != normalize_words(s.text)]
+    assert wrong
+    prompted = [real_pipe.generate(s.audio, **{option: s.text}).texts[0] for s, _ in wrong]
+    refs = [s.text for s, _ in wrong]
+    assert wer(refs, prompted) < wer(refs, [t for _, t in wrong])
+
+
 def test_real_model_timestamps(real_pipe, speech_samples):
     for sample in speech_samples.english[:3]:
         duration = len(sample.audio) / 16000

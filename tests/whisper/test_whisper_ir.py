@@ -138,3 +138,34 @@ def test_beam_idx_reorders_and_expands(tiny_models):
     out = _step(request, [[11], [11], [11]], hidden3, 3, beam=[2, 0, 1])
     for row, token in enumerate((7586, 464, 2068)):
         np.testing.assert_allclose(out[row, -1], ref[token], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("precision", ["default", "f32"])
+def test_reset_after_a_batch_change(whisper_real_ir, precision):
+    """Beam search grows the batch; after reset_state() a batch-1 call on new audio equals a fresh request's.
+    (With the CPU plugin's default precision — bf16 where the CPU has it — a cross-attention cache made by a
+    ReadValue initialiser subgraph failed this, once with heap corruption; hence the real model and the
+    default properties here.)"""
+    core = ov.Core()
+    dec = core.compile_model(str(whisper_real_ir / "openvino_decoder_model.xml"), "CPU",
+                             {} if precision == "default" else F32)
+    rng = np.random.default_rng(0)
+    first, second = (rng.standard_normal((1, 1500, 384)).astype(np.float32) for _ in range(2))
+    fresh = _step(dec.create_infer_request(), [[50257, 50362]], second, 0)
+    request = dec.create_infer_request()
+    _step(request, [[50257, 50362]], first, 0)
+    _step(request, [[400], [500]], np.repeat(first, 2, 0), 2, beam=[0, 0])
+    _step(request, [[401], [501]], np.repeat(first, 2, 0), 3, beam=[1, 0])
+    request.reset_state()
+    np.testing.assert_allclose(_step(request, [[50257, 50362]], second, 0), fresh, rtol=1e-5, atol=1e-5)
+
+
+def test_cross_attention_cache_is_computed_once(tiny_models):
+    """After the first call the encoder_hidden_states values are not read (the cache holds their projection)."""
+    _, dec, hidden = tiny_models
+    request = dec.create_infer_request()
+    _step(request, [[50257, 50362]], hidden, 0)
+    with_hidden = _step(request, [[464]], hidden, 2)
+    other = dec.create_infer_request()
+    _step(other, [[50257, 50362]], hidden, 0)
+    np.testing.assert_array_equal(_step(other, [[464]], np.zeros_like(hidden), 2), with_hidden)
