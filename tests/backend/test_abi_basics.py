@@ -22,7 +22,9 @@ def test_exports_every_declared_function(api):
     names = set()
     for h in CDEFS.glob("0*.h"):
         names |= set(re.findall(r"\b(ov_genai_\w+)\(", h.read_text()))
-    assert len(names) == 96  # 83 of the LLM side + the 13 of vlm_pipeline.h (NOT_IMPLEMENTED: test_vlm_bundled)
+    # 83 of the LLM side + the 13 of vlm_pipeline.h (NOT_IMPLEMENTED: test_vlm_bundled) + the 57 of
+    # whisper_generation_config.h and whisper_pipeline.h (tests/whisper/test_whisper_bundled.py)
+    assert len(names) == 153
     missing = [n for n in sorted(names) if not hasattr(api.lib, n)]
     assert missing == []
 

@@ -22,6 +22,8 @@ extern "C" {
 #include "04_perf_metrics.h"
 #include "05_llm_pipeline.h"
 #include "06_vlm_pipeline.h"   // declared and exported; the bundled backend does not implement VLMs (vlm_pipeline.cpp)
+#include "07_whisper_generation_config.h"  // whisper_generation_config.cpp
+#include "08_whisper_pipeline.h"           // whisper_pipeline.cpp
 #include "90_ovgenai_c_bundled.h"  // ovgenai_c extras
 }
 #pragma GCC visibility pop

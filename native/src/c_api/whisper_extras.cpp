@@ -1,0 +1,91 @@
+// whisper_extras.h: the bundled backend's Whisper extras (features for tests and tools, the result's language,
+// Whisper's own durations) over the engine.
+#include <algorithm>
+
+#include "c_api/whisper_handles.hpp"
+#include "engine/whisper/feature_extractor.hpp"
+
+#pragma GCC visibility push(default)
+extern "C" {
+#include "c_api/whisper_extras.h"
+}
+#pragma GCC visibility pop
+
+using ovgc::guard;
+using ovgc::null_arg;
+
+extern "C" {
+
+ov_status_e ovgenai_c_bundled_whisper_features(const char* preprocessor_config_json, const float* pcm, size_t n,
+                                               float* out, size_t* feature_size, size_t* n_frames) {
+    if (!preprocessor_config_json)
+        return null_arg(__func__, "preprocessor_config_json", INVALID_C_PARAM);
+    if (!pcm)
+        return null_arg(__func__, "pcm", INVALID_C_PARAM);
+    if (!feature_size)
+        return null_arg(__func__, "feature_size", INVALID_C_PARAM);
+    if (!n_frames)
+        return null_arg(__func__, "n_frames", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        const ovgc::WhisperFeatureExtractor fx(preprocessor_config_json);
+        const ovgc::WhisperFeatures f = fx.extract(pcm, n);
+        if (out) {
+            if (*feature_size * *n_frames < f.data.size()) {
+                ovgc::set_last_error(std::string(__func__) + ": the buffer holds " +
+                                     std::to_string(*feature_size * *n_frames) + " floats, need " +
+                                     std::to_string(f.data.size()));
+                return OUT_OF_BOUNDS;
+            }
+            std::copy(f.data.begin(), f.data.end(), out);
+        }
+        *feature_size = f.feature_size;
+        *n_frames = f.n_frames;
+        return OK;
+    });
+}
+
+ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_language(const ov_genai_whisper_decoded_results* results,
+                                                                   char* language, size_t* language_size) {
+    if (!results)
+        return null_arg(__func__, "results", INVALID_C_PARAM);
+    if (!language_size)
+        return null_arg(__func__, "language_size", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION,
+                 [&] { return ovgc::string_out(__func__, results->r.language, language, language_size); });
+}
+
+ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_durations(const ov_genai_whisper_decoded_results* results,
+                                                                    const char* which, float* durations,
+                                                                    size_t* count) {
+    if (!results)
+        return null_arg(__func__, "results", INVALID_C_PARAM);
+    if (!which)
+        return null_arg(__func__, "which", INVALID_C_PARAM);
+    if (!count)
+        return null_arg(__func__, "count", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        const std::string w = which;
+        const auto& p = results->r.whisper_perf;
+        const std::vector<float>* v = w == "features_extraction" ? &p.features_extraction_us
+                                      : w == "encode_inference"  ? &p.encode_inference_us
+                                      : w == "decode_inference"  ? &p.decode_inference_us
+                                                                 : nullptr;
+        if (!v) {
+            ovgc::set_last_error(std::string(__func__) + ": unknown durations '" + w +
+                                 "' (features_extraction, encode_inference or decode_inference)");
+            return INVALID_C_PARAM;
+        }
+        if (durations) {
+            if (*count < v->size()) {
+                ovgc::set_last_error(std::string(__func__) + ": room for " + std::to_string(*count) + ", need " +
+                                     std::to_string(v->size()));
+                return OUT_OF_BOUNDS;
+            }
+            std::copy(v->begin(), v->end(), durations);
+        }
+        *count = v->size();
+        return OK;
+    });
+}
+
+}  // extern "C"

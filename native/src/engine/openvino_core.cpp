@@ -1,0 +1,81 @@
+#include "engine/openvino_core.hpp"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+
+namespace ovgc {
+
+namespace {
+std::string dirname_of(const std::string& p) {
+    auto pos = p.find_last_of('/');
+    return pos == std::string::npos ? std::string(".") : p.substr(0, pos);
+}
+
+std::string this_library_dir() {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&this_library_dir), &info) && info.dli_fname)
+        return dirname_of(info.dli_fname);
+    return ".";
+}
+}  // namespace
+
+bool is_file(const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+bool is_dir(const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+ov::Core& core() {
+    static ov::Core c;
+    return c;
+}
+
+// Loads the openvino_tokenizers extension into the shared Core once per path.
+void load_tokenizers_extension() {
+    static std::mutex mu;
+    static std::set<std::string> loaded;
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<std::string> candidates;
+    std::string tried;
+    if (const char* env = std::getenv("OPENVINO_TOKENIZERS_PATH_GENAI"); env && *env) {
+        candidates.push_back(env);
+    } else {
+        const std::string here = this_library_dir();
+        candidates.push_back(here + "/libopenvino_tokenizers.so");
+        // wheel layout: site-packages/ovgenai_c/_bundled -> site-packages/openvino_tokenizers/lib
+        candidates.push_back(here + "/../../openvino_tokenizers/lib/libopenvino_tokenizers.so");
+    }
+    for (auto& c : candidates) {
+        if (loaded.count(c))
+            return;
+        if (!is_file(c)) {
+            tried += (tried.empty() ? "" : ", ") + c;
+            continue;
+        }
+        try {
+            core().add_extension(c);
+        } catch (const std::exception& e) {
+            throw std::runtime_error("cannot load the openvino_tokenizers extension '" + c + "': " + e.what());
+        }
+        loaded.insert(c);
+        return;
+    }
+    // Nothing found this time, but an extension loaded earlier (e.g. through the environment variable)
+    // stays registered in the shared Core: reuse it unless the variable now names a missing file.
+    if (!loaded.empty() && !(std::getenv("OPENVINO_TOKENIZERS_PATH_GENAI") && *std::getenv("OPENVINO_TOKENIZERS_PATH_GENAI")))
+        return;
+    throw std::runtime_error(
+        "the openvino_tokenizers extension (libopenvino_tokenizers.so) was not found (tried: " + tried +
+        "); set OPENVINO_TOKENIZERS_PATH_GENAI to its path (pip package openvino-tokenizers: "
+        "openvino_tokenizers/lib/libopenvino_tokenizers.so)");
+}
+
+}  // namespace ovgc

@@ -1,0 +1,19 @@
+// The one ov::Core of the bundled backend (shared by the LLM and Whisper engines), the openvino_tokenizers
+// extension loader and the file-system checks used when a model folder is opened.
+#pragma once
+
+#include <string>
+
+#include <openvino/openvino.hpp>
+
+namespace ovgc {
+
+ov::Core& core();
+// Loads the openvino_tokenizers extension into the shared Core once per path: OPENVINO_TOKENIZERS_PATH_GENAI,
+// else beside this library, else the openvino-tokenizers wheel's copy.
+void load_tokenizers_extension();
+
+bool is_file(const std::string& path);
+bool is_dir(const std::string& path);
+
+}  // namespace ovgc

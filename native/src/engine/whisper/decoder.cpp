@@ -1,0 +1,83 @@
+#include "engine/whisper/decoder.hpp"
+
+#include <limits>
+#include <numeric>
+
+#include <openvino/op/add.hpp>
+#include <openvino/op/constant.hpp>
+#include <openvino/op/matmul.hpp>
+#include <openvino/op/slice.hpp>
+
+#include "engine/openvino_core.hpp"
+
+namespace ovgc {
+
+namespace {
+
+// GenAI's slice before the lm_head: the MatMul feeding output 0 (directly or through an Add) gets only the last
+// position of its 3-D input.
+void slice_last_position_before_lm_head(const std::shared_ptr<ov::Model>& model) {
+    auto producer = model->output(0).get_node()->input_value(0).get_node_shared_ptr();
+    auto matmul = ov::as_type_ptr<ov::op::v0::MatMul>(producer);
+    if (!matmul)
+        if (auto add = ov::as_type_ptr<ov::op::v1::Add>(producer))
+            matmul = ov::as_type_ptr<ov::op::v0::MatMul>(add->input_value(0).get_node_shared_ptr());
+    if (!matmul || matmul->get_input_partial_shape(0).rank().is_dynamic() ||
+        matmul->get_input_partial_shape(0).rank().get_length() != 3)
+        return;
+    auto start = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {-1});
+    auto stop = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {-2});
+    auto step = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {-1});
+    auto axis = ov::op::v0::Constant::create(ov::element::i64, ov::Shape{1}, {1});
+    auto slice = std::make_shared<ov::op::v8::Slice>(matmul->input_value(0), start, stop, step, axis);
+    matmul->input(0).replace_source_output(slice);
+}
+
+}  // namespace
+
+WhisperDecoder::WhisperDecoder(const std::string& xml_path, const std::string& device, const ov::AnyMap& properties) {
+    auto model = core().read_model(xml_path);
+    bool has_ids = false, has_encoder = false, has_beam = false;
+    for (auto& in : model->inputs()) {
+        const auto& names = in.get_names();
+        has_ids |= names.count("input_ids") > 0;
+        has_encoder |= names.count("encoder_hidden_states") > 0;
+        has_beam |= names.count("beam_idx") > 0;
+        has_cache_position_ |= names.count("cache_position") > 0;
+    }
+    if (!has_ids || !has_encoder || !has_beam)
+        throw std::runtime_error("openvino_decoder_model.xml is not a stateful Whisper decoder (needs inputs "
+                                 "input_ids, encoder_hidden_states and beam_idx); export it with optimum-cli export "
+                                 "openvino (stateful)");
+    slice_last_position_before_lm_head(model);
+    request_ = core().compile_model(model, device, properties).create_infer_request();
+}
+
+ov::Tensor WhisperDecoder::step(const ov::Tensor& encoder_hidden_state, const std::vector<int64_t>& ids) {
+    if (!encoder_bound_) {
+        request_.set_tensor("encoder_hidden_states", encoder_hidden_state);
+        encoder_bound_ = true;
+    }
+    if (has_cache_position_) {
+        ov::Tensor pos(ov::element::i64, {ids.size()});
+        std::iota(pos.data<int64_t>(), pos.data<int64_t>() + ids.size(), position_);
+        request_.set_tensor("cache_position", pos);
+    }
+    position_ += static_cast<int64_t>(ids.size());
+    ov::Tensor input_ids(ov::element::i64, {1, ids.size()});
+    std::copy(ids.begin(), ids.end(), input_ids.data<int64_t>());
+    request_.set_tensor("input_ids", input_ids);
+    ov::Tensor beam_idx(ov::element::i32, {1});
+    beam_idx.data<int32_t>()[0] = 0;
+    request_.set_tensor("beam_idx", beam_idx);
+    request_.infer();
+    return request_.get_tensor("logits");
+}
+
+void WhisperDecoder::reset() {
+    request_.reset_state();
+    position_ = 0;
+    encoder_bound_ = false;
+}
+
+}  // namespace ovgc

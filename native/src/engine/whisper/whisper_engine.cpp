@@ -1,0 +1,292 @@
+#include "engine/whisper/whisper_engine.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "engine/errors.hpp"
+#include "engine/openvino_core.hpp"
+#include "engine/whisper/context_tokens.hpp"
+#include "engine/whisper/logits_processor.hpp"
+#include "engine/whisper/segments.hpp"
+#include "json/json.hpp"
+
+namespace ovgc {
+
+namespace {
+
+struct Timer {
+    Clock::time_point t0 = Clock::now();
+    float us() const { return PerfMetrics::us_between(t0, Clock::now()); }
+};
+
+size_t read_max_source_positions(const std::string& config_json) {
+    std::ifstream f(config_json, std::ios::binary);
+    if (!f)
+        return 1500;
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    const JsonValue j = json_parse(ss.str());
+    if (const JsonValue* v = j.find("max_source_positions"); v && v->is_int() && v->as_int() > 0)
+        return static_cast<size_t>(v->as_int());
+    return 1500;
+}
+
+// Keeps the first `offset` entries and then only those inside `ranges` (relative to offset): GenAI drops the
+// per-token metrics of tokens that ended up outside every segment.
+template <typename T>
+void keep_ranges(std::vector<T>& v, size_t offset, const std::vector<std::pair<size_t, size_t>>& ranges) {
+    if (!ranges.empty() && v.size() < offset + ranges.back().second)
+        return;
+    std::vector<T> out(v.begin(), v.begin() + std::min(offset, v.size()));
+    for (auto [b, e] : ranges)
+        out.insert(out.end(), v.begin() + offset + b, v.begin() + offset + e);
+    v = std::move(out);
+}
+
+}  // namespace
+
+std::string WhisperResults::to_string() const {
+    if (texts.empty())
+        return {};
+    if (texts.size() == 1)
+        return texts[0];
+    std::string out;
+    for (size_t i = 0; i < texts.size(); ++i) {
+        if (i)
+            out += '\n';
+        out += std::to_string(i < scores.size() ? scores[i] : 0.0f) + ": " + texts[i];
+    }
+    return out;
+}
+
+WhisperEngine::WhisperEngine(const std::string& models_path, const std::string& device,
+                             const std::vector<std::pair<std::string, std::string>>& properties) {
+    const auto t0 = Clock::now();
+    std::string dir = models_path;
+    while (dir.size() > 1 && dir.back() == '/')
+        dir.pop_back();
+    if (!is_dir(dir))
+        throw std::runtime_error("model folder '" + models_path + "' does not exist or is not a directory");
+    std::string missing;
+    for (const char* f : {"openvino_encoder_model.xml", "openvino_decoder_model.xml", "openvino_tokenizer.xml",
+                          "openvino_detokenizer.xml"})
+        if (!is_file(dir + "/" + f))
+            missing += std::string(missing.empty() ? "" : ", ") + f;
+    if (!missing.empty())
+        throw std::runtime_error("Whisper model folder '" + models_path + "' lacks " + missing +
+                                 " (export one with optimum-cli export openvino --model openai/whisper-tiny <folder>)");
+    ov::AnyMap props;
+    for (auto& [k, v] : properties)
+        props[k] = v;
+
+    if (is_file(dir + "/generation_config.json"))
+        config_ = WhisperGenerationConfig::from_json_file(dir + "/generation_config.json");
+    load_tokenizers_extension();
+    tokenizer_ = std::make_unique<Tokenizer>(core(), dir);
+    features_ = std::make_unique<WhisperFeatureExtractor>(dir + "/preprocessor_config.json");
+    max_source_positions_ = read_max_source_positions(dir + "/config.json");
+    try {
+        encoder_ = std::make_unique<WhisperEncoder>(dir + "/openvino_encoder_model.xml", device, props);
+        decoder_ = std::make_unique<WhisperDecoder>(dir + "/openvino_decoder_model.xml", device, props);
+    } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("compiling the Whisper models for device '") + device +
+                                 "' failed: " + e.what());
+    }
+    if (config_.eos_token_id == -1 && tokenizer_->eos_token_id() >= 0)
+        config_.set_eos_token_id(tokenizer_->eos_token_id());
+    load_time_ms_ = static_cast<float>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count());
+}
+
+void WhisperEngine::set_generation_config(const WhisperGenerationConfig& cfg) {
+    config_ = merge_with_base(config_, cfg);
+}
+
+std::pair<std::vector<int64_t>, std::string> WhisperEngine::start_tokens(const ov::Tensor& encoder_out,
+                                                                         const WhisperGenerationConfig& cfg,
+                                                                         float& inference_us) {
+    if (!cfg.is_multilingual)
+        return {{cfg.decoder_start_token_id}, "en"};
+    int64_t lang_id = 0;
+    std::string language;
+    if (cfg.language) {
+        language = *cfg.language;
+        lang_id = language_token_id(cfg.lang_to_id, language);
+    } else {
+        Timer t;
+        ov::Tensor logits = decoder_->step(encoder_out, {cfg.decoder_start_token_id});
+        inference_us += t.us();
+        const float* row = logits.data<const float>();
+        const size_t vocab = logits.get_shape().back();
+        int64_t best = -1;
+        float best_value = -std::numeric_limits<float>::infinity();
+        for (const auto& [lang, id] : cfg.lang_to_id) {
+            if (id < 0 || static_cast<size_t>(id) >= vocab)
+                continue;
+            if (row[id] > best_value) {
+                best_value = row[id];
+                best = id;
+            }
+        }
+        decoder_->reset();
+        if (best < 0)
+            throw std::runtime_error("language detection found no language token of 'lang_to_id' in the vocabulary");
+        lang_id = best;
+        language = language_of_token(cfg.lang_to_id, lang_id);
+    }
+    const int64_t task_id =
+        cfg.task && *cfg.task == "translate" ? cfg.translate_token_id : cfg.transcribe_token_id;
+    return {{cfg.decoder_start_token_id, lang_id, task_id}, plain_language(language)};
+}
+
+WhisperEngine::Window WhisperEngine::decode_window(const ov::Tensor& encoder_out, const std::vector<int64_t>& prompt,
+                                                   const WhisperGenerationConfig& cfg, bool return_timestamps,
+                                                   PerfMetrics& perf, WhisperRawPerf& wperf, float& inference_us) {
+    Window w;
+    const size_t max_new = cfg.get_max_new_tokens(prompt.size());
+    const std::set<int64_t> prompt_ids(prompt.begin(), prompt.end());
+    std::map<int64_t, size_t> counts;
+    std::vector<int64_t> feed = prompt;
+    while (true) {
+        Timer infer;
+        ov::Tensor logits = decoder_->step(encoder_out, feed);
+        const auto infer_end = Clock::now();
+        const float infer_us = PerfMetrics::us_between(infer.t0, infer_end);
+        inference_us += infer_us;
+        perf.raw.token_infer_us.push_back(infer_us);
+        perf.raw.token_times.push_back(infer_end);
+        perf.raw.batch_sizes.push_back(1);
+        wperf.decode_inference_us.push_back(infer_us);
+
+        const ov::Shape shape = logits.get_shape();
+        if (shape.size() != 3 || shape[0] != 1 || shape[1] == 0 || shape[2] == 0)
+            throw std::runtime_error("the Whisper decoder's logits have shape " + shape.to_string() +
+                                     ", expected [1, positions, vocab]");
+        const size_t vocab = shape.back();
+        float* row = logits.data<float>() + (shape[1] - 1) * vocab;
+        process_whisper_logits(row, vocab, cfg, return_timestamps, w.tokens, w.tokens.empty());
+
+        Timer sampling;
+        Sampler::process(row, vocab, cfg, prompt_ids, w.tokens, counts, w.tokens.size());
+        const int64_t token =
+            cfg.is_multinomial() ? sampler_.multinomial(row, vocab, cfg, 1).at(0).id : Sampler::greedy(row, vocab).id;
+        perf.raw.sampling_us.push_back(sampling.us());
+
+        w.tokens.push_back(token);
+        ++counts[token];
+        const bool stop_hit = !cfg.ignore_eos && cfg.stop_token_ids.count(token) > 0;
+        if (w.tokens.size() >= max_new || stop_hit)
+            break;
+        feed.assign(1, token);
+    }
+    return w;
+}
+
+WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const WhisperGenerationConfig* per_call) {
+    const auto start = Clock::now();
+    WhisperGenerationConfig cfg;
+    if (per_call) {
+        cfg = merge_with_base(config_, *per_call);
+    } else {
+        config_.validate();
+        cfg = config_;
+    }
+    if (cfg.is_beam_search())
+        throw StatusError(kStatusNotImplemented,
+                          "beam search (num_beams > 1) is not implemented by the bundled Whisper pipeline");
+    if (cfg.word_timestamps)
+        throw StatusError(kStatusNotImplemented,
+                          "word_timestamps are not implemented by the bundled Whisper pipeline");
+    sampler_.reseed(cfg.rng_seed);
+
+    WhisperResults res;
+    PerfMetrics& perf = res.perf;
+    WhisperRawPerf& wperf = res.whisper_perf;
+    float tokenization_us = 0.0f;
+    const WhisperContextTokens ctx = prepare_context_tokens(cfg, *tokenizer_, tokenization_us);
+
+    Timer fe;
+    const WhisperFeatures features = features_->extract(pcm, n);
+    wperf.features_extraction_us.push_back(fe.us());
+
+    const WhisperFeatureExtractor& fx = *features_;
+    const bool short_form = features.n_frames <= fx.nb_max_frames;
+    const bool return_timestamps = cfg.return_timestamps || !short_form;  // long-form needs timestamps
+    const float time_precision = static_cast<float>(fx.chunk_length) / static_cast<float>(max_source_positions_);
+    const float frame_seconds = static_cast<float>(fx.hop_length) / static_cast<float>(fx.sampling_rate);
+    const int64_t timestamp_begin = cfg.no_timestamps_token_id + 1;
+
+    float inference_us = 0.0f;
+    std::vector<int64_t> sot;
+    std::vector<int64_t> output_tokens;
+    std::vector<WhisperSegment> segments;
+    size_t advance = 0;
+    for (size_t offset = 0; offset < features.n_frames; offset += advance) {
+        const float time_offset = offset * frame_seconds;
+        std::vector<float> window = features.window(offset, fx.nb_max_frames);
+        Timer enc;
+        ov::Tensor encoder_out = encoder_->encode(window, fx.feature_size, fx.nb_max_frames);
+        const float enc_us = enc.us();
+        inference_us += enc_us;
+        wperf.encode_inference_us.push_back(enc_us);
+
+        if (sot.empty()) {
+            auto [tokens, language] = start_tokens(encoder_out, cfg, inference_us);
+            sot = std::move(tokens);
+            res.language = std::move(language);
+        }
+        std::vector<int64_t> prompt = context_prompt(ctx, cfg, offset);
+        prompt.insert(prompt.end(), sot.begin(), sot.end());
+        if (!return_timestamps)
+            prompt.push_back(cfg.no_timestamps_token_id);
+
+        Window w = decode_window(encoder_out, prompt, cfg, return_timestamps, perf, wperf, inference_us);
+        decoder_->reset();
+
+        if (return_timestamps) {
+            ExtractedSegments ex =
+                extract_segments(w.tokens, timestamp_begin, fx.nb_max_frames, time_precision, time_offset);
+            const size_t kept = output_tokens.size();
+            keep_ranges(perf.raw.token_infer_us, kept, ex.ranges);
+            keep_ranges(perf.raw.token_times, kept, ex.ranges);
+            keep_ranges(perf.raw.batch_sizes, kept, ex.ranges);
+            keep_ranges(perf.raw.sampling_us, kept, ex.ranges);
+            keep_ranges(wperf.decode_inference_us, kept, ex.ranges);
+            segments.insert(segments.end(), ex.segments.begin(), ex.segments.end());
+            output_tokens.insert(output_tokens.end(), ex.text_tokens.begin(), ex.text_tokens.end());
+            advance = ex.last_offset;
+        } else {
+            output_tokens.insert(output_tokens.end(), w.tokens.begin(), w.tokens.end());
+            advance = features.n_frames;
+        }
+        if (advance == 0)
+            advance = fx.nb_max_frames;  // never loop on one window (the timestamp rules make this unreachable)
+    }
+
+    Timer detok;
+    res.texts.push_back(tokenizer_->decode(output_tokens));
+    perf.raw.detokenization_us.push_back(detok.us());
+    res.scores.push_back(1.0f);  // GenAI reports 1 for Whisper
+    if (cfg.return_timestamps) {
+        std::vector<WhisperChunk> chunks;
+        chunks.reserve(segments.size());
+        for (const auto& s : segments) {
+            Timer d;
+            chunks.push_back({s.start, s.end, tokenizer_->decode(s.tokens)});
+            perf.raw.detokenization_us.push_back(d.us());
+        }
+        res.chunks = std::move(chunks);
+    }
+    perf.raw.tokenization_us.push_back(tokenization_us);
+    perf.raw.inference_us.push_back(inference_us);
+    perf.load_time_ms = load_time_ms_;
+    perf.num_input_tokens = 0;
+    perf.raw.generate_us.push_back(PerfMetrics::us_between(start, Clock::now()));
+    perf.finalize_call(start);
+    return res;
+}
+
+}  // namespace ovgc

@@ -1,0 +1,79 @@
+// The Whisper engine behind ov_genai_whisper_pipeline: model folder loading (encoder, stateful decoder, tokenizer,
+// generation_config.json, preprocessor_config.json, config.json), then GenAI's whisper_generate: log-mel features,
+// 30 s windows (long-form audio advances by the last timestamp), language detection on multilingual models,
+// greedy or multinomial decoding with Whisper's logit rules, segments -> chunks, perf metrics.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/perf_metrics.hpp"
+#include "engine/sampler.hpp"
+#include "engine/tokenizer.hpp"
+#include "engine/whisper/decoder.hpp"
+#include "engine/whisper/encoder.hpp"
+#include "engine/whisper/feature_extractor.hpp"
+#include "engine/whisper/whisper_generation_config.hpp"
+
+namespace ovgc {
+
+struct WhisperChunk {
+    float start_ts = 0.0f;
+    float end_ts = -1.0f;  // -1: the model gave no closing timestamp
+    std::string text;
+};
+
+// Whisper's own durations (microseconds), beside the common PerfMetrics.
+struct WhisperRawPerf {
+    std::vector<float> features_extraction_us;
+    std::vector<float> encode_inference_us;
+    std::vector<float> decode_inference_us;
+};
+
+struct WhisperResults {
+    std::vector<std::string> texts;
+    std::vector<float> scores;
+    std::string language;  // "en", detected or given
+    std::optional<std::vector<WhisperChunk>> chunks;  // set when return_timestamps was asked for
+    PerfMetrics perf;
+    WhisperRawPerf whisper_perf;
+    std::string to_string() const;
+};
+
+class WhisperEngine {
+public:
+    WhisperEngine(const std::string& models_path, const std::string& device,
+                  const std::vector<std::pair<std::string, std::string>>& properties);
+
+    // pcm: float32 mono at the feature extractor's sampling rate. cfg NULL: the pipeline's config.
+    WhisperResults generate(const float* pcm, size_t n, const WhisperGenerationConfig* cfg);
+
+    const WhisperGenerationConfig& generation_config() const { return config_; }
+    void set_generation_config(const WhisperGenerationConfig& cfg);
+
+private:
+    struct Window {
+        std::vector<int64_t> tokens;
+    };
+    Window decode_window(const ov::Tensor& encoder_out, const std::vector<int64_t>& prompt,
+                         const WhisperGenerationConfig& cfg, bool return_timestamps, PerfMetrics& perf,
+                         WhisperRawPerf& wperf, float& inference_us);
+    std::pair<std::vector<int64_t>, std::string> start_tokens(const ov::Tensor& encoder_out,
+                                                              const WhisperGenerationConfig& cfg,
+                                                              float& inference_us);
+
+    std::unique_ptr<Tokenizer> tokenizer_;
+    std::unique_ptr<WhisperFeatureExtractor> features_;
+    std::unique_ptr<WhisperEncoder> encoder_;
+    std::unique_ptr<WhisperDecoder> decoder_;
+    WhisperGenerationConfig config_;
+    Sampler sampler_;
+    size_t max_source_positions_ = 1500;
+    float load_time_ms_ = 0.0f;
+};
+
+}  // namespace ovgc
