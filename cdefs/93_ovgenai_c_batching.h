@@ -24,6 +24,12 @@ ov_status_e ovgenai_c_bundled_batching_pipeline_add_request(ovgenai_c_bundled_ba
                                                             const char* prompt, int templated,
                                                             const ov_genai_generation_config* config,
                                                             ovgenai_c_bundled_generation_handle** handle);
+/* The same with a chat history, encoded as ov_genai_llm_pipeline_generate_with_history encodes it on a fresh
+   pipeline (the template over its messages, tools and extra context; nothing of an earlier request is reused). */
+ov_status_e ovgenai_c_bundled_batching_pipeline_add_request_history(ovgenai_c_bundled_batching_pipeline* pipe,
+                                                                    const ov_genai_chat_history* history,
+                                                                    const ov_genai_generation_config* config,
+                                                                    ovgenai_c_bundled_generation_handle** handle);
 /* The same with the prompt as token ids, used as they are. */
 ov_status_e ovgenai_c_bundled_batching_pipeline_add_request_tokens(ovgenai_c_bundled_batching_pipeline* pipe,
                                                                    const int64_t* input_ids, size_t input_size,

@@ -29,7 +29,10 @@ _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeli
          "TextStream": ("pipeline", "TextStream"),
          "Tokenizer": ("tokenizer", "Tokenizer"), "TokenizedInputs": ("tokenizer", "TokenizedInputs"),
          "Tensor": ("tensor", "Tensor"), "StreamerBase": ("streamers", "StreamerBase"),
-         "TextStreamer": ("streamers", "TextStreamer")}
+         "TextStreamer": ("streamers", "TextStreamer"),
+         "ContinuousBatchingPipeline": ("batching", "ContinuousBatchingPipeline"),
+         "GenerationHandle": ("batching", "GenerationHandle"), "GenerationResult": ("batching", "GenerationResult"),
+         "GenerationOutput": ("batching", "GenerationOutput"), "GenerationStatus": ("batching", "GenerationStatus")}
 
 
 def __getattr__(name: str) -> Any:
@@ -49,9 +52,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from .streamers import StreamerBase, TextStreamer
     from .tensor import Tensor
     from .tokenizer import TokenizedInputs, Tokenizer
+    from .batching import (ContinuousBatchingPipeline, GenerationHandle, GenerationOutput, GenerationResult,
+                           GenerationStatus)
 
 __all__ = [
-    "LLMPipeline", "VLMPipeline", "TextStream", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
+    "LLMPipeline", "VLMPipeline", "TextStream", "ContinuousBatchingPipeline", "GenerationHandle", "GenerationResult",
+    "GenerationOutput", "GenerationStatus", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
     "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "PerfMetrics",
     "RawPerfMetrics", "GenerationFinishReason", "draft_model", "SchedulerConfig",
     "MeanStdPair", "StreamingStatus", "library_info", "load_library", "open_library", "GenAIError", "ConfigError",

@@ -18,7 +18,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 from . import errors
 from ._capi import batching as native
 from ._capi import bind
+from ._capi.chat_history import materialise as native_history
 from ._capi.generation_config import native as native_config
+from .chat import ChatHistory
 from .config import GenerationConfig
 from .pipeline import check_model_path, property_strings, resolve_library
 from .results import GenerationFinishReason
@@ -270,11 +272,22 @@ class ContinuousBatchingPipeline:
                     generation_config: Optional[GenerationConfig] = None, *, templated: bool = False
                     ) -> GenerationHandle:
         """Queue a request: ``prompt`` as text (encoded as it is, special tokens added, as GenAI's add_request;
-        ``templated=True``: as ``generate`` encodes it, through the chat template) or as token ids."""
+        ``templated=True``: as ``generate`` encodes it, through the chat template), as a :class:`ChatHistory`
+        (or a list of message dicts; templated as ``LLMPipeline.generate(history)`` on a fresh pipeline), or as
+        token ids."""
         pipe = self._live()
         config = self._checked_config(generation_config)
+        if isinstance(prompt, list) and prompt and isinstance(prompt[0], dict):
+            prompt = ChatHistory(prompt)
         with native_config(self._capi, config) as c:
-            if isinstance(prompt, str):
+            if isinstance(prompt, ChatHistory):
+                history = native_history(self._capi, prompt.get_messages(), prompt.get_tools(),
+                                         prompt.get_extra_context())
+                try:
+                    handle = native.add_request_history(self._capi, pipe, history, c)
+                finally:
+                    self._capi.ffi.release(history)
+            elif isinstance(prompt, str):
                 handle = native.add_request(self._capi, pipe, prompt, templated, c)
             else:
                 ids = _token_ids(prompt)

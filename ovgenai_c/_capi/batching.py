@@ -41,6 +41,14 @@ def add_request(capi: CApi, pipe: Any, prompt: str, templated: bool, config: Any
     return out[0]
 
 
+def add_request_history(capi: CApi, pipe: Any, history: Any, config: Any) -> Any:
+    """A request from a native chat history (cdefs/02)."""
+    ffi = capi.ffi
+    out = ffi.new("ovgenai_c_bundled_generation_handle**")
+    capi.call("ovgenai_c_bundled_batching_pipeline_add_request_history", pipe, history, config, out)
+    return out[0]
+
+
 def add_request_tokens(capi: CApi, pipe: Any, ids: List[int], config: Any) -> Any:
     ffi = capi.ffi
     out = ffi.new("ovgenai_c_bundled_generation_handle**")

@@ -259,7 +259,20 @@ class Provider:
             history.set_extra_context(extra)
         return history
 
-    def _result(self, res: DecodedResults, tools: bool) -> ChatResult:
+    def _whole_prompt_tokens(self, pipeline: Any, inputs: Any) -> Optional[int]:
+        """The whole prompt's token count of a chat request where the pipeline's own count covers only the tokens
+        it fed (SDPA reuses the previous turn's KV cache: GenAI's num_input_tokens then undercounts the prompt);
+        None where the count is already whole."""
+        if not isinstance(inputs, ChatHistory) or str(self.properties.get("ATTENTION_BACKEND", "")).upper() != "SDPA":
+            return None
+        try:
+            tok = pipeline.get_tokenizer()
+            text = tok.apply_chat_template(inputs, add_generation_prompt=True)
+            return int(tok.encode(text, add_special_tokens=False).input_ids.shape[-1])
+        except errors.GenAIError:
+            return None
+
+    def _result(self, res: DecodedResults, tools: bool, prompt_tokens: Optional[int] = None) -> ChatResult:
         text = res.texts[0] if res.texts else ""
         thinking = None
         if self.capabilities.think:
@@ -275,7 +288,8 @@ class Provider:
                 if reason == "stop":
                     reason = "tool_calls"
         perf = res.perf_metrics
-        usage = {"prompt_tokens": perf.get_num_input_tokens(), "completion_tokens": perf.get_num_generated_tokens()}
+        usage = {"prompt_tokens": perf.get_num_input_tokens() if prompt_tokens is None else prompt_tokens,
+                 "completion_tokens": perf.get_num_generated_tokens()}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         return ChatResult(message=message, usage=usage, finish_reason=reason, perf=perf)
 
@@ -311,7 +325,8 @@ class Provider:
         kw = self._config_kwargs(options)
         with self.lease() as lease:
             res = lease.pipeline.generate(history, timeout=timeout, **kw)
-        return self._result(res, tools=bool(history.get_tools()))
+            whole = self._whole_prompt_tokens(lease.pipeline, history)
+        return self._result(res, tools=bool(history.get_tools()), prompt_tokens=whole)
 
     def _inputs(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str],
                 think: Optional[bool]) -> Any:
@@ -335,7 +350,7 @@ class Provider:
         except BaseException:
             lease.release()
             raise
-        return ChatStream(self, lease, ts, isinstance(inputs, ChatHistory) and bool(inputs.get_tools()))
+        return ChatStream(self, lease, ts, isinstance(inputs, ChatHistory) and bool(inputs.get_tools()), inputs)
 
     async def astream(self, messages: Messages, tools: Optional[List[Any]] = None, *,
                       system: Optional[str] = None, think: Optional[bool] = None,
@@ -370,8 +385,9 @@ class Provider:
 class ChatStream(Iterator[str]):
     """Text chunks of one streamed answer; ``.result`` (a :class:`ChatResult`) once exhausted."""
 
-    def __init__(self, provider: Provider, lease: Lease, text_stream: Any, tools: bool) -> None:
+    def __init__(self, provider: Provider, lease: Lease, text_stream: Any, tools: bool, inputs: Any = None) -> None:
         self._provider = provider
+        self._inputs = inputs
         self._lease = lease
         self._ts = text_stream
         self._tools = tools
@@ -385,7 +401,8 @@ class ChatStream(Iterator[str]):
             return next(self._ts)
         except StopIteration:
             if self.result is None and self._ts.result is not None:
-                self.result = self._provider._result(self._ts.result, self._tools)
+                whole = self._provider._whole_prompt_tokens(self._lease.pipeline, self._inputs)
+                self.result = self._provider._result(self._ts.result, self._tools, prompt_tokens=whole)
             self._lease.release()
             raise
         except BaseException:

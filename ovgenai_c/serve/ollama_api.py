@@ -270,7 +270,8 @@ class OllamaRoutes:
             item = self._tag(e) if e else {"name": slot.name, "model": slot.name}
             item.update(expires_at="9999-12-31T23:59:59Z", size_vram=0,
                         context_length=getattr(slot.providers[0].capabilities, "context_length", None),
-                        ovgenai_c={"pipelines": len(slot.providers), "running": slot.running,
+                        ovgenai_c={"pipelines": len(slot.distinct_providers()), "batched": slot.batched,
+                                   "concurrent": len(slot.providers), "running": slot.running,
                                    "waiting": slot.waiting, "stats": vars(slot.stats), "sessions": slot.sessions()})
             out.append(item)
         return JSONResponse({"models": out})

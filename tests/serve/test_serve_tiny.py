@@ -249,7 +249,7 @@ def test_client_disconnect_cancels_natively(server, client, bundled, reference, 
     assert slot.stats.completed == before[1]  # it did not run to its 4000 tokens
     assert all(s["refs"] == 0 for s in slot.sessions())  # the session is back in its pool
     if bundled.live_handles() is not None:  # nothing native is left but the pipelines themselves
-        assert bundled.live_handles() == bundled.live_handles("pipeline")
+        assert bundled.live_handles() == bundled.live_handles("pipeline") + bundled.live_handles("batching_pipeline")
     want = reference.chat(HELLO, num_predict=3, temperature=0).text
     r = client.post("/v1/chat/completions", json={"model": "tiny", "messages": HELLO, "max_tokens": 3,
                                                   "temperature": 0})

@@ -122,6 +122,26 @@ ov_status_e ovgenai_c_bundled_batching_pipeline_add_request(ovgenai_c_bundled_ba
     });
 }
 
+ov_status_e ovgenai_c_bundled_batching_pipeline_add_request_history(ovgenai_c_bundled_batching_pipeline* pipe,
+                                                                    const ov_genai_chat_history* history,
+                                                                    const ov_genai_generation_config* config,
+                                                                    ovgenai_c_bundled_generation_handle** handle) {
+    if (!pipe || !pipe->engine)
+        return null_arg(__func__, "pipe", INVALID_C_PARAM);
+    if (!history)
+        return null_arg(__func__, "history", INVALID_C_PARAM);
+    if (!handle)
+        return null_arg(__func__, "handle", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        try {
+            return make_handle(pipe->engine->add_history(history->h, config ? &config->cfg : nullptr), handle);
+        } catch (const std::invalid_argument& e) {
+            ovgc::set_last_error(std::string(__func__) + ": " + e.what());
+            return INVALID_C_PARAM;
+        }
+    });
+}
+
 ov_status_e ovgenai_c_bundled_batching_pipeline_add_request_tokens(ovgenai_c_bundled_batching_pipeline* pipe,
                                                                    const int64_t* input_ids, size_t input_size,
                                                                    const ov_genai_generation_config* config,

@@ -108,6 +108,18 @@ std::shared_ptr<RequestOutput> BatchingEngine::add(const std::string& prompt, bo
     return enqueue(std::move(ids), std::move(cfg));
 }
 
+std::shared_ptr<RequestOutput> BatchingEngine::add_history(const ChatHistoryData& history,
+                                                           const GenerationConfig* cfg_in) {
+    GenerationConfig cfg = base_->resolve_config(cfg_in);
+    std::vector<int64_t> ids;
+    {
+        std::lock_guard<std::mutex> lock(tok_mu_);
+        PerfMetrics perf;
+        ids = base_->encode_history(history, cfg, perf);
+    }
+    return enqueue(std::move(ids), std::move(cfg));
+}
+
 std::shared_ptr<RequestOutput> BatchingEngine::add_tokens(const std::vector<int64_t>& ids,
                                                           const GenerationConfig* cfg_in) {
     GenerationConfig cfg = base_->resolve_config(cfg_in);

@@ -78,6 +78,7 @@ public:
     // Queues a request. templated: the prompt is encoded as a plain generate() call does (the config's
     // apply_chat_template rule); else as GenAI's add_request(prompt) (as it is, special tokens added).
     std::shared_ptr<RequestOutput> add(const std::string& prompt, bool templated, const GenerationConfig* cfg);
+    std::shared_ptr<RequestOutput> add_history(const ChatHistoryData& history, const GenerationConfig* cfg);
     std::shared_ptr<RequestOutput> add_tokens(const std::vector<int64_t>& ids, const GenerationConfig* cfg);
     // GenAI's step(): the first call hands the stepping to the caller for good (the step thread then idles);
     // runs one step on the calling thread. has_unfinished: requests queued or running.

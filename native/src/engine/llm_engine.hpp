@@ -71,6 +71,9 @@ public:
     // The prompt's tokens as a plain (non-chat) generate call makes them: the chat template when the config
     // applies it and the model has one, else the text with the tokenizer's special tokens.
     std::vector<int64_t> encode_prompt(const std::string& prompt, const GenerationConfig& cfg, PerfMetrics& perf);
+    // A chat history's tokens as generate_with_history makes them (the template over messages, tools, extra
+    // context), without touching this engine's chat state.
+    std::vector<int64_t> encode_history(const ChatHistoryData& history, const GenerationConfig& cfg, PerfMetrics& perf);
     GenerationConfig resolve_config(const GenerationConfig* cfg) const { return resolve(cfg); }
     Tokenizer& tokenizer() { return *tokenizer_; }
     ov::CompiledModel compiled_model() { return req_.get_compiled_model(); }
