@@ -62,6 +62,8 @@ ov_status_e ovgenai_c_bundled_generation_handle_wait(const ovgenai_c_bundled_gen
 ov_status_e ovgenai_c_bundled_generation_handle_read(ovgenai_c_bundled_generation_handle* handle, int64_t* tokens,
                                                      float* log_probs, size_t* size);
 /* Takes the unread streamed text (complete UTF-8, as a TextStreamer chunks it; all of it once the request ended).
+   The first call turns text streaming on for the request (before it, no token is detokenised on the way: the
+   text is decoded once at the end).
    Two-call: text NULL sets *size to the bytes needed (with the NUL); too small: OUT_OF_BOUNDS, nothing taken. */
 ov_status_e ovgenai_c_bundled_generation_handle_read_text(ovgenai_c_bundled_generation_handle* handle, char* text,
                                                           size_t* size);

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, AsyncIterator, Dict, Iterator, List, Optional
 
 from .. import errors
 from ..batching import ContinuousBatchingPipeline, GenerationHandle, GenerationStatus
@@ -28,23 +28,16 @@ _NOT_FOR_BATCHING = ("ATTENTION_BACKEND", "CACHE_DIR")
 def can_batch(provider: Any) -> bool:
     """Whether ``provider`` (a Provider) can be served through continuous batching: the bundled backend, an IR
     folder."""
-    return isinstance(provider, Provider) and provider.library_kind == "bundled" and provider.info.format == "ir"
+    return type(provider) is Provider and provider.library_kind == "bundled" and provider.info.format == "ir"
 
 
-class BatchedProvider:
-    """The model of ``provider`` on one continuous-batching pipeline (created by :meth:`load` or the first
-    request). Thread-safe: every request may come from its own thread."""
+class BatchedProvider(Provider):
+    """The model of ``provider`` (its path, device, profile, options, capabilities) on one continuous-batching
+    pipeline (created by :meth:`load` or the first request). Thread-safe: every request may come from its own
+    thread."""
 
     def __init__(self, provider: Provider) -> None:
-        self.base = provider
-        self.path = provider.path
-        self.device = provider.device
-        self.info = provider.info
-        self.profile = provider.profile
-        self.library = provider.library
-        self.library_kind = provider.library_kind
-        self.capabilities = provider.capabilities
-        self.default_options = provider.default_options
+        vars(self).update(vars(provider))
         self.properties = {k: v for k, v in provider.properties.items() if k not in _NOT_FOR_BATCHING}
         self.pool = None  # no session pool: one pipeline, see sessions()
         self._pipe: Optional[ContinuousBatchingPipeline] = None
@@ -80,6 +73,33 @@ class BatchedProvider:
                  "refs": metrics["running"] + metrics["waiting"], "load_time": self._load_time,
                  "batching": metrics}]
 
+    def lease(self) -> Any:
+        raise errors.NotSupportedError("a BatchedProvider has no session leases; its requests share one pipeline")
+
+    def warm_up(self) -> None:
+        """A 2-token greedy answer through the batch (OpenVINO prepares its kernels on the first inferences)."""
+        self.prompt_result("Hi", num_predict=2, temperature=0)
+
+    async def astream(self, messages: Messages, tools: Optional[List[Any]] = None, *,  # type: ignore[override]
+                      system: Optional[str] = None, think: Optional[bool] = None,
+                      **options: Any) -> AsyncIterator[str]:
+        """Async iterator of text chunks (each fetched in a worker thread); closing it cancels the request."""
+        import asyncio
+
+        s = self.stream(messages, tools, system=system, think=think, **options)
+        try:
+            while True:
+                chunk = await asyncio.to_thread(next, s, None)
+                if chunk is None:
+                    return
+                yield chunk
+        finally:
+            s.close()
+
+    def chat_result(self, decoded: DecodedResults, tools: bool) -> ChatResult:
+        """The provider's ChatResult of a batched answer (thinking split, tool calls parsed, usage)."""
+        return self._result(decoded, tools)
+
     def close(self) -> None:
         with self._lock:
             if self._pipe is not None:
@@ -89,8 +109,8 @@ class BatchedProvider:
     # --- requests
     def _start(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str], think: Optional[bool],
                options: Dict[str, Any]) -> "tuple[GenerationHandle, bool]":
-        inputs = self.base._inputs(messages, tools, system, think)
-        kw = self.base._config_kwargs(options)
+        inputs = self._inputs(messages, tools, system, think)
+        kw = self._config_kwargs(options)
         pipe = self.pipeline()
         config = pipe.get_config()
         if kw:
@@ -106,7 +126,7 @@ class BatchedProvider:
     def stream(self, messages: Messages, tools: Optional[List[Any]] = None, *, system: Optional[str] = None,
                think: Optional[bool] = None, timeout: Optional[float] = None, **options: Any) -> "BatchedStream":
         """Iterate over the answer's text chunks; closing the stream cancels the request (at the next step)."""
-        self.base._require("stream")
+        self._require("stream")
         handle, has_tools = self._start(messages, tools, system, think, options)
         return BatchedStream(self, handle, has_tools, timeout)
 
@@ -120,7 +140,7 @@ class BatchedProvider:
 
     def prompt_result(self, text: str, system: Optional[str] = None, *, timeout: Optional[float] = None,
                       **options: Any) -> ChatResult:
-        self.base._require("prompt")
+        self._require("prompt")
         if not isinstance(text, str):
             raise errors.InvalidParameterError(f"the prompt must be a str, not {type(text).__name__}")
         with self.stream(text, system=system, timeout=timeout, **options) as s:
@@ -198,7 +218,7 @@ class BatchedStream(Iterator[str]):
         reason = "cancel" if status == GenerationStatus.CANCEL else _REASON.get(int(res.finish_reasons[0]), "stop")
         perf = _perf(len(res.tokens[0]), res.num_input_tokens, self._started, self._first, time.monotonic())
         decoded = DecodedResults(res.m_generation_ids, res.m_scores, perf, reason, [int(r) for r in res.finish_reasons])
-        self.result = self._provider.base._result(decoded, self._tools)
+        self.result = self._provider.chat_result(decoded, self._tools)
         h.close()
 
     @property

@@ -269,6 +269,7 @@ ov_status_e ovgenai_c_bundled_generation_handle_read_text(ovgenai_c_bundled_gene
     if (!size)
         return null_arg(__func__, "size", INVALID_C_PARAM);
     ovgc::RequestOutput& o = *handle->out;
+    o.wants_text.store(true);
     std::lock_guard<std::mutex> lock(o.mu);
     const size_t n = o.text.size() - o.text_read;
     const ov_status_e st = copy_out(__func__, o.text.data() + o.text_read, n, 1, text, size);

@@ -19,6 +19,7 @@ struct BatchingEngine::Request {
     size_t window = 0;  // longest stop string in tokens
     size_t hold = 0;    // tokens held back from the reader (a stop string may still cut them)
     size_t given = 0;   // tokens of gen given to out
+    size_t streamed = 0;  // tokens of gen given to the text streamer
     std::unique_ptr<TextStreamer> text;
     bool finished = false;
 
@@ -211,13 +212,21 @@ void BatchingEngine::publish(Request& r) {
     std::vector<int64_t> fresh;
     while (r.given < limit)
         fresh.push_back(r.gen[r.given++]);
-    for (auto t : fresh)
-        r.text->put(t);  // appends to out->text under its lock
-    if (r.finished)
-        r.text->end();
+    const bool stream_text = r.out->wants_text.load();
+    if (stream_text) {
+        while (r.streamed < r.given)
+            r.text->put(r.gen[r.streamed++]);  // appends to out->text under its lock
+        if (r.finished)
+            r.text->end();
+    }
     {
         std::lock_guard<std::mutex> lock(r.out->mu);
         r.out->tokens.insert(r.out->tokens.end(), fresh.begin(), fresh.end());
+    }
+    if (r.finished && !stream_text) {
+        std::string all = base_->tokenizer().decode(r.gen.data(), r.given);
+        std::lock_guard<std::mutex> lock(r.out->mu);
+        r.out->text = std::move(all);
     }
     if (!fresh.empty() || r.finished)
         r.out->cv.notify_all();
@@ -227,8 +236,13 @@ void BatchingEngine::finish(Request& r, GenerationStatus status) {
     r.finished = true;
     if (r.table.len || !r.table.blocks.empty())
         kv_->release_table(r.table);
-    if (status != GenerationStatus::Cancel)
+    if (status != GenerationStatus::Cancel) {
         publish(r);  // everything left (a cancel drops what was held back, as GenAI drops its last tokens)
+    } else if (!r.out->wants_text.load()) {
+        std::string given = base_->tokenizer().decode(r.gen.data(), r.given);
+        std::lock_guard<std::mutex> lock(r.out->mu);
+        r.out->text = std::move(given);
+    }
     {
         std::lock_guard<std::mutex> lock(r.out->mu);
         r.out->status = status;

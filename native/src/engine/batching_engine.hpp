@@ -49,6 +49,9 @@ struct RequestOutput {
     int finish_reason = 0;   // GenerationFinishReason: 0 NONE, 1 STOP, 2 LENGTH
     std::string error;       // why an IGNORED request failed
     size_t prompt_tokens = 0;
+    // set by the handle's first read_text: the step thread streams text from then on (catching up); without it
+    // the text is decoded once when the request ends (no detokenisation per token)
+    std::atomic<bool> wants_text{false};
     // set by the handle: 0 nothing, 3 cancel (tokens not yet read are dropped), 4 stop (finish now, keep all)
     std::atomic<int> requested{0};
 
