@@ -108,8 +108,9 @@ class BatchedProvider(Provider):
 
     # --- requests
     def _start(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str], think: Optional[bool],
-               options: Dict[str, Any]) -> "tuple[GenerationHandle, bool]":
-        inputs = self._inputs(messages, tools, system, think)
+               options: Dict[str, Any], raw: bool = False) -> "tuple[GenerationHandle, bool]":
+        inputs = self._raw_prompt(messages, tools, system, think) if raw else \
+            self._inputs(messages, tools, system, think)
         kw = self._config_kwargs(options)
         pipe = self.pipeline()
         config = pipe.get_config()
@@ -121,13 +122,15 @@ class BatchedProvider(Provider):
         if isinstance(inputs, ChatHistory):
             handle = pipe.add_request(request_id, inputs, config)
             return handle, bool(inputs.get_tools())
-        return pipe.add_request(request_id, inputs, config, templated=True), False
+        return pipe.add_request(request_id, inputs, config, templated=not raw), False
 
     def stream(self, messages: Messages, tools: Optional[List[Any]] = None, *, system: Optional[str] = None,
-               think: Optional[bool] = None, timeout: Optional[float] = None, **options: Any) -> "BatchedStream":
-        """Iterate over the answer's text chunks; closing the stream cancels the request (at the next step)."""
+               think: Optional[bool] = None, timeout: Optional[float] = None, raw: bool = False,
+               **options: Any) -> "BatchedStream":
+        """Iterate over the answer's text chunks (``raw``: the prompt str as it is, no chat template); closing the
+        stream cancels the request (at the next step)."""
         self._require("stream")
-        handle, has_tools = self._start(messages, tools, system, think, options)
+        handle, has_tools = self._start(messages, tools, system, think, options, raw)
         return BatchedStream(self, handle, has_tools, timeout)
 
     def chat(self, messages: Messages, tools: Optional[List[Any]] = None, *, think: Optional[bool] = None,

@@ -337,13 +337,28 @@ class Provider:
             return messages
         return self._history(messages, tools, system=system, think=think)
 
+    def _raw_prompt(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str],
+                    think: Optional[bool]) -> str:
+        """The prompt of a raw request: a str, with nothing a template would carry."""
+        if not isinstance(messages, str):
+            raise errors.InvalidParameterError("a raw request takes a prompt str, not chat messages")
+        if tools or system is not None or think is not None:
+            raise errors.InvalidParameterError("a raw request applies no chat template: tools, system and think "
+                                               "cannot be used with it")
+        return messages
+
     def stream(self, messages: Messages, tools: Optional[List[Any]] = None, *, system: Optional[str] = None,
-               think: Optional[bool] = None, timeout: Optional[float] = None, **options: Any) -> "ChatStream":
+               think: Optional[bool] = None, timeout: Optional[float] = None, raw: bool = False,
+               **options: Any) -> "ChatStream":
         """Iterate over the answer's text chunks (``messages``: a list of message dicts, or a prompt str).
+        ``raw``: the prompt str goes to the model as it is (no chat template; GenAI's apply_chat_template=False).
         Closing the stream (or leaving its ``with`` block) cancels natively and waits for C to let go."""
         self._require("stream")
-        inputs = self._inputs(messages, tools, system, think)
+        inputs = self._raw_prompt(messages, tools, system, think) if raw else \
+            self._inputs(messages, tools, system, think)
         kw = self._config_kwargs(options)
+        if raw:
+            kw["apply_chat_template"] = False
         lease = self.lease()
         try:
             ts = lease.pipeline.stream(inputs, timeout=timeout, **kw)

@@ -94,3 +94,18 @@ def test_usage_counts_the_whole_prompt_on_a_continued_chat(bundled, tiny_root, b
         text = tok.apply_chat_template([{"role": m["role"], "content": m["content"]} for m in msgs],
                                        add_generation_prompt=True)
         assert r["usage"]["prompt_tokens"] == tok.encode(text, add_special_tokens=False).input_ids.shape[-1]
+
+
+@pytest.mark.parametrize("batching", [True, False])
+def test_ollama_raw_prompt_skips_the_template(bundled, tiny_root, batching):
+    import ovgenai_c
+
+    with ovgenai_c.LLMPipeline(tiny_root / "tiny", "CPU", library=bundled) as pipe:
+        want = str(pipe.generate("The sky is", max_new_tokens=8, apply_chat_template=False))
+        templated = str(pipe.generate("The sky is", max_new_tokens=8))
+    assert want != templated  # the template matters for this prompt
+    cfg = ServeConfig(models_root=tiny_root, default_model=tiny_root / "tiny", batching=batching)
+    with ServerThread(create_app(cfg, library=bundled)) as srv, httpx.Client(base_url=srv.url, timeout=120) as c:
+        r = c.post("/api/generate", json={"model": "tiny", "prompt": "The sky is", "raw": True, "stream": False,
+                                          "options": {"num_predict": 8, "temperature": 0}}).json()
+    assert r["response"] == want

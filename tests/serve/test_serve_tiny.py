@@ -189,7 +189,8 @@ def test_openai_errors(client, path, body, status, param):
     ("/api/chat", {"model": "tiny", "messages": HELLO, "options": {"temprature": 0}}, 400, "temperature"),
     ("/api/chat", {"model": "tiny", "messages": HELLO, "options": {"min_p": 1}}, 400, "option 'min_p' must be in [0, 1)"),
     ("/api/chat", {"model": "tiny", "messages": HELLO, "format": "json"}, 400, "format"),
-    ("/api/generate", {"model": "tiny", "prompt": "x", "raw": True}, 400, "raw"),
+    ("/api/generate", {"model": "tiny", "prompt": "x", "raw": "yes"}, 400, "raw"),
+    ("/api/generate", {"model": "tiny", "prompt": "x", "raw": True, "system": "s"}, 400, "raw"),
     ("/api/show", {"model": "nope"}, 404, "nope"),
 ])
 def test_ollama_errors(client, path, body, status, needle):
