@@ -33,7 +33,10 @@ _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeli
          "WhisperPipeline": ("whisper_pipeline", "WhisperPipeline"),
          "WhisperGenerationConfig": ("whisper_config", "WhisperGenerationConfig"),
          "WhisperDecodedResults": ("whisper_results", "WhisperDecodedResults"),
-         "WhisperDecodedResultChunk": ("whisper_results", "WhisperDecodedResultChunk")}
+         "WhisperDecodedResultChunk": ("whisper_results", "WhisperDecodedResultChunk"),
+         "ContinuousBatchingPipeline": ("batching", "ContinuousBatchingPipeline"),
+         "GenerationHandle": ("batching", "GenerationHandle"), "GenerationResult": ("batching", "GenerationResult"),
+         "GenerationOutput": ("batching", "GenerationOutput"), "GenerationStatus": ("batching", "GenerationStatus")}
 
 
 def __getattr__(name: str) -> Any:
@@ -56,10 +59,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from .streamers import StreamerBase, TextStreamer
     from .tensor import Tensor
     from .tokenizer import TokenizedInputs, Tokenizer
+    from .batching import (ContinuousBatchingPipeline, GenerationHandle, GenerationOutput, GenerationResult,
+                           GenerationStatus)
 
 __all__ = [
     "LLMPipeline", "VLMPipeline", "WhisperPipeline", "WhisperGenerationConfig", "WhisperDecodedResults",
-    "WhisperDecodedResultChunk", "TextStream", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
+    "WhisperDecodedResultChunk", "TextStream", "ContinuousBatchingPipeline", "GenerationHandle", "GenerationResult",
+    "GenerationOutput", "GenerationStatus", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
     "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "PerfMetrics",
     "RawPerfMetrics", "GenerationFinishReason", "draft_model", "SchedulerConfig",
     "MeanStdPair", "StreamingStatus", "library_info", "load_library", "open_library", "GenAIError", "ConfigError",

@@ -1042,6 +1042,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     config = serve.ServeConfig(
         host=args.host, port=args.port, models_root=args.models_root, parallel=args.parallel,
+        batching=not args.no_batching, batch_size=args.batch_size,
         max_queue=args.max_queue, request_timeout=args.request_timeout, max_body_bytes=args.max_body_bytes,
         max_loaded_models=args.max_loaded_models, api_key=args.api_key or api_key_from_env(),
         allow_unauthenticated=args.allow_unauthenticated)
@@ -1269,7 +1270,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; Ollama clients expect 11434)")
     p.add_argument("--parallel", type=int, default=1, metavar="N",
-                   help="pipelines per model, each answering one request at a time (default 1)")
+                   help="pipelines per model, each answering one request at a time, when the model is not batched "
+                        "(default 1)")
+    p.add_argument("--batch-size", type=int, default=8, metavar="N",
+                   help="bundled backend: requests per model answered at once by one continuous-batching pipeline "
+                        "(they share its decode steps; default 8)")
+    p.add_argument("--no-batching", action="store_true",
+                   help="bundled backend: use --parallel pipelines instead of continuous batching")
     p.add_argument("--max-queue", type=int, default=8, metavar="N",
                    help="requests waiting per model beyond those running; more get HTTP 429 (default 8)")
     p.add_argument("--request-timeout", type=float, default=600.0, metavar="S",

@@ -16,6 +16,7 @@ One module per C header of ``cdefs/``, each a few functions over plain Python va
                         and streaming, per-sequence results, apply_chat_template)
   chat_template         91_ovgenai_c_chat_template.h  the bundled Jinja renderer
   bundled_perf_metrics  92_ovgenai_c_perf_metrics.h   the raw series behind perf metrics
+  batching              93_ovgenai_c_batching.h       the continuous-batching pipeline and its generation handles
 """
 from __future__ import annotations
 

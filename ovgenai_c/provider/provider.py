@@ -282,7 +282,20 @@ class Provider:
             history.set_extra_context(extra)
         return history
 
-    def _result(self, res: DecodedResults, tools: bool) -> ChatResult:
+    def _whole_prompt_tokens(self, pipeline: Any, inputs: Any) -> Optional[int]:
+        """The whole prompt's token count of a chat request where the pipeline's own count covers only the tokens
+        it fed (SDPA reuses the previous turn's KV cache: GenAI's num_input_tokens then undercounts the prompt);
+        None where the count is already whole."""
+        if not isinstance(inputs, ChatHistory) or str(self.properties.get("ATTENTION_BACKEND", "")).upper() != "SDPA":
+            return None
+        try:
+            tok = pipeline.get_tokenizer()
+            text = tok.apply_chat_template(inputs, add_generation_prompt=True)
+            return int(tok.encode(text, add_special_tokens=False).input_ids.shape[-1])
+        except errors.GenAIError:
+            return None
+
+    def _result(self, res: DecodedResults, tools: bool, prompt_tokens: Optional[int] = None) -> ChatResult:
         text = res.texts[0] if res.texts else ""
         thinking = None
         if self.capabilities.think:
@@ -298,7 +311,8 @@ class Provider:
                 if reason == "stop":
                     reason = "tool_calls"
         perf = res.perf_metrics
-        usage = {"prompt_tokens": perf.get_num_input_tokens(), "completion_tokens": perf.get_num_generated_tokens()}
+        usage = {"prompt_tokens": perf.get_num_input_tokens() if prompt_tokens is None else prompt_tokens,
+                 "completion_tokens": perf.get_num_generated_tokens()}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         return ChatResult(message=message, usage=usage, finish_reason=reason, perf=perf)
 
@@ -337,7 +351,8 @@ class Provider:
         kw = self._config_kwargs(options)
         with self.lease() as lease:
             res = lease.pipeline.generate(history, timeout=timeout, **kw)
-        return self._result(res, tools=bool(history.get_tools()))
+            whole = self._whole_prompt_tokens(lease.pipeline, history)
+        return self._result(res, tools=bool(history.get_tools()), prompt_tokens=whole)
 
     def _inputs(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str],
                 think: Optional[bool]) -> Any:
@@ -348,20 +363,35 @@ class Provider:
             return messages
         return self._history(messages, tools, system=system, think=think)
 
+    def _raw_prompt(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str],
+                    think: Optional[bool]) -> str:
+        """The prompt of a raw request: a str, with nothing a template would carry."""
+        if not isinstance(messages, str):
+            raise errors.InvalidParameterError("a raw request takes a prompt str, not chat messages")
+        if tools or system is not None or think is not None:
+            raise errors.InvalidParameterError("a raw request applies no chat template: tools, system and think "
+                                               "cannot be used with it")
+        return messages
+
     def stream(self, messages: Messages, tools: Optional[List[Any]] = None, *, system: Optional[str] = None,
-               think: Optional[bool] = None, timeout: Optional[float] = None, **options: Any) -> "ChatStream":
+               think: Optional[bool] = None, timeout: Optional[float] = None, raw: bool = False,
+               **options: Any) -> "ChatStream":
         """Iterate over the answer's text chunks (``messages``: a list of message dicts, or a prompt str).
+        ``raw``: the prompt str goes to the model as it is (no chat template; GenAI's apply_chat_template=False).
         Closing the stream (or leaving its ``with`` block) cancels natively and waits for C to let go."""
         self._require("stream")
-        inputs = self._inputs(messages, tools, system, think)
+        inputs = self._raw_prompt(messages, tools, system, think) if raw else \
+            self._inputs(messages, tools, system, think)
         kw = self._config_kwargs(options)
+        if raw:
+            kw["apply_chat_template"] = False
         lease = self.lease()
         try:
             ts = lease.pipeline.stream(inputs, timeout=timeout, **kw)
         except BaseException:
             lease.release()
             raise
-        return ChatStream(self, lease, ts, isinstance(inputs, ChatHistory) and bool(inputs.get_tools()))
+        return ChatStream(self, lease, ts, isinstance(inputs, ChatHistory) and bool(inputs.get_tools()), inputs)
 
     async def astream(self, messages: Messages, tools: Optional[List[Any]] = None, *,
                       system: Optional[str] = None, think: Optional[bool] = None,
@@ -441,8 +471,9 @@ class Provider:
 class ChatStream(Iterator[str]):
     """Text chunks of one streamed answer; ``.result`` (a :class:`ChatResult`) once exhausted."""
 
-    def __init__(self, provider: Provider, lease: Lease, text_stream: Any, tools: bool) -> None:
+    def __init__(self, provider: Provider, lease: Lease, text_stream: Any, tools: bool, inputs: Any = None) -> None:
         self._provider = provider
+        self._inputs = inputs
         self._lease = lease
         self._ts = text_stream
         self._tools = tools
@@ -456,7 +487,8 @@ class ChatStream(Iterator[str]):
             return next(self._ts)
         except StopIteration:
             if self.result is None and self._ts.result is not None:
-                self.result = self._provider._result(self._ts.result, self._tools)
+                whole = self._provider._whole_prompt_tokens(self._lease.pipeline, self._inputs)
+                self.result = self._provider._result(self._ts.result, self._tools, prompt_tokens=whole)
             self._lease.release()
             raise
         except BaseException:

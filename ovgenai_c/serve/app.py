@@ -29,7 +29,13 @@ def _caps(provider: Any) -> Dict[str, Any]:
 def scheduling(slot: Any) -> Dict[str, Any]:
     """How a model's concurrent requests are run: ``mode`` is the slot's own ``scheduling`` attribute when it has one
     (e.g. ``"continuous_batching"``), else ``"pool"`` (one request at a time per pipeline); ``pipelines`` = how many."""
-    return {"mode": getattr(slot, "scheduling", None) or "pool", "pipelines": len(getattr(slot, "providers", []))}
+    providers = getattr(slot, "providers", [])
+    distinct = slot.distinct_providers() if hasattr(slot, "distinct_providers") else providers
+    mode = getattr(slot, "scheduling", None) or "pool"
+    out: Dict[str, Any] = {"mode": mode, "pipelines": len(distinct)}
+    if mode == "continuous_batching":
+        out["batch_size"] = len(providers)  # requests that may share its steps
+    return out
 
 
 @dataclass

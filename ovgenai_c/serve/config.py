@@ -14,7 +14,10 @@ DEFAULT_PORT = 8000
 @dataclass
 class ServeConfig:
     """``models_root``: the catalog root (None: the provider's default root). ``default_model``: the path served
-    when a request names no model. ``parallel``: pipelines per model (each serves one request at a time).
+    when a request names no model. ``parallel``: pipelines per model (each serves one request at a time) when
+    the model is not batched. ``batching``: on the bundled backend, a model's concurrent requests share one
+    continuous-batching pipeline (``batch_size`` of them at once) instead of ``parallel`` pipelines; the official
+    library always uses the pipelines.
     ``max_queue``: requests waiting per model beyond those running (more → 429). ``request_timeout``: seconds
     per request, queueing included (→ 504, the generation is cancelled natively). ``max_body_bytes``: request
     body cap (→ 413). ``max_loaded_models``: models kept loaded at once (least recently used idle one unloaded).
@@ -25,6 +28,8 @@ class ServeConfig:
     models_root: Optional[Path] = None
     default_model: Optional[Path] = None
     parallel: int = 1
+    batching: bool = True
+    batch_size: int = 8
     max_queue: int = 8
     request_timeout: Optional[float] = 600.0
     max_body_bytes: int = 1 << 20
@@ -38,6 +43,8 @@ class ServeConfig:
             raise ValueError(f"--port must be in 0..65535, got {self.port}")
         if self.parallel < 1:
             raise ValueError(f"--parallel must be >= 1, got {self.parallel}")
+        if self.batch_size < 1:
+            raise ValueError(f"--batch-size must be >= 1, got {self.batch_size}")
         if self.max_queue < 0:
             raise ValueError(f"--max-queue must be >= 0, got {self.max_queue}")
         if self.request_timeout is not None and not self.request_timeout > 0:

@@ -29,6 +29,7 @@ class Ask:
     tools: Optional[List[Dict[str, Any]]] = None
     think: Optional[bool] = None
     options: Dict[str, Any] = field(default_factory=dict)
+    raw: bool = False  # a plain prompt given to the model as it is (no chat template; Ollama's raw)
 
 
 def clamp_options(options: Dict[str, Any], provider: Any) -> Dict[str, Any]:
@@ -69,8 +70,9 @@ class Generation:
             t0 = time.monotonic()
 
             def begin() -> Any:
+                raw = {"raw": True} if ask.raw else {}  # only when asked: a provider may not know the keyword
                 return provider.stream(ask.messages, ask.tools or None, system=ask.system, think=ask.think,
-                                       timeout=left, **opts)
+                                       timeout=left, **raw, **opts)
 
             stream = await anyio.to_thread.run_sync(begin)
             load_s = time.monotonic() - t0

@@ -2,7 +2,7 @@
 GET /api/tags, POST /api/show, GET /api/ps, GET /api/version.
 
 Options use Ollama's names (checked by the provider: unknown or unsupported → 400). ``format`` (JSON/schema
-output), ``images``, ``raw``, ``template``, ``suffix`` and ``context`` are refused with 400; ``keep_alive`` is
+output), ``images``, ``template``, ``suffix`` and ``context`` are refused with 400; ``keep_alive`` is
 accepted and ignored (models stay loaded up to --max-loaded-models).
 """
 from __future__ import annotations
@@ -146,9 +146,14 @@ class OllamaRoutes:
         _check(body, GENERATE_FIELDS)
         if body.get("images"):
             raise bad_request(f"'images' is not supported: {IMAGES_REFUSED}")
-        for name in ("suffix", "template", "context", "raw"):
+        for name in ("suffix", "template", "context"):
             if body.get(name):
                 raise bad_request(f"{name!r} is not supported by this server")
+        raw = body.get("raw", False)
+        if not isinstance(raw, bool):
+            raise bad_request("'raw' must be a boolean")
+        if raw and body.get("system"):
+            raise bad_request("'system' cannot be used with 'raw' (no template is applied)")
         prompt = body.get("prompt") or ""
         system = body.get("system") or None
         if not isinstance(prompt, str) or (system is not None and not isinstance(system, str)):
@@ -157,7 +162,7 @@ class OllamaRoutes:
             slot = await self.state.registry.slot(body.get("model"))
             return JSONResponse({"model": slot.name, "created_at": _now(), "response": "", "done": True,
                                  "done_reason": "load"})
-        ask = Ask(prompt, system=system, think=body.get("think"), options=dict(body.get("options") or {}))
+        ask = Ask(prompt, system=system, think=body.get("think"), options=dict(body.get("options") or {}), raw=raw)
         gen = await Generation.start(self.state.registry, body.get("model"), ask, self.state.config.request_timeout)
         return await self._answer(request, body, gen, chat=False, tools=False)
 
@@ -270,7 +275,8 @@ class OllamaRoutes:
             item = self._tag(e) if e else {"name": slot.name, "model": slot.name}
             item.update(expires_at="9999-12-31T23:59:59Z", size_vram=0,
                         context_length=getattr(slot.providers[0].capabilities, "context_length", None),
-                        ovgenai_c={"pipelines": len(slot.providers), "running": slot.running,
+                        ovgenai_c={"pipelines": len(slot.distinct_providers()), "batched": slot.batched,
+                                   "concurrent": len(slot.providers), "running": slot.running,
                                    "waiting": slot.waiting, "stats": vars(slot.stats), "sessions": slot.sessions()})
             out.append(item)
         return JSONResponse({"models": out})

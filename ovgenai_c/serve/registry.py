@@ -1,6 +1,8 @@
 """Which models the server serves, and the pipelines behind each: a :class:`ModelSlot` per loaded model holds
-``parallel`` providers (each with its own session pool, so its own pipeline) and a bounded FIFO of waiting
-requests. Runs on the server's event loop; provider work happens in worker threads."""
+``parallel`` providers (each with its own session pool, so its own pipeline) — or, on the bundled backend,
+``batch_size`` leases of one :class:`~ovgenai_c.provider.batching.BatchedProvider` (one continuous-batching
+pipeline whose decode steps the concurrent requests share) — and a bounded FIFO of waiting requests. Runs on the
+server's event loop; provider work happens in worker threads."""
 from __future__ import annotations
 
 import collections
@@ -13,6 +15,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional
 import anyio
 
 from ..provider import Catalog, ModelEntry, Provider, SessionPool
+from ..provider.batching import BatchedProvider, can_batch
 from ..provider.errors import CatalogError
 from .config import ServeConfig
 from .errors import HTTPError, QueueFullError, RequestTimeoutError
@@ -109,19 +112,39 @@ class ModelSlot:
                 return
         self._free.append(provider)
 
+    @property
+    def batched(self) -> bool:
+        """Whether the model's requests share one continuous-batching pipeline."""
+        return isinstance(self.providers[0], BatchedProvider)
+
+    @property
+    def scheduling(self) -> str:
+        """``"continuous_batching"`` (one batching pipeline shared by the slot's requests) or ``"pool"``."""
+        return "continuous_batching" if self.batched else "pool"
+
+    def distinct_providers(self) -> List[Any]:
+        """Each provider once (a batched slot holds one provider several times)."""
+        seen: Dict[int, Any] = {}
+        for p in self.providers:
+            seen.setdefault(id(p), p)
+        return list(seen.values())
+
     def sessions(self) -> List[Dict[str, Any]]:
         out: List[Dict[str, Any]] = []
-        for p in self.providers:
+        for p in self.distinct_providers():
             pool = getattr(p, "pool", None)
-            out.extend(pool.sessions() if pool is not None else [])
+            if pool is not None:
+                out.extend(pool.sessions())
+            elif hasattr(p, "sessions"):
+                out.extend(p.sessions())
         return out
 
     def close(self) -> None:
-        for p in self.providers:
+        for p in self.distinct_providers():
             pool = getattr(p, "pool", None)
             if pool is not None:
                 pool.close(timeout=30.0)
-            close = getattr(p, "close", None)  # a Whisper provider's own pipeline
+            close = getattr(p, "close", None)  # a batching pipeline, a Whisper provider's own pipeline
             if close is not None:
                 close()
 
@@ -186,8 +209,12 @@ class ModelRegistry:
             return await anyio.to_thread.run_sync(self._make_slot, canonical, path)
 
     def _make_slot(self, name: str, path: Path) -> ModelSlot:
-        slot = ModelSlot(name, path, [self.factory(path, i) for i in range(self.config.parallel)],
-                         self.config.max_queue)
+        first = self.factory(path, 0)
+        if self.config.batching and can_batch(first):
+            providers: List[Any] = [BatchedProvider(first)] * self.config.batch_size
+        else:
+            providers = [first] + [self.factory(path, i) for i in range(1, self.config.parallel)]
+        slot = ModelSlot(name, path, providers, self.config.max_queue)
         self._slots[name] = slot
         return slot
 
@@ -196,7 +223,7 @@ class ModelRegistry:
         if self.default_path is None:
             return None
         slot = self._slots.get(self.default_name) or self._make_slot(self.default_name, self.default_path)  # type: ignore[arg-type]
-        for p in slot.providers:
+        for p in slot.distinct_providers():
             p.load()
         return slot
 

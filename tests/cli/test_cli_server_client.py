@@ -46,9 +46,8 @@ def bundled_path() -> Path:
     return p
 
 
-@pytest.fixture(scope="module")
-def world(bundled_path, tmp_path_factory):
-    """(env, models root, server URL): `ovgenai-c serve tiny` running in a subprocess on a free port."""
+def _serve_world(bundled_path, tmp_path_factory, *extra):
+    """(env, models root, server URL): `ovgenai-c serve tiny [extra]` running in a subprocess on a free port."""
     tmp = tmp_path_factory.mktemp("srv")
     root = tmp / "models"
     shutil.copytree(TINY_IR, root / "tiny")
@@ -57,7 +56,7 @@ def world(bundled_path, tmp_path_factory):
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen([sys.executable, "-m", "ovgenai_c", "serve", "--models-root", str(root), "tiny",
-                             "--port", str(port)], env=env, cwd=str(ROOT), stdout=subprocess.DEVNULL,
+                             "--port", str(port), *extra], env=env, cwd=str(ROOT), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     try:
         for _ in range(1200):  # bounded wait for the server to listen (not a timing assertion)
@@ -78,6 +77,19 @@ def world(bundled_path, tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def world(bundled_path, tmp_path_factory):
+    """`ovgenai-c serve tiny` (on the bundled backend: its requests share one continuous-batching pipeline)."""
+    yield from _serve_world(bundled_path, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def world_pool(bundled_path, tmp_path_factory):
+    """`ovgenai-c serve tiny --no-batching`: the pool of pipelines, which run as the in-process command line does
+    (SDPA, the previous turn's KV cache reused)."""
+    yield from _serve_world(bundled_path, tmp_path_factory, "--no-batching")
 
 
 def _stats(url: str) -> dict:
@@ -284,8 +296,11 @@ def test_ctrl_c_mid_answer_exits_130_and_server_goes_on(world):
     assert r.returncode == 0 and r.stdout.strip(), r.stderr
 
 
-def test_chat_through_server_equals_in_process(world):
-    env, root, url = world
+def test_chat_through_server_equals_in_process(world_pool):
+    # On the pool the server runs a chat as the in-process command line does (SDPA, the previous turn's KV cache
+    # reused). Batched, each turn's history is encoded again from its text, so an answer can differ at a near-tie
+    # (tests/serve/test_serve_batching.py covers the batched answers).
+    env, root, url = world_pool
     before = _stats(url)["completed"]
     turns = "Hello\nHow are you\n/set temperature 0\nAnd you\n"
     served = run_cli(env, "chat", "--models-root", str(root), "--server", url, "-n", "6", "--temperature", "0",

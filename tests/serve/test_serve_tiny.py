@@ -190,7 +190,8 @@ def test_openai_errors(client, path, body, status, param):
     ("/api/chat", {"model": "tiny", "messages": HELLO, "options": {"temprature": 0}}, 400, "temperature"),
     ("/api/chat", {"model": "tiny", "messages": HELLO, "options": {"min_p": 1}}, 400, "option 'min_p' must be in [0, 1)"),
     ("/api/chat", {"model": "tiny", "messages": HELLO, "format": "json"}, 400, "format"),
-    ("/api/generate", {"model": "tiny", "prompt": "x", "raw": True}, 400, "raw"),
+    ("/api/generate", {"model": "tiny", "prompt": "x", "raw": "yes"}, 400, "raw"),
+    ("/api/generate", {"model": "tiny", "prompt": "x", "raw": True, "system": "s"}, 400, "raw"),
     ("/api/show", {"model": "nope"}, 404, "nope"),
 ])
 def test_ollama_errors(client, path, body, status, needle):
@@ -252,7 +253,8 @@ def test_client_disconnect_cancels_natively(server, client, bundled, reference, 
     if bundled.live_handles() is not None:  # nothing native is left but the pipelines and what they keep
         left = transient_native_objects(bundled, ("config", "results", "perf_metrics", "chat_history", "json_container"))
         assert not any(left.values()), left
-        assert bundled.live_handles() == bundled.live_handles("pipeline") + sum(kept_native_objects(bundled.path).values())
+        assert bundled.live_handles() == (bundled.live_handles("pipeline") + bundled.live_handles("batching_pipeline")
+                                          + sum(kept_native_objects(bundled.path).values()))
     want = reference.chat(HELLO, num_predict=3, temperature=0).text
     r = client.post("/v1/chat/completions", json={"model": "tiny", "messages": HELLO, "max_tokens": 3,
                                                   "temperature": 0})

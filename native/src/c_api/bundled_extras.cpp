@@ -11,7 +11,8 @@ std::atomic<long> g_live[static_cast<int>(HandleKind::Count_)];
 thread_local std::string t_last_error;
 thread_local bool t_cancel_only = false;
 thread_local TokenStreamer t_token_streamer;
-const char* const kKindNames[] = {"pipeline", "config", "results", "perf_metrics", "chat_history", "json_container"};
+const char* const kKindNames[] = {"pipeline",     "config",         "results",          "perf_metrics",
+                                  "chat_history", "json_container", "batching_pipeline", "generation_handle"};
 }  // namespace
 
 void handle_created(HandleKind k) { g_live[static_cast<int>(k)].fetch_add(1, std::memory_order_relaxed); }

@@ -36,7 +36,17 @@ extern "C" {
 
 namespace ovgc {
 
-enum class HandleKind { Pipeline = 0, Config, Results, PerfMetrics, ChatHistory, JsonContainer, Count_ };
+enum class HandleKind {
+    Pipeline = 0,
+    Config,
+    Results,
+    PerfMetrics,
+    ChatHistory,
+    JsonContainer,
+    BatchingPipeline,  // cdefs/93 (batching.cpp)
+    GenerationHandle,
+    Count_
+};
 void handle_created(HandleKind k);
 void handle_destroyed(HandleKind k);
 

@@ -397,6 +397,43 @@ void LLMEngine::finish_chat() {
         reset_kv();
 }
 
+// ---------------------------------------------------------------- shared with the batching engine
+
+std::vector<int64_t> LLMEngine::encode_prompt(const std::string& prompt, const GenerationConfig& cfg,
+                                              PerfMetrics& perf) {
+    size_t bad = 0;
+    if (!utf8_valid(prompt, &bad))
+        throw std::invalid_argument("the prompt is not valid UTF-8 (byte offset " + std::to_string(bad) + ")");
+    if (cfg.apply_chat_template && !tokenizer_->chat_template().empty()) {
+        JsonValue msgs = JsonValue::array();
+        JsonValue msg = JsonValue::object();
+        msg.set("role", "user");
+        msg.set("content", prompt);
+        msgs.push_back(msg);
+        return tokenizer_->encode(render(msgs, nullptr, nullptr, perf), false);
+    }
+    return tokenizer_->encode(prompt, true);
+}
+
+std::vector<int64_t> LLMEngine::encode_history(const ChatHistoryData& history, const GenerationConfig& cfg,
+                                               PerfMetrics& perf) {
+    if (!cfg.apply_chat_template)
+        throw std::invalid_argument("chat template must be applied when using chat history");
+    if (tokenizer_->chat_template().empty())
+        throw std::runtime_error("the model has no chat template; a chat history needs one");
+    if (!history.messages.is_array() || history.messages.size() == 0)
+        throw std::invalid_argument("chat history must not be empty");
+    std::string text = render(history.messages, &history.tools, &history.extra_context, perf);
+    if (!utf8_valid(text))
+        throw std::invalid_argument("the rendered chat history is not valid UTF-8");
+    return tokenizer_->encode(text, false);
+}
+
+const SchedulerConfig* LLMEngine::paged_scheduler() const {
+    auto* paged = dynamic_cast<const PagedBackend*>(backend_.get());
+    return paged ? &paged->scheduler() : nullptr;
+}
+
 // ---------------------------------------------------------------- KV cache
 
 void LLMEngine::reset_kv() {

@@ -24,6 +24,7 @@
 namespace ovgc {
 
 class ChatTemplate;
+struct SchedulerConfig;
 
 struct DecodedResults {
     std::vector<std::string> texts;
@@ -64,6 +65,21 @@ public:
     void set_stream_text(bool on) { stream_text_ = on; }
     // set: a streaming call gives each generated token id to this instead of text to the StreamCallback
     void set_token_streamer(TokenCallback cb) { token_streamer_ = std::move(cb); }
+
+    // ---- what the batching engine (batching_engine.*) shares: it runs its own requests over this engine's
+    // compiled model, tokenizer, chat template and configuration
+    // The prompt's tokens as a plain (non-chat) generate call makes them: the chat template when the config
+    // applies it and the model has one, else the text with the tokenizer's special tokens.
+    std::vector<int64_t> encode_prompt(const std::string& prompt, const GenerationConfig& cfg, PerfMetrics& perf);
+    // A chat history's tokens as generate_with_history makes them (the template over messages, tools, extra
+    // context), without touching this engine's chat state.
+    std::vector<int64_t> encode_history(const ChatHistoryData& history, const GenerationConfig& cfg, PerfMetrics& perf);
+    GenerationConfig resolve_config(const GenerationConfig* cfg) const { return resolve(cfg); }
+    Tokenizer& tokenizer() { return *tokenizer_; }
+    ov::CompiledModel compiled_model() { return req_.get_compiled_model(); }
+    const SchedulerConfig* paged_scheduler() const;  // nullptr: the engine runs SDPA
+    size_t max_context() const { return max_context_; }
+    size_t vocab_size() const { return vocab_size_; }
 
 private:
     enum class ChatInput { Undef, String, History };

@@ -29,6 +29,7 @@ public:
     PagedBackend(const std::shared_ptr<ov::Model>& model, const SchedulerConfig& scheduler);
 
     void bind(const ov::CompiledModel& compiled, ov::InferRequest& request) override;
+    const SchedulerConfig& scheduler() const { return scheduler_; }
 
     void reset() override { kv_->reset(); }
     void trim(size_t keep) override { kv_->trim(keep); }

@@ -225,7 +225,7 @@ void PagedKV::prepare_prefill(const int64_t* ids, size_t n) {
     if (seqs_.size() != 1)
         reset();
     ensure_writable(seqs_[0], seqs_[0].len + n);
-    fill_inputs({ids}, {n});
+    fill_inputs({&seqs_[0]}, {ids}, {n});
 }
 
 void PagedKV::prepare_decode(const std::vector<int64_t>& ids, const std::vector<int32_t>& parents) {
@@ -242,22 +242,54 @@ void PagedKV::prepare_decode(const std::vector<int64_t>& ids, const std::vector<
             release(blk);
     seqs_ = std::move(next);
     std::vector<const int64_t*> ptrs;
+    std::vector<Seq*> rows;
     std::vector<size_t> counts(ids.size(), 1);
     for (size_t b = 0; b < ids.size(); ++b) {
         ensure_writable(seqs_[b], seqs_[b].len + 1);
         ptrs.push_back(&ids[b]);
     }
-    fill_inputs(ptrs, counts);
+    for (auto& s : seqs_)
+        rows.push_back(&s);
+    fill_inputs(rows, ptrs, counts);
 }
 
-// Inputs for one step: sequence b gets counts[b] new tokens after its seqs_[b].len cached ones.
-void PagedKV::fill_inputs(const std::vector<const int64_t*>& ids, const std::vector<size_t>& counts) {
+size_t PagedKV::blocks_needed(const Table& t, size_t n) const {
+    const size_t nb = (t.len + n + block_size_ - 1) / block_size_;
+    return nb > t.blocks.size() ? nb - t.blocks.size() : 0;
+}
+
+size_t PagedKV::blocks_available() const {
+    if (!limit_)
+        return std::numeric_limits<size_t>::max();
+    const size_t used = used_blocks();
+    return limit_ > used ? limit_ - used : 0;
+}
+
+void PagedKV::release_table(Table& t) {
+    for (auto b : t.blocks)
+        release(b);
+    t.blocks.clear();
+    t.len = 0;
+}
+
+void PagedKV::prepare_tables(const std::vector<Table*>& tables, const std::vector<const int64_t*>& ids,
+                             const std::vector<size_t>& counts) {
+    if (tables.empty() || tables.size() != ids.size() || tables.size() != counts.size())
+        throw std::logic_error("PagedKV: bad batch");
+    for (size_t b = 0; b < tables.size(); ++b)
+        ensure_writable(*tables[b], tables[b]->len + counts[b]);
+    fill_inputs(tables, ids, counts);
+}
+
+// Inputs for one step: sequence b gets counts[b] new tokens after its seqs[b]->len cached ones.
+void PagedKV::fill_inputs(const std::vector<Seq*>& seqs, const std::vector<const int64_t*>& ids,
+                          const std::vector<size_t>& counts) {
     const size_t S = counts.size();
     size_t total = 0, nblocks = 0, max_ctx = 0;
     for (size_t b = 0; b < S; ++b) {
         total += counts[b];
-        nblocks += seqs_[b].blocks.size();
-        max_ctx = std::max(max_ctx, seqs_[b].len + counts[b]);
+        nblocks += seqs[b]->blocks.size();
+        max_ctx = std::max(max_ctx, seqs[b]->len + counts[b]);
     }
     ov::Tensor input_ids = req_->get_tensor("input_ids");
     input_ids.set_shape({total});
@@ -287,7 +319,7 @@ void PagedKV::fill_inputs(const std::vector<const int64_t*>& ids, const std::vec
     pbeg[0] = 0;
     pbbeg[0] = 0;
     for (size_t b = 0; b < S; ++b) {
-        Seq& s = seqs_[b];
+        Seq& s = *seqs[b];
         for (size_t i = 0; i < counts[b]; ++i) {
             pid[t] = ids[b][i];
             ppos[t] = static_cast<int64_t>(s.len + i);

@@ -3,6 +3,7 @@
 // block caches that this class allocates in the layout and element type the compiled model asks for.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,22 +36,37 @@ public:
     // copy on write). Fills the request's inputs.
     void prepare_decode(const std::vector<int64_t>& ids, const std::vector<int32_t>& parents);
 
+    // Independent sequences stepped together (the batching engine, batching_engine.*): each request owns a block
+    // table; none shares blocks with another. Tables are the caller's; release_table gives their blocks back.
+    struct Table {
+        std::vector<int32_t> blocks;
+        size_t len = 0;  // tokens whose keys/values are cached
+    };
+    // Blocks to append for `n` more tokens of `t`.
+    size_t blocks_needed(const Table& t, size_t n) const;
+    // Blocks that can still be handed out (the pool's limit minus those in use; SIZE_MAX without a limit).
+    size_t blocks_available() const;
+    void release_table(Table& t);
+    // Allocates the pool up to `blocks` now (capped by the limit) instead of on demand.
+    void reserve(size_t blocks) { grow(limit_ ? std::min(blocks, limit_) : blocks); }
+    // One inference's inputs: tables[b] gets counts[b] new tokens ids[b][0..counts[b]) after its cached ones.
+    void prepare_tables(const std::vector<Table*>& tables, const std::vector<const int64_t*>& ids,
+                        const std::vector<size_t>& counts);
+
     size_t block_size() const { return block_size_; }
     size_t capacity_blocks() const { return capacity_; }
     size_t used_blocks() const;
     size_t block_limit() const { return limit_; }  // 0: unlimited
 
 private:
-    struct Seq {
-        std::vector<int32_t> blocks;
-        size_t len = 0;
-    };
+    using Seq = Table;
     int32_t alloc_block();
     void release(int32_t b);
     void grow(size_t need_blocks);
     void copy_block(int32_t from, int32_t to);
     void ensure_writable(Seq& s, size_t new_len);
-    void fill_inputs(const std::vector<const int64_t*>& ids, const std::vector<size_t>& counts);
+    void fill_inputs(const std::vector<Seq*>& seqs, const std::vector<const int64_t*>& ids,
+                     const std::vector<size_t>& counts);
 
     ov::InferRequest* req_;
     struct Cache {

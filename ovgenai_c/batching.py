@@ -1,0 +1,372 @@
+"""ContinuousBatchingPipeline: openvino_genai's continuous-batching subset over the bundled backend's batching extra
+(cdefs/93). Concurrent requests share the decode steps of one PagedAttention model.
+
+The native pipeline owns one thread that runs the step loop from creation to :meth:`close`; the calls here (add a
+request, read, cancel) only queue or copy under the native locks, so they may come from any thread. Waits block in
+native slices of :data:`WAIT_SLICE_MS`, so Ctrl-C interrupts them (and cancels what the call started). The official
+GenAI C library has no such ABI: on it the class refuses with NotSupportedError.
+"""
+from __future__ import annotations
+
+import enum
+import os
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+from . import errors
+from ._capi import batching as native
+from ._capi import bind
+from ._capi.chat_history import materialise as native_history
+from ._capi.generation_config import native as native_config
+from .chat import ChatHistory
+from .config import GenerationConfig
+from .pipeline import check_model_path, property_strings, resolve_library
+from .results import GenerationFinishReason
+from .scheduler import SchedulerConfig, scheduler_properties
+
+WAIT_SLICE_MS = 100
+
+
+class GenerationStatus(enum.IntEnum):
+    """``openvino_genai.GenerationStatus``."""
+
+    RUNNING = 0
+    FINISHED = 1
+    IGNORED = 2
+    CANCEL = 3
+    STOP = 4
+
+
+@dataclass
+class GenerationOutput:
+    """New (``read``) or all (``read_all``) generated ids of a sequence, as ``openvino_genai.GenerationOutput``."""
+
+    generated_ids: List[int] = field(default_factory=list)
+    generated_log_probs: List[float] = field(default_factory=list)
+    score: float = 0.0
+    finish_reason: GenerationFinishReason = GenerationFinishReason.NONE
+
+
+@dataclass
+class GenerationResult:
+    """One request's result, as ``openvino_genai.GenerationResult`` (texts in ``m_generation_ids``)."""
+
+    m_request_id: int = 0
+    m_generation_ids: List[str] = field(default_factory=list)
+    m_scores: List[float] = field(default_factory=list)
+    m_status: GenerationStatus = GenerationStatus.RUNNING
+    finish_reasons: List[GenerationFinishReason] = field(default_factory=list)
+    tokens: List[List[int]] = field(default_factory=list)  # ours: the generated ids of each sequence
+    num_input_tokens: int = 0  # ours: the prompt's tokens
+
+    def get_generation_ids(self) -> List[str]:
+        return list(self.m_generation_ids)
+
+
+def _free_handle(capi: Any, handle: Any) -> None:
+    native.free_handle(capi, handle)
+
+
+class GenerationHandle:
+    """A queued request (``openvino_genai.GenerationHandle``): read its tokens as they come, cancel or stop it.
+    Freed natively when garbage-collected or on :meth:`close` (a running request is then cancelled)."""
+
+    def __init__(self, pipe: "ContinuousBatchingPipeline", handle: Any, request_id: int) -> None:
+        self._capi = pipe._capi
+        self._handle = handle
+        self.request_id = request_id
+        self._finalizer = weakref.finalize(self, _free_handle, self._capi, handle)
+
+    def _live(self) -> Any:
+        if not self._finalizer.alive:
+            raise errors.PipelineClosedError("the generation handle is closed")
+        return self._handle
+
+    def close(self) -> None:
+        """Free the native handle (cancelling the request if it still runs). Safe to call twice."""
+        self._finalizer()
+
+    def __enter__(self) -> "GenerationHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def get_status(self) -> GenerationStatus:
+        return GenerationStatus(native.status(self._capi, self._live()))
+
+    def can_read(self) -> bool:
+        """Whether :meth:`read` has new tokens right now."""
+        return native.unread(self._capi, self._live()) > 0
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Block until there is something to read or the request ended (True), or ``timeout`` seconds passed."""
+        handle = self._live()
+        if timeout is not None:
+            return native.wait(self._capi, handle, max(0, int(timeout * 1000)))
+        while not native.wait(self._capi, handle, WAIT_SLICE_MS):
+            pass
+        return True
+
+    def read(self) -> Dict[int, GenerationOutput]:
+        """The tokens generated since the last read (blocking until there are some or the request ended), keyed
+        by sequence index; empty once everything was read."""
+        self.wait()
+        ids, probs = native.read(self._capi, self._live())
+        if not ids and self.get_status() != GenerationStatus.RUNNING:
+            return {}
+        score, reason, _ = native.result(self._capi, self._handle)
+        return {0: GenerationOutput(ids, probs, score, GenerationFinishReason(reason))}
+
+    def read_text(self) -> str:
+        """The streamed text since the last call (non-blocking; complete UTF-8 chunks). Ours, not pybind's."""
+        return native.read_text(self._capi, self._live())
+
+    def read_all(self) -> List[GenerationOutput]:
+        """Wait for the end; every generated id of each sequence."""
+        handle = self._live()
+        while self.get_status() == GenerationStatus.RUNNING:
+            native.wait(self._capi, handle, WAIT_SLICE_MS)
+            native.read(self._capi, handle)  # consume, so the next wait blocks
+        score, reason, _ = native.result(self._capi, handle)
+        return [GenerationOutput(native.tokens(self._capi, handle), [], score, GenerationFinishReason(reason))]
+
+    def result(self) -> GenerationResult:
+        """Wait for the end; the request's result (the text of every generated id)."""
+        outputs = self.read_all()
+        status = self.get_status()
+        if status == GenerationStatus.IGNORED:
+            raise errors.GenAIError(f"the request failed: {native.error_text(self._capi, self._handle)}")
+        score, reason, prompt = native.result(self._capi, self._handle)
+        return GenerationResult(self.request_id, [native.text(self._capi, self._handle)], [score], status,
+                                [GenerationFinishReason(reason)], [outputs[0].generated_ids], prompt)
+
+    def error(self) -> str:
+        """Why an IGNORED request failed (empty otherwise)."""
+        return native.error_text(self._capi, self._live())
+
+    def cancel(self) -> None:
+        """End at the next step (at most one more token is computed, never given out): status CANCEL."""
+        native.cancel(self._capi, self._live())
+
+    def drop(self) -> None:
+        """Older pybind name of :meth:`cancel`."""
+        self.cancel()
+
+    def stop(self) -> None:
+        """End at the next step keeping every token: status STOP, finish reason STOP."""
+        native.stop(self._capi, self._live())
+
+
+def _free_pipeline(capi: Any, pipe: Any) -> None:
+    native.free(capi, pipe)
+
+
+class ContinuousBatchingPipeline:
+    """``ContinuousBatchingPipeline(models_path, scheduler_config, device="CPU", properties=None)`` (bundled
+    backend only): requests added from any thread share its decode steps."""
+
+    def __init__(self, models_path: Union[str, os.PathLike], scheduler_config: Optional[SchedulerConfig] = None,
+                 device: str = "CPU", properties: Optional[Dict[str, Any]] = None,
+                 tokenizer_properties: Optional[Dict[str, Any]] = None, *,
+                 library: Any = None, **kwargs: Any) -> None:
+        lib = resolve_library(library)
+        capi = bind(lib)
+        if lib.kind != "bundled" or not native.available(capi):
+            raise errors.NotSupportedError(
+                "ContinuousBatchingPipeline needs the bundled backend: the official GenAI C API serves one request "
+                f"at a time per pipeline and has no batching ABI (this library is {lib.kind!r}); use a pool of "
+                "LLMPipeline objects there")
+        if tokenizer_properties:
+            raise errors.NotSupportedError("tokenizer_properties are not supported by the bundled backend")
+        path = check_model_path(models_path, lib.kind)
+        if not isinstance(device, str):
+            raise errors.DeviceError(f"device must be a str such as 'CPU', not {type(device).__name__}")
+        if properties is not None and not isinstance(properties, dict):
+            raise errors.InvalidParameterError(f"properties must be a dict, not {type(properties).__name__}")
+        props = property_strings({**(properties or {}), **kwargs}) + scheduler_properties(scheduler_config, lib.kind)
+        self.models_path = path
+        self.device = device
+        self._library = lib
+        self._capi = capi
+        self._pipe = native.create(capi, path, device, props)
+        self._finalizer = weakref.finalize(self, _free_pipeline, capi, self._pipe)
+        self._ids = 0
+        self._manual = False
+        self._ids_lock = threading.Lock()
+        self._config = GenerationConfig()
+        gc_json = os.path.join(path, "generation_config.json")
+        if os.path.isfile(gc_json):
+            try:
+                self._config = GenerationConfig(gc_json)
+            except errors.GenAIError:
+                pass
+
+    # --- life cycle
+    def close(self) -> None:
+        """Stop the step loop and free the pipeline; unfinished requests end IGNORED. Safe to call twice."""
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def __enter__(self) -> "ContinuousBatchingPipeline":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _live(self) -> Any:
+        if not self._finalizer.alive:
+            raise errors.PipelineClosedError("the pipeline is closed")
+        return self._pipe
+
+    def get_config(self) -> GenerationConfig:
+        return self._config.copy()
+
+    def get_metrics(self) -> Dict[str, int]:
+        """The step loop's counters: steps, shared_steps (steps serving two or more requests), max_batch, running,
+        waiting, used_blocks, block_limit, preempted."""
+        return native.stats(self._capi, self._live())
+
+    def step(self) -> None:
+        """GenAI's step(): run one step on this thread. The first call hands the stepping to the caller for good
+        (the pipeline's own thread stops stepping; :meth:`generate` then steps on the caller's thread too)."""
+        self._manual = True
+        native.step(self._capi, self._live())
+
+    def has_non_finished_requests(self) -> bool:
+        return native.has_unfinished(self._capi, self._live())
+
+    # --- requests
+    def _next_id(self) -> int:
+        with self._ids_lock:
+            self._ids += 1
+            return self._ids
+
+    def _checked_config(self, config: Optional[GenerationConfig]) -> Optional[GenerationConfig]:
+        if config is None:
+            return None
+        if not isinstance(config, GenerationConfig):
+            if type(config).__name__ == "GenerationConfig":  # e.g. openvino_genai's: copy what the fields say
+                raise TypeError("pass an ovgenai_c.GenerationConfig")
+            raise TypeError(f"generation_config must be a GenerationConfig, not {type(config).__name__}")
+        unsupported = config.unsupported_fields()
+        if unsupported:
+            raise errors.NotSupportedError(f"not supported by continuous batching: {', '.join(unsupported)}")
+        if config.is_beam_search() or config.num_return_sequences != 1:
+            raise errors.NotSupportedError("continuous batching in the bundled backend runs one greedy or sampled "
+                                           "sequence per request (no beam search, num_return_sequences 1)")
+        config = config.copy()
+        if not config.stop_token_ids:
+            config.stop_token_ids = self._config.stop_token_ids
+        if config.eos_token_id == -1 and self._config.eos_token_id != -1:
+            config.set_eos_token_id(self._config.eos_token_id)
+        config.validate(eos_from_model=True)
+        return config
+
+    def add_request(self, request_id: int, prompt: Union[str, Sequence[int], Any],
+                    generation_config: Optional[GenerationConfig] = None, *, templated: bool = False
+                    ) -> GenerationHandle:
+        """Queue a request: ``prompt`` as text (encoded as it is, special tokens added, as GenAI's add_request;
+        ``templated=True``: as ``generate`` encodes it, through the chat template), as a :class:`ChatHistory`
+        (or a list of message dicts; templated as ``LLMPipeline.generate(history)`` on a fresh pipeline), or as
+        token ids."""
+        pipe = self._live()
+        config = self._checked_config(generation_config)
+        if isinstance(prompt, list) and prompt and isinstance(prompt[0], dict):
+            prompt = ChatHistory(prompt)
+        with native_config(self._capi, config) as c:
+            if isinstance(prompt, ChatHistory):
+                history = native_history(self._capi, prompt.get_messages(), prompt.get_tools(),
+                                         prompt.get_extra_context())
+                try:
+                    handle = native.add_request_history(self._capi, pipe, history, c)
+                finally:
+                    self._capi.ffi.release(history)
+            elif isinstance(prompt, str):
+                handle = native.add_request(self._capi, pipe, prompt, templated, c)
+            else:
+                ids = _token_ids(prompt)
+                handle = native.add_request_tokens(self._capi, pipe, ids, c)
+        return GenerationHandle(self, handle, int(request_id))
+
+    def generate(self, prompts: Union[str, Sequence[str]],
+                 generation_config: Union[None, GenerationConfig, Sequence[GenerationConfig]] = None,
+                 streamer: Optional[Callable[[str], Any]] = None) -> List[GenerationResult]:
+        """Run every prompt (through the chat template when its config applies it, as GenAI's generate) in one
+        batch; one result per prompt. ``streamer`` (one prompt only) gets the text chunks; returning True (or
+        StreamingStatus.STOP / CANCEL) ends the request."""
+        if isinstance(prompts, str):
+            prompts = [prompts]
+        prompts = list(prompts)
+        if not all(isinstance(p, str) for p in prompts):
+            raise TypeError("prompts must be a list of str")
+        if generation_config is None or isinstance(generation_config, GenerationConfig):
+            configs = [generation_config] * len(prompts)
+        else:
+            configs = list(generation_config)
+        if len(configs) != len(prompts):
+            raise errors.InvalidParameterError(
+                f"{len(prompts)} prompts but {len(configs)} generation configs (give one per prompt)")
+        if streamer is not None and len(prompts) != 1:
+            raise errors.NotSupportedError("a streamer is supported for one prompt only")
+        handles: List[GenerationHandle] = []
+        try:
+            for prompt, cfg in zip(prompts, configs):
+                handles.append(self.add_request(self._next_id(), prompt, cfg, templated=True))
+            if self._manual:  # the caller steps (GenAI's step() was used)
+                while any(h.get_status() == GenerationStatus.RUNNING for h in handles):
+                    native.step(self._capi, self._live())
+            if streamer is not None:
+                _stream_to(handles[0], streamer)
+            return [h.result() for h in handles]
+        except BaseException:
+            for h in handles:
+                h.cancel()
+            raise
+        finally:
+            for h in handles:
+                h.close()
+
+
+def _stream_to(handle: GenerationHandle, streamer: Callable[[str], Any]) -> None:
+    """Feed ``streamer`` the text as it comes (the rest is left for the result); a truthy / STOP / CANCEL answer
+    stops (STOP) or cancels (CANCEL) the request."""
+    while True:
+        handle.wait()
+        text = handle.read_text()
+        native.read(handle._capi, handle._handle)  # ids are taken by the result, not here
+        if text:
+            answer = streamer(text)
+            value = getattr(answer, "value", answer)
+            if value is True or value == 1:
+                handle.stop()
+            elif value == 2:
+                handle.cancel()
+        if handle.get_status() != GenerationStatus.RUNNING:
+            rest = handle.read_text()
+            if rest:
+                streamer(rest)
+            return
+
+
+def _token_ids(prompt: Any) -> List[int]:
+    """Token ids from a list of ints or a 1×N / N tensor-like (``.data`` / ``tolist``)."""
+    data = getattr(prompt, "data", prompt)
+    if hasattr(data, "tolist"):
+        data = data.tolist()
+    if data and isinstance(data[0], list):
+        if len(data) != 1:
+            raise errors.NotSupportedError("one sequence per request")
+        data = data[0]
+    try:
+        ids = [int(x) for x in data]
+    except (TypeError, ValueError):
+        raise TypeError("prompt must be a str or a sequence of token ids") from None
+    if not ids:
+        raise errors.InvalidParameterError("the prompt has no tokens")
+    return ids

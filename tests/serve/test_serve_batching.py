@@ -1,0 +1,113 @@
+"""The server on the bundled backend batches a model's concurrent requests in one continuous-batching pipeline
+(cdefs/93); ``batching=False`` (or the official library) keeps the pool of pipelines."""
+from __future__ import annotations
+
+import json
+import threading
+
+import httpx
+import pytest
+
+from ovgenai_c.provider import Provider, SessionPool
+from ovgenai_c.provider.batching import BatchedProvider
+from ovgenai_c.serve import ServeConfig, create_app
+from serve_helpers import ServerThread
+
+PROMPTS = ["Hello", "What is 2+2?", "Name a colour", "Tell me a story"]
+
+
+@pytest.fixture(scope="module")
+def reference(bundled, tiny_root):
+    pool = SessionPool()
+    yield Provider(tiny_root / "tiny", library=bundled, pool=pool)
+    pool.close(timeout=30)
+
+
+def ask_all(url, prompts, n):
+    got, failures = {}, []
+    start = threading.Barrier(len(prompts))
+
+    def ask(p):
+        try:
+            start.wait(60)
+            with httpx.Client(base_url=url, timeout=300) as c:
+                with c.stream("POST", "/api/generate", json={"model": "tiny", "prompt": p,
+                                                             "options": {"num_predict": n, "temperature": 0}}) as r:
+                    got[p] = "".join(json.loads(x)["response"] for x in r.iter_lines() if x)
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=ask, args=(p,)) for p in prompts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(600)
+    assert not failures
+    return got
+
+
+def test_concurrent_requests_share_one_batching_pipeline(bundled, tiny_root, reference):
+    want = {p: reference.prompt_result(p, num_predict=40, temperature=0).text for p in PROMPTS}
+    cfg = ServeConfig(models_root=tiny_root, default_model=tiny_root / "tiny", batch_size=4)
+    with ServerThread(create_app(cfg, library=bundled)) as srv:
+        got = ask_all(srv.url, PROMPTS, 40)
+        slot = srv.state.registry.get_loaded("tiny")
+        assert slot.batched and len(slot.distinct_providers()) == 1 and len(slot.providers) == 4
+        metrics = slot.providers[0].pipeline().get_metrics()
+        ps = httpx.get(srv.url + "/api/ps").json()["models"][0]["ovgenai_c"]
+        (info,) = httpx.get(srv.url + "/ovgenai_c/info").json()["models"]
+    assert got == want
+    assert info["scheduling"] == {"mode": "continuous_batching", "pipelines": 1, "batch_size": 4}
+    assert metrics["shared_steps"] >= 1 and metrics["used_blocks"] == 0, metrics
+    assert ps["batched"] is True and ps["pipelines"] == 1 and ps["concurrent"] == 4
+    assert bundled.live_handles("batching_pipeline") == 0 and bundled.live_handles("generation_handle") == 0
+
+
+def test_batching_off_keeps_the_pool(bundled, tiny_root, reference):
+    cfg = ServeConfig(models_root=tiny_root, default_model=tiny_root / "tiny", batching=False, parallel=2)
+    with ServerThread(create_app(cfg, library=bundled)) as srv:
+        got = ask_all(srv.url, PROMPTS[:2], 8)
+        slot = srv.state.registry.get_loaded("tiny")
+        assert not slot.batched and len(slot.distinct_providers()) == 2
+        assert not any(isinstance(p, BatchedProvider) for p in slot.providers)
+    assert got == {p: reference.prompt_result(p, num_predict=8, temperature=0).text for p in PROMPTS[:2]}
+
+
+@pytest.mark.parametrize("batching", [True, False])
+def test_usage_counts_the_whole_prompt_on_a_continued_chat(bundled, tiny_root, batching):
+    """Batched: nothing is reused, the count is whole. The pool on SDPA (as the command line runs it) reuses the
+    previous turn's KV cache; usage still counts the whole prompt."""
+    from ovgenai_c import Tokenizer
+
+    tok = Tokenizer(str(tiny_root / "tiny"))
+    turn1 = [{"role": "user", "content": "Hello there"}]
+    cfg = ServeConfig(models_root=tiny_root, default_model=tiny_root / "tiny", batching=batching)
+
+    def sdpa(path, index):
+        return Provider(path, library=bundled, properties={"ATTENTION_BACKEND": "SDPA"},
+                        pool=SessionPool(ttl=None, max_resident=1))
+
+    with ServerThread(create_app(cfg, provider_factory=sdpa, library=bundled)) as srv, \
+            httpx.Client(base_url=srv.url, timeout=120) as c:
+        r1 = c.post("/v1/chat/completions", json={"messages": turn1, "max_tokens": 5, "temperature": 0}).json()
+        turn2 = turn1 + [r1["choices"][0]["message"], {"role": "user", "content": "And again"}]
+        r2 = c.post("/v1/chat/completions", json={"messages": turn2, "max_tokens": 5, "temperature": 0}).json()
+    for msgs, r in ((turn1, r1), (turn2, r2)):
+        text = tok.apply_chat_template([{"role": m["role"], "content": m["content"]} for m in msgs],
+                                       add_generation_prompt=True)
+        assert r["usage"]["prompt_tokens"] == tok.encode(text, add_special_tokens=False).input_ids.shape[-1]
+
+
+@pytest.mark.parametrize("batching", [True, False])
+def test_ollama_raw_prompt_skips_the_template(bundled, tiny_root, batching):
+    import ovgenai_c
+
+    with ovgenai_c.LLMPipeline(tiny_root / "tiny", "CPU", library=bundled) as pipe:
+        want = str(pipe.generate("The sky is", max_new_tokens=8, apply_chat_template=False))
+        templated = str(pipe.generate("The sky is", max_new_tokens=8))
+    assert want != templated  # the template matters for this prompt
+    cfg = ServeConfig(models_root=tiny_root, default_model=tiny_root / "tiny", batching=batching)
+    with ServerThread(create_app(cfg, library=bundled)) as srv, httpx.Client(base_url=srv.url, timeout=120) as c:
+        r = c.post("/api/generate", json={"model": "tiny", "prompt": "The sky is", "raw": True, "stream": False,
+                                          "options": {"num_predict": 8, "temperature": 0}}).json()
+    assert r["response"] == want
