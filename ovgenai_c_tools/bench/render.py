@@ -155,6 +155,8 @@ def render(report: Dict[str, Any]) -> str:
     else:
         out.append(f"Concurrency: {cc.get('skipped') or cc.get('error')}")
 
+    out.extend(render_lookup(report.get("lookup", {})))
+
     rl = report.get("ratios", {}).get("lines", [])
     if rl:
         out.append("")
@@ -213,4 +215,37 @@ def render_official(off: Dict[str, Any]) -> List[str]:
     out.append(table(["measure", ov, g, "ratio", "95% CI"], rows))
     out.append("  (outside ms: wall time of the call minus the engine's own generate_duration; no streamer: ovgenai_c "
                "still installs its cancel callback)")
+    return out
+
+
+def _ci(st: Any) -> str:
+    if not st:
+        return "-"
+    ci = st.get("ci95")
+    return f"{st['geomean']:.2f}" + (f" ({ci[0]:.2f}–{ci[1]:.2f})" if ci else "")
+
+
+def render_lookup(lk: Dict[str, Any]) -> List[str]:
+    """The lookup section: tokens/s per prompt and engine, the paired ratios, pooled by kind against the targets."""
+    if not lk.get("prompts"):
+        why = lk.get("skipped") or lk.get("error")
+        return [f"Prompt lookup: {why}"] if why else []
+    engines = lk["engines"]
+    ours = engines[0]
+    others = engines[1:]
+    out = ["", f"Prompt lookup — {ours} ({lk['config']}) vs {', '.join(others)}; end-to-end tokens/s of a streamed "
+               f"answer (≤ {lk['max_new_tokens']} tokens), median of {lk['reps']} paired rounds"]
+    rows = []
+    for key, row in lk["prompts"].items():
+        es = row["engines"]
+        rows.append([f"{key} ({row['kind']})", *[es[e]["tokens_per_s"] for e in engines], es[ours]["n_out"],
+                     *[_ci(row["ratios"].get(f"{ours} / {o}")) for o in others], row["same_text_as_genai_default"]])
+    out.append(table(["prompt", *[f"{e} tok/s" for e in engines], "tokens",
+                      *[f"÷ {o}" for o in others], "same text"], rows))
+    for kind, tags in (lk.get("pooled") or {}).items():
+        target = (lk.get("targets") or {}).get(kind)
+        verdict = (lk.get("verdicts") or {}).get(kind)
+        parts = [f"÷ {tag.split(' / ')[1]} {_ci(st)}" for tag, st in tags.items()]
+        out.append(f"  pooled {kind}: " + "; ".join(parts) +
+                   (f"   target ≥ {target} vs GenAI default: {verdict}" if target is not None and verdict else ""))
     return out
