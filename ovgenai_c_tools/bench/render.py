@@ -238,14 +238,19 @@ def render_lookup(lk: Dict[str, Any]) -> List[str]:
     rows = []
     for key, row in lk["prompts"].items():
         es = row["engines"]
-        rows.append([f"{key} ({row['kind']})", *[es[e]["tokens_per_s"] for e in engines], es[ours]["n_out"],
+        rows.append([f"{key} ({row['kind']})", *[es[e]["tokens_per_s"] for e in engines],
+                     "/".join(fmt(es[e]["n_out"], 0) for e in engines),
                      *[_ci(row["ratios"].get(f"{ours} / {o}")) for o in others], row["same_text_as_genai_default"]])
-    out.append(table(["prompt", *[f"{e} tok/s" for e in engines], "tokens",
+    out.append(table(["prompt", *[f"{e} tok/s" for e in engines], "tokens (each)",
                       *[f"÷ {o}" for o in others], "same text"], rows))
     for kind, tags in (lk.get("pooled") or {}).items():
         target = (lk.get("targets") or {}).get(kind)
         verdict = (lk.get("verdicts") or {}).get(kind)
         parts = [f"÷ {tag.split(' / ')[1]} {_ci(st)}" for tag, st in tags.items()]
-        out.append(f"  pooled {kind}: " + "; ".join(parts) +
+        out.append(f"  pooled {kind}, end-to-end tokens/s: " + "; ".join(parts) +
                    (f"   target ≥ {target} vs GenAI default: {verdict}" if target is not None and verdict else ""))
+        dec = (lk.get("pooled_decode") or {}).get(kind) or {}
+        if dec:
+            out.append(f"  pooled {kind}, decode tokens/s (1000 / TPOT): " +
+                       "; ".join(f"÷ {tag.split(' / ')[1]} {_ci(st)}" for tag, st in dec.items()))
     return out

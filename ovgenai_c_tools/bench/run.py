@@ -520,6 +520,7 @@ class Bench:
                 k += 1
         table = []
         pooled: Dict[str, Dict[str, List[float]]] = {}
+        pooled_decode: Dict[str, Dict[str, List[float]]] = {}
         for (L, O) in cells:
             row: Dict[str, Any] = {"prompt_tokens_target": L, "max_new_tokens": O, "engines": {}}
             for e in engines:
@@ -716,45 +717,57 @@ class Bench:
         for e in engines:  # warm-up: every engine compiles its kernels for the shapes of both kinds of step
             self.call(e, "gen", **request(e, prompts[0][2]))
         runs: Dict[Tuple[str, str], List[Dict[str, Any]]] = {(e, k): [] for e in engines for _, k, _t in prompts}
+        rounds = 0
         for rep in range(self.s.lookup_reps):
             if self.over_budget("lookup", rep):
                 break
+            rounds += 1
             for i, (_kind, key, text) in enumerate(prompts):
                 for e in rotate(engines, rep + i):
                     r = self.call(e, "gen", **request(e, text)) or {}
                     if r.get("n_out") and r.get("wall_s"):
                         r["tokens_per_s"] = r["n_out"] / r["wall_s"]
+                    if r.get("tpot_ms"):  # decode only: no TTFT, so answers of different lengths compare too
+                        r["decode_tokens_per_s"] = 1000.0 / r["tpot_ms"]
                     runs[(e, key)].append(r)
         for name in specs:
             w = self.workers.pop(name, None)
             if w is not None:
                 w.quit()
         sec: Dict[str, Any] = {"config": LOOKUP_FIELDS, "max_new_tokens": self.s.lookup_out, "engines": engines,
-                               "reps": self.s.lookup_reps, "targets": LOOKUP_TARGETS,
+                               "reps": rounds, "targets": LOOKUP_TARGETS,
                                "how": "end-to-end tokens/s (generated tokens / wall time of the streamed call, TTFT "
                                       "included); ratios are geometric means of per-round paired ratios; the prompt "
                                       "is the same every round, so every engine's prefix cache holds it after the "
                                       "warm-up"}
         per_prompt: Dict[str, Any] = {}
         pooled: Dict[str, Dict[str, List[float]]] = {}
+        pooled_decode: Dict[str, Dict[str, List[float]]] = {}
         for kind, key, _text in prompts:
             row: Dict[str, Any] = {"kind": kind, "engines": {}}
             for e in engines:
                 rs = [r for r in runs[(e, key)] if r]
                 row["engines"][e] = {"tokens_per_s": median([r.get("tokens_per_s") for r in rs]),
+                                     "ttft_ms": median([r.get("ttft_ms") for r in rs]),
                                      "tpot_ms": median([r.get("tpot_ms") for r in rs]),
                                      "n_out": median([r.get("n_out") for r in rs])}
-            row["ratios"] = {}
+            row["ratios"], row["decode_ratios"] = {}, {}
             for other in engines[1:]:
+                tag = f"{LOOKUP_OV} / {other}"
                 rs = paired_ratios(runs[(LOOKUP_OV, key)], runs[(other, key)], "tokens_per_s")
-                row["ratios"][f"{LOOKUP_OV} / {other}"] = ratio_stats(rs)
-                pooled.setdefault(kind, {}).setdefault(f"{LOOKUP_OV} / {other}", []).extend(rs)
+                row["ratios"][tag] = ratio_stats(rs)
+                pooled.setdefault(kind, {}).setdefault(tag, []).extend(rs)
+                ds = paired_ratios(runs[(LOOKUP_OV, key)], runs[(other, key)], "decode_tokens_per_s")
+                row["decode_ratios"][tag] = ratio_stats(ds)
+                pooled_decode.setdefault(kind, {}).setdefault(tag, []).extend(ds)
             same = [a.get("text") == b.get("text") for a, b in zip(runs[(LOOKUP_OV, key)], runs[(base, key)])
                     if a.get("text") is not None and b.get("text") is not None]
             row["same_text_as_genai_default"] = f"{sum(same)}/{len(same)}"
             per_prompt[key] = row
         sec["prompts"] = per_prompt
         sec["pooled"] = {kind: {tag: ratio_stats(rs) for tag, rs in tags.items()} for kind, tags in pooled.items()}
+        sec["pooled_decode"] = {kind: {tag: ratio_stats(rs) for tag, rs in tags.items()}
+                                for kind, tags in pooled_decode.items()}
         verdicts = {}
         for kind, target in LOOKUP_TARGETS.items():
             st = (sec["pooled"].get(kind) or {}).get(f"{LOOKUP_OV} / {base}")

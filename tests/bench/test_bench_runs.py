@@ -145,7 +145,8 @@ def test_quick_run_lookup_section(quick_run):
     for kind, target in lk["targets"].items():
         assert lk["pooled"][kind]["ovgenai_c[bundled+lookup] / genai[PA]"]["n"] >= 1
         assert lk["verdicts"][kind] in ("ok", "under", "under, within noise")
-    assert "Prompt lookup" in stdout and "pooled input_grounded" in stdout
+    assert "Prompt lookup" in stdout and "pooled input_grounded, end-to-end tokens/s" in stdout
+    assert lk["pooled_decode"]["open_ended"]["ovgenai_c[bundled+lookup] / genai[PA]"]["n"] >= 1
     # the section's own workers are gone: the ratio lines compare the plain engines only
     assert not any("lookup" in ln["what"] for ln in report["ratios"]["lines"])
 
