@@ -835,8 +835,6 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     // a sampled token differs from the draft it verifies (that token is kept), the sequence ends or the streamer
     // stops. The cache keeps what it holds in plain decoding: the prompt and every generated token but the last.
     const bool lookup = prompt_lookup_ && cfg.is_prompt_lookup() && seqs.size() == 1 && backend_->max_verify_tokens() > 1;
-    PromptLookup lookup_budget;
-    lookup_budget.reset(cfg.num_assistant_tokens);
     std::vector<int64_t> lookup_text, fed;
     auto lookup_step = [&](Seq& s) -> bool {  // false: no drafts this step (a plain step follows)
         const size_t g = s.gen.size();
@@ -844,7 +842,6 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         limit = std::min(limit, max_new > g + 1 ? max_new - g - 1 : 0);
         if (max_context_)
             limit = std::min(limit, max_context_ > prompt_len + g + 1 ? max_context_ - prompt_len - g - 1 : 0);
-        limit = lookup_budget.budget(limit);
         if (limit == 0)
             return false;
         lookup_text.assign(full.begin(), full.end());
@@ -864,13 +861,12 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         perf.raw.token_infer_us.push_back(us);
         perf.raw.token_times.push_back(Clock::now());
         Timer sampling;
-        size_t taken = 0, matched = 0;
+        size_t taken = 0;
         while (taken < fed.size()) {
             const SampledToken tok = sample_for(s, taken, 1)[0];
             accept(s, tok);
             ++taken;
             const bool is_draft = taken < fed.size() && tok.id == fed[taken];
-            matched += is_draft ? 1 : 0;
             if (streamer)
                 status = stream_pending(s);
             if (!is_draft || s.finished || status != StreamStatus::Running)
@@ -883,7 +879,6 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         kv_tokens_.insert(kv_tokens_.end(), fed.begin(), fed.begin() + static_cast<long>(taken));
         total_len += taken;
         s.row = 0;
-        lookup_budget.update(drafts.size(), matched, cfg.num_assistant_tokens);
         return true;
     };
     while (true) {

@@ -22,13 +22,4 @@ std::vector<int64_t> PromptLookup::candidates(const int64_t* ctx, size_t n, size
     return {};
 }
 
-void PromptLookup::update(size_t proposed, size_t accepted, size_t limit) {
-    if (proposed == 0)
-        return;
-    if (accepted == proposed)
-        budget_ = std::min(limit, budget_ + 2);
-    else
-        budget_ = std::max<size_t>(1, std::min(budget_, accepted + 1));
-}
-
 }  // namespace ovgc

@@ -12,27 +12,14 @@
 
 namespace ovgc {
 
-// What a PromptLookup engine was asked for: the `prompt_lookup` create property.
-struct PromptLookupSettings {
-    bool enabled = false;
-};
-
+// The draft search. Every step proposes as many drafts as it finds (up to num_assistant_tokens): decoding is
+// bound by reading the weights, so verifying a few more tokens in the same inference costs next to nothing.
 class PromptLookup {
 public:
     // Drafts for the text `ctx` (n tokens): up to `max_count` tokens that followed the earliest earlier
     // occurrence of its last k tokens, trying k = max_ngram_size down to 1 (upstream's search: k at most n / 2
     // when max_ngram_size >= n). Empty when nothing matches.
     static std::vector<int64_t> candidates(const int64_t* ctx, size_t n, size_t max_count, size_t max_ngram_size);
-
-    // How many drafts to propose this step, at most `limit`: all of them while drafts are accepted, fewer after
-    // rejections (a rejected draft costs an inference row for nothing), never below one.
-    size_t budget(size_t limit) const { return budget_ < limit ? budget_ : limit; }
-    // After a verification step that proposed `proposed` drafts of which `accepted` were kept.
-    void update(size_t proposed, size_t accepted, size_t limit);
-    void reset(size_t limit) { budget_ = limit; }
-
-private:
-    size_t budget_ = 0;
 };
 
 }  // namespace ovgc
