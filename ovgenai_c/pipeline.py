@@ -121,16 +121,32 @@ _UNSUPPORTED_PROPERTIES = {
     "adapters": "LoRA adapters cannot be passed through the GenAI C API",
     "structured_output_config": "structured output is not available through the GenAI C API",
 }
+# Libraries whose create takes `prompt_lookup` as a string property: the bundled backend runs it; the official
+# C API hands its properties to the C++ LLMPipeline, which (2026.4) reads the string "YES" as true.
+_PROMPT_LOOKUP_KINDS = ("bundled", "official")
+_FALSE_VALUES = (False, "NO", "no", "false", "False", 0)
 
 
-def _refuse_unsupported_properties(properties: Dict[str, Any]) -> None:
+def _refuse_unsupported_properties(properties: Dict[str, Any], kind: Optional[str]) -> bool:
+    """Raise NotSupportedError naming a property the library cannot take; True when prompt lookup is on (its
+    property is then left in ``properties``; a false value is dropped). ``kind`` None: a pipeline that has no
+    prompt lookup at all (WhisperPipeline)."""
+    prompt_lookup = False
     for key, reason in _UNSUPPORTED_PROPERTIES.items():
         if key in properties:
             value = properties[key]
-            if key == "prompt_lookup" and value in (False, "NO", "no", "false", "False", 0):
-                del properties[key]
-                continue
+            if key == "prompt_lookup":
+                if value in _FALSE_VALUES:
+                    del properties[key]
+                    continue
+                if kind in _PROMPT_LOOKUP_KINDS:
+                    prompt_lookup = True
+                    continue
+                reason = "prompt-lookup decoding is an LLMPipeline property" if kind is None else \
+                    f"prompt-lookup decoding (prompt_lookup=True) is not supported by the {kind} library " \
+                         f"(the bundled backend and the official GenAI C library take it)"
             raise errors.NotSupportedError(f"{key}: {reason}")
+    return prompt_lookup
 
 
 class _State:
@@ -314,7 +330,7 @@ class LLMPipeline:
             raise errors.InvalidParameterError(f"config must be a dict of properties, not {type(config).__name__}")
         merged = {**(config or {}), **properties}
         sched = merged.pop("scheduler_config", None)
-        _refuse_unsupported_properties(merged)
+        self._prompt_lookup = _refuse_unsupported_properties(merged, lib.kind)
         props = property_strings(merged)
         if sched is not None:  # selects PagedAttention, as in GenAI (ATTENTION_BACKEND=PA wins)
             props = [kv for kv in props if kv[0] != "ATTENTION_BACKEND"] + scheduler_properties(sched, lib.kind)
@@ -562,10 +578,15 @@ class LLMPipeline:
         if unsupported:
             raise errors.NotSupportedError(
                 f"GenerationConfig field(s) {', '.join(unsupported)} cannot be passed through the GenAI C API")
-        if cfg.is_assisting_generation():
+        if self._prompt_lookup and not cfg.is_prompt_lookup():
+            raise errors.ConfigError(  # what GenAI's prompt-lookup pipeline asserts for every request
+                "`max_ngram_size` && `num_assistant_tokens` should be specified for `prompt lookup decoding` (the "
+                "pipeline was created with prompt_lookup=True)")
+        if cfg.is_assisting_generation() and not (self._prompt_lookup and cfg.is_prompt_lookup()):
             raise errors.NotSupportedError(
                 "assisted generation (num_assistant_tokens / assistant_confidence_threshold: prompt lookup or a "
-                "draft model) is not available through the GenAI C API")
+                "draft model) is not available through the GenAI C API on this pipeline; prompt lookup needs "
+                "LLMPipeline(..., prompt_lookup=True) with num_assistant_tokens and max_ngram_size")
         if not cfg.apply_chat_template and not self._library.has_extra(_APPLY_TEMPLATE_EXTRA):
             raise errors.NotSupportedError("apply_chat_template=False cannot be expressed through the GenAI C API "
                                            f"(it has no setter; templating is always on) on the {self._library.kind} "

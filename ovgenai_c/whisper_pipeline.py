@@ -112,7 +112,7 @@ class WhisperPipeline:
             if props.pop("word_timestamps") not in (False, "NO", "no", "false", 0):
                 raise errors.NotSupportedError("word_timestamps: word-level timestamps are not in the GenAI C ABI "
                                                "(whisper_pipeline.h returns segment chunks only)")
-        _refuse_unsupported_properties(props)
+        _refuse_unsupported_properties(props, None)
         prop_strings = property_strings(props)
         self.models_path = path
         self.device = device

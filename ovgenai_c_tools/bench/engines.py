@@ -120,6 +120,7 @@ class OvgenaiEngine(Engine):
         kw: Dict[str, Any] = {"max_new_tokens": int(req["max_new_tokens"])}
         if req.get("ignore_eos"):
             kw["ignore_eos"] = True
+        kw.update(req.get("lookup") or {})  # num_assistant_tokens / max_ngram_size (a prompt_lookup pipeline)
         return self._generate(self.pipe, prompt_for(req), kw, req.get("stream", "none"))
 
     def concurrency(self, req: Dict[str, Any]) -> Dict[str, Any]:
@@ -190,6 +191,8 @@ class GenaiEngine(Engine):
         cfg.max_new_tokens = int(req["max_new_tokens"])
         if req.get("ignore_eos"):
             cfg.ignore_eos = True
+        for k, v in (req.get("lookup") or {}).items():  # a prompt_lookup pipeline's fields
+            setattr(cfg, k, int(v))
         eos = self.pipe.get_tokenizer().get_eos_token_id()
         if eos is not None and eos >= 0:
             cfg.eos_token_id = eos

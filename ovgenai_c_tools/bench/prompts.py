@@ -51,3 +51,65 @@ def prompt_for(req: Dict[str, Any]) -> str:
         n = _nonce[0]
     return f"Request {n % 100000:05d}: {req['prompt']}"
 
+
+
+# The lookup section (prompt-lookup decoding): work grounded in the input, where the answer repeats long runs of
+# the prompt (written for this benchmark), and open-ended prompts, where it repeats little.
+_REWRITE_TEXT = (
+    "Our team meet every monday at nine o'clock to review the progres of the project. Last week we finished the "
+    "new login page, but the tests for the payment module are still failling on the staging server. Maria will "
+    "investigate the problem with the database conection, and Tom will update the documentation before the "
+    "release. If anyone has questions about the schedule, please send them to the project manager by wenesday "
+    "so that we can discuss them in the next meeting.")
+_JSON_DOC = (
+    '{"order_id": "A-10293", "created": "2026-11-30T14:22:05Z", "status": "shipped",\n'
+    ' "customer": {"name": "Helena Varga", "email": "helena.varga@example.org", "phone": "+36 1 555 0199",\n'
+    '              "address": {"street": "Kossuth Lajos utca 12", "city": "Budapest", "postcode": "1053",\n'
+    '                          "country": "Hungary"}},\n'
+    ' "items": [{"sku": "KB-204", "title": "Mechanical keyboard", "quantity": 1, "unit_price": 89.90},\n'
+    '           {"sku": "MS-118", "title": "Wireless mouse", "quantity": 2, "unit_price": 24.50}],\n'
+    ' "shipping": {"carrier": "DHL", "tracking": "JD014600003846219921", "cost": 6.99},\n'
+    ' "total": 145.89, "currency": "EUR"}')
+_CODE_FILE = (
+    "import json\n\n\n"
+    "def load_settings(path):\n"
+    "    with open(path) as f:\n"
+    "        data = json.load(f)\n"
+    "    settings = {}\n"
+    "    for key, value in data.items():\n"
+    "        if key.startswith('_'):\n"
+    "            continue\n"
+    "        settings[key] = value\n"
+    "    return settings\n\n\n"
+    "def save_settings(path, settings):\n"
+    "    with open(path, 'w') as f:\n"
+    "        json.dump(settings, f, indent=2)\n\n\n"
+    "def update_setting(path, key, value):\n"
+    "    settings = load_settings(path)\n"
+    "    settings[key] = value\n"
+    "    save_settings(path, settings)\n"
+    "    return settings\n")
+_ARTICLE = (
+    "The city council voted on Tuesday to turn the old railway depot into a public library and community centre. "
+    "\"This building has been empty for twenty years, and now it will finally serve the people who live around "
+    "it,\" said council member Ana Ruiz. The project will cost about four million euros, most of it paid by a "
+    "regional grant. Local shop owners welcomed the decision. \"More visitors in the neighbourhood means more "
+    "customers for all of us,\" said Peter Lind, who runs a bakery on the same street. Construction is expected "
+    "to start next spring and to take eighteen months.")
+LOOKUP_GROUNDED = {
+    "rewrite": "Correct the spelling mistakes in the following paragraph. Return the whole corrected paragraph and "
+               "nothing else.\n\n" + _REWRITE_TEXT,
+    "extract_json": "From this JSON order, list the customer's name, email, phone, street, city, postcode and "
+                    "country, and every item's sku, title and quantity, one field per line as 'field: value'.\n\n"
+                    + _JSON_DOC,
+    "edit_code": "Rename the function load_settings to read_settings everywhere in this Python file and return "
+                 "the complete file.\n\n" + _CODE_FILE,
+    "summarise_quotes": "Summarise this article in three sentences and quote both people exactly as they are "
+                        "quoted in it.\n\n" + _ARTICLE,
+}
+LOOKUP_OPEN = {
+    "story": "Write a short story about a robot who learns to paint.",
+    "explain": "Explain how vaccines train the immune system.",
+    "advice": "Give me some advice for my first week at a new job.",
+    "poem": "Write a poem about the first snow of winter.",
+}

@@ -156,6 +156,7 @@ def render(report: Dict[str, Any]) -> str:
         out.append(f"Concurrency: {cc.get('skipped') or cc.get('error')}")
 
     out.extend(render_serve(report.get("serve") or {}))
+    out.extend(render_lookup(report.get("lookup", {})))
 
     rl = report.get("ratios", {}).get("lines", [])
     if rl:
@@ -241,4 +242,42 @@ def render_serve(sec: Dict[str, Any]) -> List[str]:
     for k, v in (sec.get("engine_errors") or {}).items():
         out.append(f"  ! {k}: {v.splitlines()[0] if v else v}")
     out.append("  (" + sec.get("how", "") + ")")
+    return out
+
+
+def _ci(st: Any) -> str:
+    if not st:
+        return "-"
+    ci = st.get("ci95")
+    return f"{st['geomean']:.2f}" + (f" ({ci[0]:.2f}–{ci[1]:.2f})" if ci else "")
+
+
+def render_lookup(lk: Dict[str, Any]) -> List[str]:
+    """The lookup section: tokens/s per prompt and engine, the paired ratios, pooled by kind against the targets."""
+    if not lk.get("prompts"):
+        why = lk.get("skipped") or lk.get("error")
+        return [f"Prompt lookup: {why}"] if why else []
+    engines = lk["engines"]
+    ours = engines[0]
+    others = engines[1:]
+    out = ["", f"Prompt lookup — {ours} ({lk['config']}) vs {', '.join(others)}; end-to-end tokens/s of a streamed "
+               f"answer (≤ {lk['max_new_tokens']} tokens), median of {lk['reps']} paired rounds"]
+    rows = []
+    for key, row in lk["prompts"].items():
+        es = row["engines"]
+        rows.append([f"{key} ({row['kind']})", *[es[e]["tokens_per_s"] for e in engines],
+                     "/".join(fmt(es[e]["n_out"], 0) for e in engines),
+                     *[_ci(row["ratios"].get(f"{ours} / {o}")) for o in others], row["same_text_as_genai_default"]])
+    out.append(table(["prompt", *[f"{e} tok/s" for e in engines], "tokens (each)",
+                      *[f"÷ {o}" for o in others], "same text"], rows))
+    for kind, tags in (lk.get("pooled") or {}).items():
+        target = (lk.get("targets") or {}).get(kind)
+        verdict = (lk.get("verdicts") or {}).get(kind)
+        parts = [f"÷ {tag.split(' / ')[1]} {_ci(st)}" for tag, st in tags.items()]
+        out.append(f"  pooled {kind}, end-to-end tokens/s: " + "; ".join(parts) +
+                   (f"   target ≥ {target} vs GenAI default: {verdict}" if target is not None and verdict else ""))
+        dec = (lk.get("pooled_decode") or {}).get(kind) or {}
+        if dec:
+            out.append(f"  pooled {kind}, decode tokens/s (1000 / TPOT): " +
+                       "; ".join(f"÷ {tag.split(' / ')[1]} {_ci(st)}" for tag, st in dec.items()))
     return out

@@ -16,18 +16,22 @@ from .environment import SOURCE_ROOT, cache_dir, default_model, ensure_oracle, f
 from .official import GENAI_ARCHIVE, OFFICIAL, archive_pybind_env, compare_versions
 from .official import discover as discover_official
 from .probes import loadavg, measure_bandwidth, measure_imports
-from .prompts import AGREEMENT_PROMPTS, FILLER, STANDARD_PROMPT
+from .prompts import AGREEMENT_PROMPTS, FILLER, LOOKUP_GROUNDED, LOOKUP_OPEN, STANDARD_PROMPT
 from .ratios import ratio_lines
 from .stats import median, paired_ratios, percentile, ratio, ratio_stats, rotate
 from .worker import Worker, WorkerError
 from . import serving
 
 SECTIONS = ("meta", "binding_overhead", "official", "backend_parity", "greedy_agreement", "streaming_cost",
-            "import_footprint", "physical_limit", "concurrency", "serve", "ratios")
+            "import_footprint", "physical_limit", "concurrency", "serve", "lookup", "ratios")
 ENGINE_SECTIONS = ("binding_overhead", "official", "backend_parity", "greedy_agreement", "streaming_cost",
-                   "concurrency")
+                   "concurrency", "lookup")
 GENAI_PA = "genai[PA]"
 GENAI_SDPA = "genai[SDPA]"
+LOOKUP_OV = "ovgenai_c[bundled+lookup]"
+GENAI_LOOKUP = "genai[lookup]"
+LOOKUP_FIELDS = {"num_assistant_tokens": 5, "max_ngram_size": 3}  # the lookup section's config
+LOOKUP_TARGETS = {"input_grounded": 1.8, "open_ended": 0.98}  # tokens/s over GenAI's default, at least
 
 
 class Settings:
@@ -47,6 +51,7 @@ class Settings:
             self.bw_mb, self.bw_reps = 64, 3
             self.serve_levels, self.serve_per_client, self.serve_out, self.serve_rounds = [1, 2, 4, 8], 1, 8, 1
             self.serve_sequential = 2
+            self.lookup_reps, self.lookup_out = 1, 16
         else:
             self.warmup, self.overhead_reps, self.overhead_out = 2, 12, 128
             self.official_reps, self.official_out = 10, 64
@@ -64,9 +69,10 @@ class Settings:
             self.serve_rounds = max(1, args.serve_rounds)
         if getattr(args, "serve_levels", None):
             self.serve_levels = sorted({max(1, int(x)) for x in args.serve_levels.split(",")} | {1})
+            self.lookup_reps, self.lookup_out = 4, 192
         if args.reps is not None:
             self.overhead_reps = self.parity_reps = self.stream_reps = self.double_reps = max(1, args.reps)
-            self.official_reps = max(1, args.reps)
+            self.official_reps = self.lookup_reps = max(1, args.reps)
         if args.prompt_lens:
             self.prompt_lens = [int(x) for x in args.prompt_lens.split(",")]
         if args.out_lens:
@@ -160,8 +166,8 @@ class Bench:
 
     # cumulative share of the time budget by the end of each section
     BUDGET_SHARE = {"import": 0.10, "load": 0.20, "binding_overhead": 0.34, "official": 0.44,
-                    "backend_parity": 0.72, "greedy_agreement": 0.80, "streaming_cost": 0.88, "concurrency": 0.95,
-                    "serve": 1.0}
+                    "backend_parity": 0.72, "greedy_agreement": 0.80, "streaming_cost": 0.88, "concurrency": 0.93,
+                    "serve": 0.975, "lookup": 1.0}
 
     def over_budget(self, section: str, rep: int) -> bool:
         """True when a section should stop repeating (it always gets its first repetition)."""
@@ -202,6 +208,7 @@ class Bench:
         self.section("streaming_cost", self.streaming_cost)
         self.section("concurrency", self.concurrency)
         self.section("serve", self.serve)
+        self.section("lookup", self.lookup)
         self.section("physical_limit", self.physical_limit_end)
         self.finish_workers()
         self.report["meta"]["engine_errors"] = self.engine_errors
@@ -524,6 +531,7 @@ class Bench:
                 k += 1
         table = []
         pooled: Dict[str, Dict[str, List[float]]] = {}
+        pooled_decode: Dict[str, Dict[str, List[float]]] = {}
         for (L, O) in cells:
             row: Dict[str, Any] = {"prompt_tokens_target": L, "max_new_tokens": O, "engines": {}}
             for e in engines:
@@ -784,6 +792,101 @@ class Bench:
             for w in workers.values():
                 w.quit()
         self.report["serve"] = sec
+    def lookup(self) -> None:
+        """Prompt-lookup decoding: ovgenai_c over the bundled backend with prompt_lookup=True against GenAI's default
+        pipeline (and GenAI's own prompt_lookup pipeline), end-to-end tokens/s of streamed answers to input-grounded
+        prompts (the answer repeats the input) and open-ended ones, in paired rounds (every engine answers a prompt
+        back to back, in rotating order)."""
+        bundled = next((p for label, p in self.libs if label.endswith("[bundled]")), None)
+        base = next((e for e in self.genai_engines() if e == GENAI_PA), None)
+        if bundled is None or base is None:
+            self.report["lookup"] = {"skipped": "needs the bundled backend and openvino_genai (its default pipeline)"}
+            return
+        dev = a_device(self.args)
+        specs = {LOOKUP_OV: {"engine": "ovgenai_c", "model": str(self.model), "device": dev, "library": bundled,
+                             "properties": {"prompt_lookup": True}},
+                 GENAI_LOOKUP: {"engine": "genai", "model": str(self.model), "device": dev,
+                                "properties": {"prompt_lookup": True}}}
+        for name, spec in specs.items():
+            self.start(name, spec)
+        engines = [e for e in (LOOKUP_OV, base, GENAI_LOOKUP) if e in self.workers]
+        prompts = [("input_grounded", k, v) for k, v in LOOKUP_GROUNDED.items()] + \
+                  [("open_ended", k, v) for k, v in LOOKUP_OPEN.items()]
+        if self.s.quick:
+            prompts = [prompts[0], prompts[len(LOOKUP_GROUNDED)]]
+
+        def request(e: str, text: str) -> Dict[str, Any]:
+            # the same prompt every round (a request number in front would derail a small model's answer); each
+            # engine's PA prefix cache (GenAI's default, and the bundled one) then holds it after the warm-up alike
+            req = {"prompt": text, "max_new_tokens": self.s.lookup_out, "stream": "callback"}
+            if e in (LOOKUP_OV, GENAI_LOOKUP):
+                req["lookup"] = LOOKUP_FIELDS
+            return req
+
+        for e in engines:  # warm-up: every engine compiles its kernels for the shapes of both kinds of step
+            self.call(e, "gen", **request(e, prompts[0][2]))
+        runs: Dict[Tuple[str, str], List[Dict[str, Any]]] = {(e, k): [] for e in engines for _, k, _t in prompts}
+        rounds = 0
+        for rep in range(self.s.lookup_reps):
+            if self.over_budget("lookup", rep):
+                break
+            rounds += 1
+            for i, (_kind, key, text) in enumerate(prompts):
+                for e in rotate(engines, rep + i):
+                    r = self.call(e, "gen", **request(e, text)) or {}
+                    if r.get("n_out") and r.get("wall_s"):
+                        r["tokens_per_s"] = r["n_out"] / r["wall_s"]
+                    if r.get("tpot_ms"):  # decode only: no TTFT, so answers of different lengths compare too
+                        r["decode_tokens_per_s"] = 1000.0 / r["tpot_ms"]
+                    runs[(e, key)].append(r)
+        for name in specs:
+            w = self.workers.pop(name, None)
+            if w is not None:
+                w.quit()
+        sec: Dict[str, Any] = {"config": LOOKUP_FIELDS, "max_new_tokens": self.s.lookup_out, "engines": engines,
+                               "reps": rounds, "targets": LOOKUP_TARGETS,
+                               "how": "end-to-end tokens/s (generated tokens / wall time of the streamed call, TTFT "
+                                      "included); ratios are geometric means of per-round paired ratios; the prompt "
+                                      "is the same every round, so every engine's prefix cache holds it after the "
+                                      "warm-up"}
+        per_prompt: Dict[str, Any] = {}
+        pooled: Dict[str, Dict[str, List[float]]] = {}
+        pooled_decode: Dict[str, Dict[str, List[float]]] = {}
+        for kind, key, _text in prompts:
+            row: Dict[str, Any] = {"kind": kind, "engines": {}}
+            for e in engines:
+                rs = [r for r in runs[(e, key)] if r]
+                row["engines"][e] = {"tokens_per_s": median([r.get("tokens_per_s") for r in rs]),
+                                     "ttft_ms": median([r.get("ttft_ms") for r in rs]),
+                                     "tpot_ms": median([r.get("tpot_ms") for r in rs]),
+                                     "n_out": median([r.get("n_out") for r in rs])}
+            row["ratios"], row["decode_ratios"] = {}, {}
+            for other in engines[1:]:
+                tag = f"{LOOKUP_OV} / {other}"
+                rs = paired_ratios(runs[(LOOKUP_OV, key)], runs[(other, key)], "tokens_per_s")
+                row["ratios"][tag] = ratio_stats(rs)
+                pooled.setdefault(kind, {}).setdefault(tag, []).extend(rs)
+                ds = paired_ratios(runs[(LOOKUP_OV, key)], runs[(other, key)], "decode_tokens_per_s")
+                row["decode_ratios"][tag] = ratio_stats(ds)
+                pooled_decode.setdefault(kind, {}).setdefault(tag, []).extend(ds)
+            same = [a.get("text") == b.get("text") for a, b in zip(runs[(LOOKUP_OV, key)], runs[(base, key)])
+                    if a.get("text") is not None and b.get("text") is not None]
+            row["same_text_as_genai_default"] = f"{sum(same)}/{len(same)}"
+            per_prompt[key] = row
+        sec["prompts"] = per_prompt
+        sec["pooled"] = {kind: {tag: ratio_stats(rs) for tag, rs in tags.items()} for kind, tags in pooled.items()}
+        sec["pooled_decode"] = {kind: {tag: ratio_stats(rs) for tag, rs in tags.items()}
+                                for kind, tags in pooled_decode.items()}
+        verdicts = {}
+        for kind, target in LOOKUP_TARGETS.items():
+            st = (sec["pooled"].get(kind) or {}).get(f"{LOOKUP_OV} / {base}")
+            if st:
+                lo = (st.get("ci95") or [st["geomean"]])[0]
+                verdicts[kind] = ("ok" if st["geomean"] >= target else
+                                  "under, within noise" if (st.get("ci95") or [0, 0])[1] >= target else "under")
+                verdicts[kind + "_ci_low"] = lo
+        sec["verdicts"] = verdicts
+        self.report["lookup"] = sec
 
     def finish_workers(self) -> None:
         for name in list(self.workers):

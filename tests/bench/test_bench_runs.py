@@ -127,6 +127,30 @@ def test_quick_run_compares_with_genai(quick_run):
     assert any("TTFT ovgenai_c[bundled] / genai[SDPA]" in t for t in tags)
 
 
+def test_quick_run_lookup_section(quick_run):
+    report, stdout = quick_run
+    if not _genai_available():
+        pytest.skip("openvino_genai (the comparison engine) is not installed")
+    lk = report["lookup"]
+    assert lk["engines"] == ["ovgenai_c[bundled+lookup]", "genai[PA]", "genai[lookup]"]
+    assert {row["kind"] for row in lk["prompts"].values()} == {"input_grounded", "open_ended"}
+    for row in lk["prompts"].values():
+        for e in lk["engines"]:
+            assert row["engines"][e]["tokens_per_s"] > 0 and row["engines"][e]["n_out"] > 0
+        for other in ("genai[PA]", "genai[lookup]"):
+            st = row["ratios"][f"ovgenai_c[bundled+lookup] / {other}"]
+            assert st["n"] == lk["reps"] and st["geomean"] > 0  # every round paired
+        done, total = row["same_text_as_genai_default"].split("/")
+        assert int(total) == lk["reps"] and 0 <= int(done) <= int(total)
+    for kind, target in lk["targets"].items():
+        assert lk["pooled"][kind]["ovgenai_c[bundled+lookup] / genai[PA]"]["n"] >= 1
+        assert lk["verdicts"][kind] in ("ok", "under", "under, within noise")
+    assert "Prompt lookup" in stdout and "pooled input_grounded, end-to-end tokens/s" in stdout
+    assert lk["pooled_decode"]["open_ended"]["ovgenai_c[bundled+lookup] / genai[PA]"]["n"] >= 1
+    # the section's own workers are gone: the ratio lines compare the plain engines only
+    assert not any("lookup" in ln["what"] for ln in report["ratios"]["lines"])
+
+
 def test_run_without_engines_still_reports_every_section(tmp_path):
     """A model folder that no engine can load: the run goes on, reports why, and exits 0."""
     empty = tmp_path / "empty-model"

@@ -309,8 +309,7 @@ def test_scores_and_finish_reasons_are_genais(pipe, oracle):
     assert greedy.scores == pytest.approx(list(greedy_theirs.scores))
 
 
-@pytest.mark.parametrize("props, word", [({"prompt_lookup": True}, "prompt_lookup"),
-                                         ({"draft_model": object()}, "draft_model"),
+@pytest.mark.parametrize("props, word", [({"draft_model": object()}, "draft_model"),
                                          ({"adapters": object()}, "adapters")])
 def test_features_the_c_api_cannot_create_are_refused_by_name(props, word):
     with pytest.raises(errors.NotSupportedError, match=word):

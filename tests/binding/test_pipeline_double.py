@@ -429,3 +429,15 @@ def test_bad_timeout_is_refused_before_anything_runs(make_pipe, double, entry, b
             asyncio.run(consume())
     assert generates() == before  # refused before anything reached C
     assert pipe.generate("hi", max_new_tokens=2)  # the pipeline is still usable
+
+
+def test_prompt_lookup_is_refused_by_name_on_a_library_that_does_not_take_it(make_pipe):
+    # only the bundled backend and the official library take the `prompt_lookup` property; the double is neither
+    with pytest.raises(ovgenai_c.NotSupportedError, match="prompt_lookup.*other library"):
+        make_pipe(prompt_lookup=True)
+    make_pipe(prompt_lookup=False).close()  # false is GenAI's default: dropped, never sent
+
+
+def test_prompt_lookup_fields_are_refused_on_a_pipeline_made_without_it(make_pipe):
+    with pytest.raises(ovgenai_c.NotSupportedError, match="prompt_lookup=True"):
+        make_pipe().generate("Hi", max_new_tokens=2, num_assistant_tokens=3, max_ngram_size=2)

@@ -429,6 +429,8 @@ def test_model_folder_and_device_are_checked_first(double, tmp_path, whisper_dir
         WhisperPipeline(whisper_dir, "cpu!", library=double.library)
     with pytest.raises(errors.NotSupportedError, match="word-level"):
         WhisperPipeline(whisper_dir, library=double.library, word_timestamps=True)
+    with pytest.raises(errors.NotSupportedError, match="prompt_lookup: prompt-lookup decoding is an LLMPipeline"):
+        WhisperPipeline(whisper_dir, library=double.library, prompt_lookup=True)
     assert "whisper_create" not in _ops(double)
 
 

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include <openvino/openvino.hpp>
@@ -49,6 +50,14 @@ public:
     // Inputs of one decode step: token b continues the sequence in row parents[b] of the last inference;
     // `cached` tokens are in the cache of each row.
     virtual void prepare_decode(const std::vector<int64_t>& ids, const std::vector<int32_t>& parents, size_t cached) = 0;
+    // Prompt lookup (prompt_lookup.hpp): the most tokens one verification inference may feed (0: this form cannot
+    // verify drafts), and its inputs: `n` tokens of the single sequence after `cached` cached ones, with logits for
+    // every one of them (rows 0..n-1).
+    virtual size_t max_verify_tokens() const { return 0; }
+    virtual void prepare_verify(const int64_t* ids, size_t n, size_t cached) {
+        (void)ids, (void)n, (void)cached;
+        throw std::logic_error("this attention backend cannot verify prompt-lookup drafts");
+    }
     // The row a sampled (not beam-searched) sequence's next step continues, given its row in the last inference.
     virtual int32_t sampled_parent_row(size_t row) const { return static_cast<int32_t>(row); }
 

@@ -68,6 +68,11 @@ void GenerationConfig::validate() const {
     }
     if (num_assistant_tokens > 0 && assistant_confidence_threshold > 0.0f)
         fail("'num_assistant_tokens' and 'assistant_confidence_threshold' are mutually exclusive");
+    if ((num_assistant_tokens > 0 || assistant_confidence_threshold > 0.0f) &&
+        (is_beam_search() || num_return_sequences != 1))
+        fail("beam search and parallel sampling are not compatible with assisted generation (num_assistant_tokens)");
+    if (num_assistant_tokens == 0 && max_ngram_size != 0)
+        fail("'max_ngram_size' should be set to default value 0 when prompt lookup is disabled");
 }
 
 namespace {

@@ -61,6 +61,7 @@ struct GenerationConfig {
     bool is_beam_search() const { return num_beams > 1; }
     bool is_greedy() const { return num_beams == 1 && !do_sample; }
     bool is_multinomial() const { return num_beams == 1 && do_sample; }
+    bool is_prompt_lookup() const { return max_ngram_size > 0 && num_assistant_tokens > 0; }
 
     // Throws std::invalid_argument naming the broken rule.
     void validate() const;

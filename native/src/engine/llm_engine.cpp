@@ -1,6 +1,7 @@
 #include "engine/llm_engine.hpp"
 #include "engine/beam_search.hpp"
 #include "engine/paged_backend.hpp"
+#include "engine/prompt_lookup.hpp"
 #include "engine/stateful_backend.hpp"
 #include "engine/openvino_core.hpp"
 
@@ -130,6 +131,10 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
             backend = v;
             continue;
         }
+        if (k == "prompt_lookup") {  // GenAI's property (ov::genai::prompt_lookup), as the C API passes it: a string
+            prompt_lookup_ = flag_value(k, v);
+            continue;
+        }
         if (k.rfind("OVGENAI_C_", 0) == 0) {
             if (k == "OVGENAI_C_MAX_NUM_BATCHED_TOKENS")
                 scheduler.max_num_batched_tokens = size_value(k, v);
@@ -152,7 +157,8 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     }
     if (backend != "SDPA" && backend != "PA")
         throw std::invalid_argument("ATTENTION_BACKEND must be SDPA or PA, got '" + backend + "'");
-    const bool use_pa = backend == "PA" || scheduler_config;
+    // GenAI runs prompt lookup on its continuous-batching (PA) pipeline whatever ATTENTION_BACKEND says
+    const bool use_pa = backend == "PA" || scheduler_config || prompt_lookup_;
     if (scheduler_config) {
         if (scheduler.max_num_batched_tokens == 0)
             throw std::invalid_argument("SchedulerConfig max_num_batched_tokens must be greater than 0");
@@ -250,6 +256,9 @@ void LLMEngine::check_supported(const GenerationConfig& cfg, bool streaming) con
     if (cfg.num_beams > 1024)
         throw std::invalid_argument("num_beams " + std::to_string(cfg.num_beams) +
                                     " is too large (at most 1024 sequences per batch)");
+    if (prompt_lookup_ && !cfg.is_prompt_lookup())  // GenAI's prompt-lookup pipeline asserts this for every request
+        throw std::invalid_argument("`max_ngram_size` && `num_assistant_tokens` should be specified for `prompt lookup "
+                                    "decoding` (the pipeline was created with prompt_lookup)");
     if (streaming && (cfg.num_return_sequences != 1 || cfg.is_beam_search()))
         throw std::invalid_argument("Currently streaming is possible only with batch size=1 and only for greedy or "
                                     "multinomial decoding (num_return_sequences == 1, no beam search)");
@@ -791,6 +800,58 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     // stream and a cancel should end the call at once).
     const size_t steps_after_stop = (ts || token_streamer_) ? backend_->steps_after_stream_stop() : 0;
     size_t steps_done_after_stop = 0;
+
+    // ---- prompt lookup (prompt_lookup.hpp): gen.back() and the drafts found in the text so far go in one
+    // inference; its rows are sampled in order, each token accepted and streamed as a one-token step would, until
+    // a sampled token differs from the draft it verifies (that token is kept), the sequence ends or the streamer
+    // stops. The cache keeps what it holds in plain decoding: the prompt and every generated token but the last.
+    const bool lookup = prompt_lookup_ && cfg.is_prompt_lookup() && seqs.size() == 1 && backend_->max_verify_tokens() > 1;
+    std::vector<int64_t> lookup_text, fed;
+    auto lookup_step = [&](Seq& s) -> bool {  // false: no drafts this step (a plain step follows)
+        const size_t g = s.gen.size();
+        size_t limit = std::min(cfg.num_assistant_tokens, backend_->max_verify_tokens() - 1);
+        limit = std::min(limit, max_new > g + 1 ? max_new - g - 1 : 0);
+        if (max_context_)
+            limit = std::min(limit, max_context_ > prompt_len + g + 1 ? max_context_ - prompt_len - g - 1 : 0);
+        if (limit == 0)
+            return false;
+        lookup_text.assign(full.begin(), full.end());
+        lookup_text.insert(lookup_text.end(), s.gen.begin(), s.gen.end());
+        const std::vector<int64_t> drafts =
+            PromptLookup::candidates(lookup_text.data(), lookup_text.size(), limit, cfg.max_ngram_size);
+        if (drafts.empty())
+            return false;
+        fed.assign(1, s.gen.back());
+        fed.insert(fed.end(), drafts.begin(), drafts.end());
+        backend_->prepare_verify(fed.data(), fed.size(), total_len);
+        Timer t;
+        req_.start_async();
+        req_.wait();
+        const float us = t.us();
+        infer_total_us += us;
+        perf.raw.token_infer_us.push_back(us);
+        perf.raw.token_times.push_back(Clock::now());
+        Timer sampling;
+        size_t taken = 0;
+        while (taken < fed.size()) {
+            const SampledToken tok = sample_for(s, taken, 1)[0];
+            accept(s, tok);
+            ++taken;
+            const bool is_draft = taken < fed.size() && tok.id == fed[taken];
+            if (streamer)
+                status = stream_pending(s);
+            if (!is_draft || s.finished || status != StreamStatus::Running)
+                break;
+        }
+        perf.raw.sampling_us.push_back(sampling.us());
+        perf.raw.batch_sizes.push_back(taken);  // tokens generated by the step (TPOT counts tokens, not steps)
+        if (taken < fed.size())
+            backend_->trim(total_len + taken);
+        kv_tokens_.insert(kv_tokens_.end(), fed.begin(), fed.begin() + static_cast<long>(taken));
+        total_len += taken;
+        s.row = 0;
+        return true;
+    };
     while (true) {
         std::vector<size_t> running;
         for (size_t i = 0; i < seqs.size(); ++i)
@@ -803,6 +864,8 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
                 break;
             ++steps_done_after_stop;
         }
+        if (lookup && status == StreamStatus::Running && lookup_step(seqs[0]))
+            continue;
         const size_t B = running.size();
         beam_rows.resize(B);
         std::vector<int64_t> step_ids(B);

@@ -118,6 +118,7 @@ private:
     bool stream_text_ = true;
     TokenCallback token_streamer_;
     size_t vocab_size_ = 0;  // 0: unknown (dynamic logits dimension)
+    bool prompt_lookup_ = false;  // the `prompt_lookup` create property (prompt_lookup.hpp; selects PA, as GenAI)
 };
 
 }  // namespace ovgc

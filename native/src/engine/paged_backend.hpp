@@ -43,6 +43,8 @@ public:
     std::vector<size_t> prefill_chunks(size_t feed) const override;
     void prepare_prefill(const int64_t* ids, size_t n, size_t cached) override;
     void prepare_decode(const std::vector<int64_t>& ids, const std::vector<int32_t>& parents, size_t cached) override;
+    size_t max_verify_tokens() const override { return scheduler_.max_num_batched_tokens; }
+    void prepare_verify(const int64_t* ids, size_t n, size_t) override { kv_->prepare_verify(ids, n); }
 
     size_t steps_after_stream_stop() const override { return 2; }
     bool feeds_last_token_after_stop() const override { return false; }

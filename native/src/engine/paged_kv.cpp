@@ -228,6 +228,18 @@ void PagedKV::prepare_prefill(const int64_t* ids, size_t n) {
     fill_inputs({&seqs_[0]}, {ids}, {n});
 }
 
+void PagedKV::prepare_verify(const int64_t* ids, size_t n) {
+    if (seqs_.size() != 1)
+        throw std::logic_error("PagedKV: drafts are verified for one sequence only");
+    ensure_writable(seqs_[0], seqs_[0].len + n);
+    fill_inputs({ids}, {n});
+    ov::Tensor sampled = req_->get_tensor(kSampled);
+    sampled.set_shape({n});
+    auto* rows = sampled.data<int64_t>();
+    for (size_t i = 0; i < n; ++i)
+        rows[i] = static_cast<int64_t>(i);
+}
+
 void PagedKV::prepare_decode(const std::vector<int64_t>& ids, const std::vector<int32_t>& parents) {
     std::vector<Seq> next(parents.size());
     for (size_t b = 0; b < parents.size(); ++b) {

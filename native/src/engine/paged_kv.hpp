@@ -32,6 +32,8 @@ public:
 
     // Appends n tokens to sequence 0 (the only sequence) and fills the request's inputs.
     void prepare_prefill(const int64_t* ids, size_t n);
+    // Appends n tokens to sequence 0 (the only sequence) with logits for each of them (prompt-lookup drafts).
+    void prepare_verify(const int64_t* ids, size_t n);
     // One token per new sequence b; new sequence b continues old sequence parents[b] (forks share blocks,
     // copy on write). Fills the request's inputs.
     void prepare_decode(const std::vector<int64_t>& ids, const std::vector<int32_t>& parents);
