@@ -232,7 +232,7 @@ void PagedKV::prepare_verify(const int64_t* ids, size_t n) {
     if (seqs_.size() != 1)
         throw std::logic_error("PagedKV: drafts are verified for one sequence only");
     ensure_writable(seqs_[0], seqs_[0].len + n);
-    fill_inputs({ids}, {n});
+    fill_inputs({&seqs_[0]}, {ids}, {n});
     ov::Tensor sampled = req_->get_tensor(kSampled);
     sampled.set_shape({n});
     auto* rows = sampled.data<int64_t>();
