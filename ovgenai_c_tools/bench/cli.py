@@ -12,7 +12,8 @@ from .render import render
 from .run import SECTIONS, Bench
 
 DESCRIPTION = ("Side-by-side benchmarks: binding overhead, backend parity, streaming cost, import footprint, the "
-               "memory-bandwidth limit and concurrency — in one run, one process tree, with interleaved repetitions.")
+               "memory-bandwidth limit, concurrency, serving and Whisper — in one run, one process tree, with "
+               "interleaved repetitions.")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--serve-rounds", type=int, metavar="N", help="serve section: rounds (default 3, --quick 1)")
     p.add_argument("--serve-levels", metavar="LIST", help="serve section: comma-separated client counts "
                                                           "(default 1,2,4,8; 1 is always included)")
+    p.add_argument("--whisper-rounds", type=int, metavar="N", help="whisper section: paired rounds (default 5, "
+                                                                   "--quick 1)")
+    p.add_argument("--whisper-model", metavar="DIR", help="whisper section: the Whisper IR folder (default: "
+                                                          "ovgenai_c.models.default_whisper_model())")
     p.add_argument("--no-genai", action="store_true", help="do not run openvino_genai (ovgenai_c engines only)")
     p.add_argument("--no-fetch", action="store_true", help="never pip-fetch openvino_genai when it is missing")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds a single request may take")

@@ -1,8 +1,9 @@
 """The engines a worker process serves, one per process: ovgenai_c over a GenAI C library, openvino_genai
 pybind (the comparison engine: imported only here, inside its own worker) and ovgenai_c over the C ABI test
 double (engine time ~0, for the binding's own streaming cost), and openvino_genai's ContinuousBatchingPipeline (the
-serve section's in-process batching). Each answers the operations the parent sends
-(``gen``, ``concurrency``, ``make_prompt``, ``stream_cost``, ``serve_load``) with a dict of measurements."""
+serve section's in-process batching), and the two WhisperPipelines of the whisper section. Each answers the
+operations the parent sends (``gen``, ``concurrency``, ``make_prompt``, ``stream_cost``, ``serve_load``,
+``transcribe``) with a dict of measurements."""
 from __future__ import annotations
 
 import threading
@@ -450,4 +451,70 @@ class DoubleEngine(Engine):
         self.pipe.close()
 
 
-ENGINES = {"ovgenai_c": OvgenaiEngine, "genai": GenaiEngine, "genai_cb": GenaiCBEngine, "double": DoubleEngine}
+class WhisperEngine(Engine):
+    """A Whisper pipeline: ``transcribe`` times one ``generate`` call on a float32 16 kHz clip stored as a .npy
+    file (loaded and converted to the pipeline's input type before the clock starts)."""
+
+    def _audio(self, req: Dict[str, Any]) -> Any:
+        import numpy as np
+
+        audio = np.load(req["audio"]).astype(np.float32)
+        cut = req.get("max_samples")
+        return audio[: int(cut)] if cut else audio
+
+    def _timed(self, audio: Any) -> Dict[str, Any]:
+        t0 = time.perf_counter()
+        result = self.pipe.generate(audio)
+        wall = time.perf_counter() - t0
+        texts = list(result.texts)
+        return {"wall_s": wall, "text": texts[0] if texts else ""}
+
+    def close(self) -> None:
+        close = getattr(self.pipe, "close", None)
+        if close is not None:
+            close()
+
+
+class WhisperOvgenaiEngine(WhisperEngine):
+    """ovgenai_c's WhisperPipeline over one GenAI C library (``spec["library"]``, else the default discovery)."""
+
+    def __init__(self, spec: Dict[str, Any]) -> None:
+        super().__init__(spec)
+        t0 = time.perf_counter()
+        import ovgenai_c
+        from ovgenai_c import _loader
+
+        lib_path = spec.get("library")
+        self.lib = _loader.open_library(lib_path) if lib_path else _loader.get_library()
+        t1 = time.perf_counter()
+        self.pipe = ovgenai_c.WhisperPipeline(spec["model"], spec.get("device", "CPU"), library=self.lib,
+                                              **dict(spec.get("properties") or {}))
+        t2 = time.perf_counter()
+        self.info = {"import_s": t1 - t0, "load_s": t2 - t1, "library": self.lib.path, "library_kind": self.lib.kind,
+                     "versions": dict(self.lib.versions)}
+
+    def transcribe(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self._timed(self._audio(req))
+
+
+class WhisperGenaiEngine(WhisperEngine):
+    """openvino_genai's WhisperPipeline (pybind), ``spec["properties"]`` passed to its constructor."""
+
+    def __init__(self, spec: Dict[str, Any]) -> None:
+        super().__init__(spec)
+        t0 = time.perf_counter()
+        import openvino_genai
+
+        t1 = time.perf_counter()
+        self.pipe = openvino_genai.WhisperPipeline(spec["model"], spec.get("device", "CPU"),
+                                                   **dict(spec.get("properties") or {}))
+        t2 = time.perf_counter()
+        self.info = {"import_s": t1 - t0, "load_s": t2 - t1,
+                     "versions": {"openvino_genai": openvino_genai.__version__}}
+
+    def transcribe(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self._timed(self._audio(req).tolist())  # its RawSpeechInput is a list of floats
+
+
+ENGINES = {"ovgenai_c": OvgenaiEngine, "genai": GenaiEngine, "genai_cb": GenaiCBEngine, "double": DoubleEngine,
+           "whisper_ovgenai_c": WhisperOvgenaiEngine, "whisper_genai": WhisperGenaiEngine}

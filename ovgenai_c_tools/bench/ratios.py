@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence
 
 from .serving import ratio_lines as serve_ratio_lines
+from .transcription import ratio_lines as whisper_ratio_lines
 from .stats import ratio
 
 TARGETS = {"tpot_ratio": 1.00, "ttft_ratio": 1.05, "stream_us_per_token": 20.0, "import_s": 0.05,
@@ -118,5 +119,6 @@ def ratio_lines(report: Dict[str, Any], ov_engines: Sequence[str], genai_engines
         add("concurrency: tokens/s separate / shared", ratio(c["separate"].get("aggregate_tokens_per_s"),
                                                              c["shared"].get("aggregate_tokens_per_s")), None)
     lines.extend(serve_ratio_lines(report.get("serve") or {}))
+    lines.extend(whisper_ratio_lines(report.get("whisper") or {}))
     return {"lines": lines, "targets": TARGETS}
 

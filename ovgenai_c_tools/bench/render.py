@@ -157,6 +157,7 @@ def render(report: Dict[str, Any]) -> str:
 
     out.extend(render_serve(report.get("serve") or {}))
     out.extend(render_lookup(report.get("lookup", {})))
+    out.extend(render_whisper(report.get("whisper") or {}))
 
     rl = report.get("ratios", {}).get("lines", [])
     if rl:
@@ -280,4 +281,28 @@ def render_lookup(lk: Dict[str, Any]) -> List[str]:
         if dec:
             out.append(f"  pooled {kind}, decode tokens/s (1000 / TPOT): " +
                        "; ".join(f"÷ {tag.split(' / ')[1]} {_ci(st)}" for tag, st in dec.items()))
+    return out
+
+
+def render_whisper(sec: Dict[str, Any]) -> List[str]:
+    """The whisper section: real-time factor and time to first segment per pipeline and clip."""
+    out = [""]
+    if not sec.get("systems"):
+        out.append(f"Whisper: {sec.get('skipped') or sec.get('error') or 'not run'}")
+        return out
+    clips = sec.get("clips") or {}
+    out.append(f"Whisper — {sec.get('model_name')}, {len(sec.get('rounds') or [])} paired round(s); clips: "
+               + ", ".join(f"{c} {v['duration_s']:.1f} s ({v['windows']} window(s))" for c, v in clips.items()))
+    rows = []
+    for name, per in sec["systems"].items():
+        for c, cell in per.items():
+            rows.append([name, c, cell.get("rtf"), cell.get("ttfs_ms"), cell.get("rounds")])
+    out.append(table(["pipeline", "clip", "real-time factor", "time to first segment ms", "rounds"], rows))
+    agree = sec.get("transcripts_agree") or {}
+    if agree:
+        out.append("  same transcript from both pipelines in every round: "
+                   + ", ".join(f"{c} {'yes' if v else 'no' if v is not None else '-'}" for c, v in agree.items()))
+    for k, v in (sec.get("engine_errors") or {}).items():
+        out.append(f"  ! {k}: {v.splitlines()[0] if v else v}")
+    out.append("  (" + sec.get("how", "") + ")")
     return out

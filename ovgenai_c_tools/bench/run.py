@@ -20,10 +20,10 @@ from .prompts import AGREEMENT_PROMPTS, FILLER, LOOKUP_GROUNDED, LOOKUP_OPEN, ST
 from .ratios import ratio_lines
 from .stats import median, paired_ratios, percentile, ratio, ratio_stats, rotate
 from .worker import Worker, WorkerError
-from . import serving
+from . import serving, transcription
 
 SECTIONS = ("meta", "binding_overhead", "official", "backend_parity", "greedy_agreement", "streaming_cost",
-            "import_footprint", "physical_limit", "concurrency", "serve", "lookup", "ratios")
+            "import_footprint", "physical_limit", "concurrency", "serve", "lookup", "whisper", "ratios")
 ENGINE_SECTIONS = ("binding_overhead", "official", "backend_parity", "greedy_agreement", "streaming_cost",
                    "concurrency", "lookup")
 GENAI_PA = "genai[PA]"
@@ -52,6 +52,7 @@ class Settings:
             self.serve_levels, self.serve_per_client, self.serve_out, self.serve_rounds = [1, 2, 4, 8], 1, 8, 1
             self.serve_sequential = 2
             self.lookup_reps, self.lookup_out = 1, 16
+            self.whisper_rounds = 1
         else:
             self.warmup, self.overhead_reps, self.overhead_out = 2, 12, 128
             self.official_reps, self.official_out = 10, 64
@@ -64,6 +65,9 @@ class Settings:
             self.bw_mb, self.bw_reps = 512, 8
             self.serve_levels, self.serve_per_client, self.serve_out, self.serve_rounds = [1, 2, 4, 8], 2, 64, 3
             self.serve_sequential = 4
+            self.whisper_rounds = 5
+        if getattr(args, "whisper_rounds", None) is not None:
+            self.whisper_rounds = max(1, args.whisper_rounds)
         self.serve_parallel: Optional[int] = getattr(args, "serve_parallel", None)
         if getattr(args, "serve_rounds", None) is not None:
             self.serve_rounds = max(1, args.serve_rounds)
@@ -167,7 +171,7 @@ class Bench:
     # cumulative share of the time budget by the end of each section
     BUDGET_SHARE = {"import": 0.10, "load": 0.20, "binding_overhead": 0.34, "official": 0.44,
                     "backend_parity": 0.72, "greedy_agreement": 0.80, "streaming_cost": 0.88, "concurrency": 0.93,
-                    "serve": 0.975, "lookup": 1.0}
+                    "serve": 0.96, "lookup": 0.98, "whisper": 1.0}
 
     def over_budget(self, section: str, rep: int) -> bool:
         """True when a section should stop repeating (it always gets its first repetition)."""
@@ -209,6 +213,7 @@ class Bench:
         self.section("concurrency", self.concurrency)
         self.section("serve", self.serve)
         self.section("lookup", self.lookup)
+        self.section("whisper", self.whisper)
         self.section("physical_limit", self.physical_limit_end)
         self.finish_workers()
         self.report["meta"]["engine_errors"] = self.engine_errors
@@ -887,6 +892,76 @@ class Bench:
                 verdicts[kind + "_ci_low"] = lo
         sec["verdicts"] = verdicts
         self.report["lookup"] = sec
+
+    def whisper(self) -> None:
+        """ovgenai_c's WhisperPipeline (bundled backend) against openvino_genai's, each in its own worker, on the
+        same IR and espeak-ng audio: real-time factor and time to first segment per clip, in paired rounds with a
+        rotating order (transcription.py)."""
+        s = self.s
+        sec: Dict[str, Any] = {"how": transcription.HOW, "rounds_planned": s.whisper_rounds,
+                               "target": transcription.TARGET}
+        self.report["whisper"] = sec
+        if not transcription.espeak_available():
+            sec["skipped"] = "espeak-ng is not installed (apt-get install espeak-ng): no speech to transcribe"
+            return
+        if self.oracle_error is not None:
+            sec["skipped"] = f"openvino_genai is not available: {self.oracle_error}"
+            return
+        if self.args.whisper_model:
+            model = Path(self.args.whisper_model).resolve()
+        else:
+            from ovgenai_c.models import default_whisper_model
+
+            model = default_whisper_model(progress=False)
+        lib = next((p for l, p in self.libs if l.endswith("[bundled]")), None)
+        if lib is None:
+            sec["skipped"] = "no bundled backend library (scripts/build_backend.sh)"
+            return
+        sec.update({"model": str(model), "model_name": model.parent.name if model.name == "ir" else model.name,
+                    "library": lib, "properties": {}})
+        clips = {name: transcription.make_clip(name, text, cache_dir() / "whisper-audio")
+                 for name, text in transcription.CLIPS.items()}
+        sec["clips"] = {c: {k: v[k] for k in ("duration_s", "samples", "windows", "text")} for c, v in clips.items()}
+        dev = a_device(self.args)
+        specs = {transcription.OVGENAI_C: {"engine": "whisper_ovgenai_c", "model": str(model), "device": dev,
+                                           "library": lib, "properties": {}},
+                 transcription.GENAI: {"engine": "whisper_genai", "model": str(model), "device": dev,
+                                       "properties": {}}}
+        workers: Dict[str, Worker] = {}
+        try:
+            for name, spec in specs.items():
+                try:
+                    workers[name] = Worker(name.replace(" ", "_"), spec, self.env(), self.logdir, self.args.timeout)
+                except WorkerError as exc:
+                    sec.setdefault("engine_errors", {})[name] = str(exc)
+            sec["load_s"] = {n: w.hello.get("load_s") for n, w in workers.items()}
+            window = int(transcription.WINDOW_S * transcription.SAMPLE_RATE)
+            for w in workers.values():  # warm-up: the first call of a fresh process prepares its kernels
+                w.call("transcribe", audio=clips["short"]["npy"])
+            rounds: List[Dict[str, Dict[str, Dict[str, Any]]]] = []
+            k = 0
+            for rep in range(s.whisper_rounds):
+                if self.over_budget("whisper", rep):
+                    break
+                say(f"whisper: round {rep + 1} of {s.whisper_rounds}")
+                rnd: Dict[str, Dict[str, Dict[str, Any]]] = {}
+                for c, clip in clips.items():
+                    for name in rotate(list(workers), k):
+                        k += 1
+                        full = workers[name].call("transcribe", audio=clip["npy"])
+                        first = None
+                        if clip["samples"] > window:
+                            first = workers[name].call("transcribe", audio=clip["npy"], max_samples=window)["wall_s"]
+                        rnd.setdefault(name, {})[c] = transcription.round_cell(clip, full["wall_s"], first,
+                                                                               full["text"])
+                rounds.append(rnd)
+            sec["rounds"] = rounds
+            sec["systems"] = transcription.summarise(rounds, list(clips))
+            sec["paired"] = transcription.paired(rounds, list(clips))
+            sec["transcripts_agree"] = transcription.transcripts_agree(rounds, list(clips))
+        finally:
+            for w in workers.values():
+                w.quit()
 
     def finish_workers(self) -> None:
         for name in list(self.workers):

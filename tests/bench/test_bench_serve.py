@@ -76,7 +76,9 @@ def test_serve_section_measures_every_level_over_http(serve_run):
     sec = report["serve"]
     assert "error" not in sec, sec.get("error")
     assert sec["levels"] == [1, 2, 4, 8] and sec["top_level"] == 8
-    assert sec["server_scheduling"]["mode"] == "pool" and sec["server_scheduling"]["pipelines"] == 1
+    # the server batches a model's requests on the bundled backend (one continuous-batching pipeline)
+    sch = sec["server_scheduling"]
+    assert sch["mode"] == "continuous_batching" and sch["pipelines"] == 1 and sch["batch_size"] == 8, sch  # the default --batch-size
     assert sec["server"]["command"][0] == "serve" and "--no-cache" in sec["server"]["command"]
     (rnd,) = sec["rounds"]
     for lv in (1, 2, 4, 8):
@@ -89,7 +91,7 @@ def test_serve_section_measures_every_level_over_http(serve_run):
         assert cell["p50_ttft_ms"] <= cell["p95_ttft_ms"]
     seq = rnd[serving.SEQUENTIAL]["sequential"]
     assert _positive(seq["tokens_per_s"]) and all(_positive(t) for t in seq["ttft_s"])
-    assert "Serve —" in stdout and "server mode: pool" in stdout
+    assert "Serve —" in stdout and "server mode: continuous_batching" in stdout
     assert "serve: server tok/s at 8 clients / at 1 client" in stdout and "target ≥ 3.0" in stdout
 
 
