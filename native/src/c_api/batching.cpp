@@ -67,29 +67,18 @@ ov_status_e ovgenai_c_bundled_batching_pipeline_create(const char* models_path, 
         return null_arg(__func__, "device", INVALID_C_PARAM);
     if (!pipe)
         return null_arg(__func__, "pipe", INVALID_C_PARAM);
-    std::vector<std::pair<std::string, std::string>> props;
-    bool null_prop = false;
-    {
-        va_list ap;
-        va_start(ap, pipe);
-        for (size_t i = 0; i + 1 < property_args_size; i += 2) {
-            const char* k = va_arg(ap, const char*);
-            const char* v = va_arg(ap, const char*);
-            if (!k || !v)
-                null_prop = true;
-            else
-                props.emplace_back(k, v);
-        }
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, pipe);
+    const ovgc::CreateProperties props = ovgc::read_create_properties(property_args_size, ap);
+    va_end(ap);
     return guard(__func__, UNKNOW_EXCEPTION, [&] {
         if (property_args_size % 2 != 0)
             throw std::invalid_argument("property_args_size must be even (key, value pairs), got " +
                                         std::to_string(property_args_size));
-        if (null_prop)
+        if (props.has_null)
             throw std::invalid_argument("a property key or value is NULL");
         auto p = std::make_unique<ovgenai_c_bundled_batching_pipeline_opaque>();
-        p->engine = std::make_unique<ovgc::BatchingEngine>(models_path, device, std::move(props));
+        p->engine = std::make_unique<ovgc::BatchingEngine>(models_path, device, props.pairs);
         *pipe = p.release();
         return OK;
     });

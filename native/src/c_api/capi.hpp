@@ -12,6 +12,8 @@
 #include <atomic>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #pragma GCC visibility push(default)
 extern "C" {
@@ -91,6 +93,25 @@ E null_arg(const char* fn, const char* arg, E status) noexcept {
     } catch (...) {
     }
     return status;
+}
+
+// The key/value pairs of a pipeline create's variadic properties (property_args_size counts keys and values).
+struct CreateProperties {
+    std::vector<std::pair<std::string, std::string>> pairs;
+    bool has_null = false;  // a NULL key or value: each create refuses it inside its guard
+};
+
+inline CreateProperties read_create_properties(size_t property_args_size, va_list ap) {
+    CreateProperties out;
+    for (size_t i = 0; i + 1 < property_args_size; i += 2) {
+        const char* k = va_arg(ap, const char*);
+        const char* v = va_arg(ap, const char*);
+        if (!k || !v)
+            out.has_null = true;
+        else
+            out.pairs.emplace_back(k, v);
+    }
+    return out;
 }
 
 // Two-call string protocol shared by results and JSON containers. Returns 0 OK, 1 out of bounds.

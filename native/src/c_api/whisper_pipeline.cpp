@@ -176,26 +176,15 @@ ov_status_e ov_genai_whisper_pipeline_create(const char* models_path, const char
                              std::to_string(property_args_size));
         return INVALID_C_PARAM;
     }
-    std::vector<std::pair<std::string, std::string>> props;
-    bool null_prop = false;
-    {
-        va_list ap;
-        va_start(ap, pipeline);
-        for (size_t i = 0; i + 1 < property_args_size; i += 2) {
-            const char* k = va_arg(ap, const char*);
-            const char* v = va_arg(ap, const char*);
-            if (!k || !v)
-                null_prop = true;
-            else
-                props.emplace_back(k, v);
-        }
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, pipeline);
+    const ovgc::CreateProperties props = ovgc::read_create_properties(property_args_size, ap);
+    va_end(ap);
     return guard(__func__, UNKNOW_EXCEPTION, [&] {
-        if (null_prop)
+        if (props.has_null)
             throw std::invalid_argument("a property key or value is NULL");
         auto p = std::make_unique<ov_genai_whisper_pipeline_opaque>();
-        p->engine = std::make_unique<ovgc::WhisperEngine>(models_path, device, props);
+        p->engine = std::make_unique<ovgc::WhisperEngine>(models_path, device, props.pairs);
         *pipeline = p.release();
         return OK;
     });
