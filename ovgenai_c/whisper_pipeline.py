@@ -27,8 +27,8 @@ from ._call import check_timeout
 from ._capi import whisper_pipeline as native
 from ._owner import OwnerThread
 from .audio import as_samples
-from .pipeline import (_DEVICE_RE, _check_text, _finalize, _live_states, _refuse_unsupported_properties,
-                       _run_if_open, _State, property_strings, resolve_library)
+from .pipeline import (OwnedPipeline, _DEVICE_RE, _check_text, _finalize, _live_states,
+                       _refuse_unsupported_properties, _run_if_open, _State, property_strings, resolve_library)
 from .whisper_config import WhisperGenerationConfig, plain_language
 from .whisper_results import WhisperDecodedResultChunk, WhisperDecodedResults
 
@@ -83,7 +83,7 @@ def check_whisper_folder(models_path: Any) -> str:
     return path
 
 
-class WhisperPipeline:
+class WhisperPipeline(OwnedPipeline):
     """Automatic speech recognition over the GenAI C API (openvino_genai.WhisperPipeline's names).
 
     ``WhisperPipeline(models_path, device="CPU", **properties)``; ``generate(raw_speech_input,
@@ -162,50 +162,8 @@ class WhisperPipeline:
         cfg.update_generation_config(**values)
         return cfg
 
-    # --- life cycle ----------------------------------------------------------------------------------
-    def close(self) -> None:
-        """Free the native pipeline on its owner thread, after any call still running there (a transcription
-        whose wait was abandoned runs to its end first). Safe to call twice."""
-        st = self._state
-        if st is None or st.forked:
-            return
-        job = st.free_on_owner()
-        if hasattr(self, "_finalizer"):
-            self._finalizer.detach()
-        interrupted = job.wait_uninterrupted() if job is not None else False
-        st.owner.join()
-        if interrupted:
-            raise KeyboardInterrupt
-
-    @property
-    def closed(self) -> bool:
-        return self._state is None or self._state.closed
-
-    def __enter__(self) -> "WhisperPipeline":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self.closed else "open"
-        return f"<WhisperPipeline {self.models_path!r} on {self.device} ({state}, {self._library.kind} library)>"
-
-    @property
-    def owner_thread_id(self) -> Optional[int]:
-        """Native id of the thread that owns the pipeline (creates, transcribes, frees)."""
-        return None if self._state is None else self._state.owner.native_id
-
-    def _check_open(self) -> None:
-        st = self._state
-        if st is not None and st.forked:
-            raise errors.PipelineClosedError(
-                "this pipeline was created in the parent process before fork(); create a new one in the child")
-        if st is None or st.closed:
-            raise errors.PipelineClosedError("the pipeline is closed")
-
     def _submit(self, fn: Any) -> Any:
-        self._check_open()
+        self._live_state()
         st = self._state
         with st.lock:
             if st.closed:
@@ -218,12 +176,12 @@ class WhisperPipeline:
     # --- config --------------------------------------------------------------------------------------
     def get_generation_config(self) -> WhisperGenerationConfig:
         """A copy of the pipeline's generation config."""
-        self._check_open()
+        self._live_state()
         return self._config.copy()
 
     def set_generation_config(self, config: WhisperGenerationConfig) -> None:
         """Make ``config`` the pipeline's own (validated and checked to be expressible first)."""
-        self._check_open()
+        self._live_state()
         if not isinstance(config, WhisperGenerationConfig):
             raise errors.InvalidParameterError(f"expected a WhisperGenerationConfig, not {type(config).__name__}")
         cfg = self._effective(config.copy())
@@ -292,7 +250,7 @@ class WhisperPipeline:
         refused (the C ABI takes none). ``timeout``: seconds to wait before raising GenerationTimeoutError —
         the transcription is not stopped (the C ABI cannot), only abandoned; the pipeline's next call waits for it.
         """
-        self._check_open()
+        self._live_state()
         if streamer is not None:
             raise errors.NotSupportedError(f"streamer: {NO_CANCELLATION} and streams no text; drop the streamer "
                                            "(the whole transcription is returned at the end)")

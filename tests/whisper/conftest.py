@@ -68,8 +68,8 @@ def _tiny_model(vocab_from: Path, name: str) -> Path:
     folder = models.cache_root() / "test-fixtures" / name
     marker = folder / "made.json"
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with models._locked(folder.parent / f".{name}.lock"):
-        made = models._read_json(marker)
+    with models.locked(folder.parent / f".{name}.lock"):
+        made = models.read_json_or_none(marker)
         if made and made.get("inputs_sha256") == key and (folder / "ir" / "openvino_decoder_model.xml").is_file():
             return folder / "ir"
         shutil.rmtree(folder, ignore_errors=True)

@@ -88,7 +88,7 @@ def real_ct2_model():
         import tempfile
 
         folder.parent.mkdir(parents=True, exist_ok=True)
-        with models._locked(folder.parent / ".whisper-tiny.en-ct2.lock"):
+        with models.locked(folder.parent / ".whisper-tiny.en-ct2.lock"):
             if not (folder / "model.bin").is_file():
                 work = Path(tempfile.mkdtemp(prefix=".ct2-", dir=folder.parent))
                 try:
