@@ -20,6 +20,9 @@ ovgenai_c = pytest.importorskip("ovgenai_c")
 from ovgenai_c import errors  # noqa: E402
 from ovgenai_c.batching import ContinuousBatchingPipeline, GenerationStatus  # noqa: E402
 
+# batching always runs the PagedAttention model, so its single-request references are PA runs too
+pytestmark = pytest.mark.engine_explicit
+
 PROMPTS = ["What is the capital of France?", "Write a haiku about the sea.", "1+1=", "Tell me a joke about cats."]
 
 
@@ -49,7 +52,7 @@ def test_batch_shares_steps_and_each_sequence_equals_its_single_run(tiny_dir, ti
     m = tiny_cb.get_metrics()
     assert m["max_batch"] == 4 and m["shared_steps"] >= 6, m
     for prompt, config, res in zip(PROMPTS, configs, results):
-        with ovgenai_c.LLMPipeline(tiny_dir, "CPU", **PRECISION_HINT) as pipe:
+        with ovgenai_c.LLMPipeline(tiny_dir, "CPU", ATTENTION_BACKEND="PA", **PRECISION_HINT) as pipe:
             ref = pipe.generate(prompt, config)
         assert res.m_status == GenerationStatus.FINISHED
         assert res.m_generation_ids == [str(ref)]
@@ -64,7 +67,7 @@ def test_seeded_sampling_per_request_equals_single_run(tiny_dir, tiny_cb):
     results = tiny_cb.generate(PROMPTS, configs)
     refs = []
     for prompt, config in zip(PROMPTS, configs):
-        with ovgenai_c.LLMPipeline(tiny_dir, "CPU", **PRECISION_HINT) as pipe:
+        with ovgenai_c.LLMPipeline(tiny_dir, "CPU", ATTENTION_BACKEND="PA", **PRECISION_HINT) as pipe:
             refs.append(str(pipe.generate(prompt, config)))
     assert [r.m_generation_ids[0] for r in results] == refs
     assert len(set(refs[:3])) == 3  # the seeds matter
@@ -73,7 +76,7 @@ def test_seeded_sampling_per_request_equals_single_run(tiny_dir, tiny_cb):
 
 
 def test_stop_strings_and_max_new_tokens_per_request(tiny_dir, tiny_cb):
-    with ovgenai_c.LLMPipeline(tiny_dir, "CPU", **PRECISION_HINT) as pipe:
+    with ovgenai_c.LLMPipeline(tiny_dir, "CPU", ATTENTION_BACKEND="PA", **PRECISION_HINT) as pipe:
         free_text = str(pipe.generate(PROMPTS[0], cfg(max_new_tokens=30)))
         # a word of the free text that does stop the single-request run (a one-token stop string)
         stop = next(w for w in free_text.split()[2:]
@@ -84,7 +87,7 @@ def test_stop_strings_and_max_new_tokens_per_request(tiny_dir, tiny_cb):
     prompts = [PROMPTS[0], PROMPTS[0], PROMPTS[1], PROMPTS[2]]
     results = tiny_cb.generate(prompts, configs)
     for prompt, config, res in zip(prompts, configs, results):
-        with ovgenai_c.LLMPipeline(tiny_dir, "CPU", **PRECISION_HINT) as pipe:
+        with ovgenai_c.LLMPipeline(tiny_dir, "CPU", ATTENTION_BACKEND="PA", **PRECISION_HINT) as pipe:
             ref = pipe.generate(prompt, config)
         assert res.m_generation_ids == [str(ref)], config
         assert res.finish_reasons == ref.finish_reasons
@@ -180,7 +183,7 @@ def test_kv_block_limit_queues_and_preempts_and_refuses_what_never_fits(tiny_dir
         m = cb.get_metrics()
         assert m["block_limit"] == 8 and m["used_blocks"] == 0 and m["preempted"] >= 1, m
         for prompt, config, res in zip(PROMPTS, configs, results):
-            with ovgenai_c.LLMPipeline(tiny_dir, "CPU", **PRECISION_HINT) as pipe:
+            with ovgenai_c.LLMPipeline(tiny_dir, "CPU", ATTENTION_BACKEND="PA", **PRECISION_HINT) as pipe:
                 assert res.m_generation_ids == [str(pipe.generate(prompt, config))]
         # one request larger than the whole pool: IGNORED, with the reason
         h = cb.add_request(9, " ".join(["word"] * 400), cfg(max_new_tokens=4))
@@ -247,7 +250,7 @@ def test_smollm2_alone_equals_single_run_greedy_and_seeded(smol_dir):
     with ContinuousBatchingPipeline(smol_dir, None, "CPU", PRECISION_HINT) as cb:
         alone = [cb.generate([PROMPTS[0]], [c])[0] for c in configs]
     for config, res in zip(configs, alone):
-        with ovgenai_c.LLMPipeline(smol_dir, "CPU", **PRECISION_HINT) as pipe:
+        with ovgenai_c.LLMPipeline(smol_dir, "CPU", ATTENTION_BACKEND="PA", **PRECISION_HINT) as pipe:
             ref = pipe.generate(PROMPTS[0], config)
         assert res.m_generation_ids == [str(ref)]
         assert res.finish_reasons == ref.finish_reasons
