@@ -132,8 +132,11 @@ def deployment(replicas: int, num_cpus: float = 1.0) -> Any:
         def __serve_build_asgi_app__(self) -> Any:
             return self._ovgenai_app
 
+    # a replica being stopped gets 5 s to finish what it runs (Ray's default, 20 s per replica, made Ctrl-C of
+    # `serve --ray-replicas` outlast the CLI test's bound on a loaded machine); a dropped client cancels anyway
     return serve.deployment(OvgenaiServe, name="OvgenaiServe", num_replicas=replicas,
-                            ray_actor_options={"num_cpus": num_cpus}, max_ongoing_requests=64)
+                            ray_actor_options={"num_cpus": num_cpus}, max_ongoing_requests=64,
+                            graceful_shutdown_timeout_s=5, graceful_shutdown_wait_loop_s=0.5)
 
 
 class RayServer:
