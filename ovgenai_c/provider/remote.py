@@ -130,8 +130,9 @@ def _error_from(status: int, raw: bytes, where: str) -> errors.GenAIError:
     return RemoteError(text, status)
 
 
-def _sse_data(resp: Any) -> Iterator[str]:
-    """The ``data:`` payloads of a server-sent-event stream, one per event."""
+def sse_data(resp: Any) -> Iterator[str]:
+    """The ``data:`` payloads of a server-sent-event stream (a binary file-like object read line by line), one per
+    event as it arrives, multi-line data joined by newlines; comments and other fields are skipped."""
     data: List[str] = []
     while True:
         raw = resp.readline()
@@ -383,7 +384,7 @@ class RemoteChatStream(Iterator[str]):
 
     def __init__(self, conn: _Conn, resp: Any, where: str, timeout: Optional[float]) -> None:
         self._conn = conn
-        self._events = _sse_data(resp)
+        self._events = sse_data(resp)
         self._where = where
         self._deadline = (time.monotonic() + timeout) if timeout is not None else None
         self._timeout = timeout

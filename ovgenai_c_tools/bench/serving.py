@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from ovgenai_c.provider.remote import sse_data
+
 from .stats import median, percentile, ratio_stats
 
 SERVER = "ovgenai_c serve"
@@ -119,27 +121,8 @@ def _split(url: str) -> "tuple[str, int, str]":
     return host, int(port or 80), "/" + path
 
 
-def sse_events(resp: Any) -> Any:
-    """The ``data:`` payloads of a server-sent-event stream, one per event (multi-line data joined by newlines),
-    as they arrive."""
-    data: List[str] = []
-    while True:
-        raw = resp.readline()
-        if not raw:
-            break
-        line = raw.decode("utf-8").rstrip("\r\n")
-        if not line:
-            if data:
-                yield "\n".join(data)
-                data = []
-            continue
-        if line.startswith(":"):
-            continue  # a comment (keep-alive)
-        field, _, value = line.partition(":")
-        if field == "data":
-            data.append(value[1:] if value.startswith(" ") else value)
-    if data:
-        yield "\n".join(data)
+# the server-sent-event parser the remote provider reads OpenAI-compatible streams with
+sse_events = sse_data
 
 
 def stream_chat(url: str, content: str, max_tokens: int, timeout: float) -> Dict[str, Any]:
