@@ -1,4 +1,5 @@
 #include "engine/llm_engine.hpp"
+#include "engine/decoded_texts.hpp"
 #include "engine/beam_search.hpp"
 #include "engine/paged_backend.hpp"
 #include "engine/prompt_lookup.hpp"
@@ -56,19 +57,7 @@ struct Timer {
 
 }  // namespace
 
-std::string DecodedResults::to_string() const {
-    if (texts.empty())
-        return {};
-    if (texts.size() == 1)
-        return texts[0];
-    std::string out;
-    for (size_t i = 0; i < texts.size(); ++i) {
-        if (i)
-            out += '\n';
-        out += std::to_string(i < scores.size() ? scores[i] : 0.0f) + ": " + texts[i];
-    }
-    return out;
-}
+std::string DecodedResults::to_string() const { return decoded_texts_string(texts, scores); }
 
 // ---------------------------------------------------------------- construction
 

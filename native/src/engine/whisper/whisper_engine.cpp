@@ -1,4 +1,5 @@
 #include "engine/whisper/whisper_engine.hpp"
+#include "engine/decoded_texts.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -48,19 +49,7 @@ void keep_ranges(std::vector<T>& v, size_t offset, const std::vector<std::pair<s
 
 }  // namespace
 
-std::string WhisperResults::to_string() const {
-    if (texts.empty())
-        return {};
-    if (texts.size() == 1)
-        return texts[0];
-    std::string out;
-    for (size_t i = 0; i < texts.size(); ++i) {
-        if (i)
-            out += '\n';
-        out += std::to_string(i < scores.size() ? scores[i] : 0.0f) + ": " + texts[i];
-    }
-    return out;
-}
+std::string WhisperResults::to_string() const { return decoded_texts_string(texts, scores); }
 
 WhisperEngine::WhisperEngine(const std::string& models_path, const std::string& device,
                              const std::vector<std::pair<std::string, std::string>>& properties) {
