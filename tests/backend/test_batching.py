@@ -135,6 +135,33 @@ def test_staggered_arrivals_and_cancel_mid_way(tiny_dir, tiny_cb):
     assert ovgenai_c.load_library().live_handles("generation_handle") == 0
 
 
+def test_prompts_waiting_together_are_prefilled_in_one_step_beside_the_decodes(tiny_dir, tiny_cb):
+    """What bounds the time to first token of a burst of requests: every prompt queued before a step is prefilled in
+    that step (all of them, with no token budget set), together with the decodes of the requests already running,
+    so each gets its first token after one step whatever the burst's size."""
+    config = cfg(max_new_tokens=12)
+    tiny_cb.step()  # nothing queued: the caller steps from now on
+    first = tiny_cb.add_request(1, PROMPTS[0], config, templated=True)
+    tiny_cb.step()
+    tiny_cb.step()
+    assert len(first.read()[0].generated_ids) == 2
+    steps = tiny_cb.get_metrics()["steps"]
+    burst = [tiny_cb.add_request(k, p, config, templated=True) for k, p in enumerate(PROMPTS[1:], start=2)]
+    assert tiny_cb.get_metrics()["waiting"] == len(burst)
+    tiny_cb.step()
+    m = tiny_cb.get_metrics()
+    assert m["steps"] == steps + 1 and m["max_batch"] == 1 + len(burst), m
+    assert m["waiting"] == 0 and m["running"] == 1 + len(burst), m
+    assert [len(h.read()[0].generated_ids) for h in burst] == [1] * len(burst)  # each prompt's first token
+    assert len(first.read()[0].generated_ids) == 1  # and the running request's next one, in the same inference
+    while tiny_cb.has_non_finished_requests():
+        tiny_cb.step()
+    got = [h.read_all()[0].generated_ids for h in [first] + burst]
+    assert got == [alone_tokens(tiny_dir, p, config) for p in PROMPTS]  # token-exact with each single run
+    for h in [first] + burst:
+        h.close()
+
+
 def test_stop_keeps_tokens_and_reports_stop(tiny_cb):
     tiny_cb.step()  # nothing queued: the caller steps from now on
     h = tiny_cb.add_request(1, PROMPTS[0], cfg(max_new_tokens=50), templated=True)
