@@ -162,6 +162,47 @@ def test_prompts_waiting_together_are_prefilled_in_one_step_beside_the_decodes(t
         h.close()
 
 
+def _alone_ids(path, ids, config, sc=None):
+    with ContinuousBatchingPipeline(path, sc, "CPU", PRECISION_HINT) as cb:
+        return cb.add_request(1, ids, config).read_all()[0].generated_ids
+
+
+@pytest.mark.parametrize("prefix_caching", [True, False])
+def test_a_running_requests_computed_prefix_is_shared_not_prefilled_again(tiny_dir, prefix_caching):
+    """A prompt arriving while another request runs takes the common prefix's KV cache from it (down to the token,
+    within the blocks that request will not write again; a partly used block is copied on the first write) and
+    prefills only the rest; every sequence stays token-exact with its single run, the donor's too."""
+    from ovgenai_c import SchedulerConfig
+
+    tok = ovgenai_c.Tokenizer(tiny_dir)
+    text = ("The quick brown fox jumps over the lazy dog while the old lighthouse keeper watches the grey sea "
+            "and counts the ships that pass the rocks in the long winter night before the storm arrives")
+    base = [int(x) for x in tok.encode(text, add_special_tokens=False).input_ids.data.ravel()]
+    assert len(base) >= 45
+    other = [int(x) for x in tok.encode(" tell me about cats instead", add_special_tokens=False).input_ids.data.ravel()]
+    a = base[:45]
+    b = base[:25] + [t for t in other if t != base[25]]  # 25 tokens in common with a, then different
+    c = list(a)  # the same prompt: as much as a's full blocks hold
+    sc = SchedulerConfig()
+    sc.enable_prefix_caching = prefix_caching
+    config = cfg(max_new_tokens=10)
+    with ContinuousBatchingPipeline(tiny_dir, sc, "CPU", PRECISION_HINT) as cb:
+        cb.step()  # nothing queued: the caller steps from now on
+        ha = cb.add_request(1, a, config)
+        cb.step()  # a's prompt computed
+        hb, hc = cb.add_request(2, b, config), cb.add_request(3, c, config)
+        cb.step()
+        m = cb.get_metrics()
+        assert m["prompt_tokens"] == len(a) + len(b) + len(c), m
+        # b: its 25 common tokens (inside a's first, full block: copied when b writes its 26th); c: a's full block
+        assert m["reused_tokens"] == ((25 + 32) if prefix_caching else 0), m
+        while cb.has_non_finished_requests():
+            cb.step()
+        got = [h.read_all()[0].generated_ids for h in (ha, hb, hc)]
+        assert cb.get_metrics()["used_blocks"] == 0
+    assert got == [_alone_ids(tiny_dir, p, config) for p in (a, b, c)]
+
+
 def test_stop_keeps_tokens_and_reports_stop(tiny_cb):
     tiny_cb.step()  # nothing queued: the caller steps from now on
     h = tiny_cb.add_request(1, PROMPTS[0], cfg(max_new_tokens=50), templated=True)
