@@ -43,11 +43,14 @@ ov_status_e ovgenai_c_bundled_batching_pipeline_has_unfinished(const ovgenai_c_b
                                                                int* unfinished);
 /* Counters of the step loop: inferences run, inferences that served two or more requests, the most requests in
    one inference, requests admitted now, requests waiting now, KV blocks in use, the block limit (0: none),
-   requests preempted (their blocks taken back and recomputed later). Any pointer may be NULL. */
+   requests preempted (their blocks taken back and recomputed later), prompt tokens admitted, and of them those
+   taken from a running request's KV cache instead of prefilled (a common prefix; enable_prefix_caching). Any
+   pointer may be NULL. */
 ov_status_e ovgenai_c_bundled_batching_pipeline_get_stats(const ovgenai_c_bundled_batching_pipeline* pipe,
                                                           size_t* steps, size_t* shared_steps, size_t* max_batch,
                                                           size_t* running, size_t* waiting, size_t* used_blocks,
-                                                          size_t* block_limit, size_t* preempted);
+                                                          size_t* block_limit, size_t* preempted,
+                                                          size_t* prompt_tokens, size_t* reused_tokens);
 
 /* GenAI's GenerationStatus: 0 RUNNING, 1 FINISHED, 2 IGNORED (failed: the handle's error says why), 3 CANCEL,
    4 STOP. */

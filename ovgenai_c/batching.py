@@ -229,7 +229,8 @@ class ContinuousBatchingPipeline:
 
     def get_metrics(self) -> Dict[str, int]:
         """The step loop's counters: steps, shared_steps (steps serving two or more requests), max_batch, running,
-        waiting, used_blocks, block_limit, preempted."""
+        waiting, used_blocks, block_limit, preempted, prompt_tokens (admitted) and reused_tokens (of them, taken
+        from a running request's KV cache: a common prefix, not prefilled again)."""
         return native.stats(self._capi, self._live())
 
     def step(self) -> None:

@@ -1036,7 +1036,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     missing = serve.missing_extra()
     if missing:
         raise CliError(f"serve needs the {missing!r} package: {serve.EXTRA_HINT}")
-    from .provider import Provider, SessionPool, profile_for, resolve_device
+    from .provider import profile_for, resolve_device
+    from .provider.remote import is_remote_spec
     from .serve.config import api_key_from_env
     from .serve.runner import run
 
@@ -1045,13 +1046,30 @@ def cmd_serve(args: argparse.Namespace) -> int:
         batching=not args.no_batching, batch_size=args.batch_size,
         max_queue=args.max_queue, request_timeout=args.request_timeout, max_body_bytes=args.max_body_bytes,
         max_loaded_models=args.max_loaded_models, api_key=args.api_key or api_key_from_env(),
-        allow_unauthenticated=args.allow_unauthenticated)
+        allow_unauthenticated=args.allow_unauthenticated, remote_models=_remote_models(args.remote))
     try:
         config.check()
     except ValueError as exc:
         raise CliError(str(exc)) from None
     lib = _library(args)
+    if is_remote_spec(args.model):
+        if args.ray_replicas is not None:
+            raise CliError("--ray-replicas serves a local default model, not a remote spec")
+        config.default_model = args.model
+        run(config, factory_for(args, lib), lib)
+        return 0
     config.default_model = _resolve_model(args, args.model, lib.kind)
+
+    _check_device(resolve_device(args.device, profile_for(config.default_model)), "--device")
+    if args.ray_replicas is not None:
+        return _serve_on_ray(args, config, lib)
+    run(config, factory_for(args, lib), lib)
+    return 0
+
+
+def factory_for(args: argparse.Namespace, lib: Any) -> Any:
+    """The server's provider factory: a local model's provider on ``lib`` with ``--device`` and warm starts."""
+    from .provider import Provider, SessionPool, profile_for, resolve_device
 
     def factory(path: Path, index: int) -> Any:
         profile = profile_for(path)
@@ -1059,12 +1077,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
         props = {} if args.no_cache else warm_start_properties(profile.properties)
         return Provider(path, device=device, library=lib, properties=props, profile=profile,
                         pool=SessionPool(ttl=None, max_resident=1))
+    return factory
 
-    _check_device(resolve_device(args.device, profile_for(config.default_model)), "--device")
-    if args.ray_replicas is not None:
-        return _serve_on_ray(args, config, lib)
-    run(config, factory, lib)
-    return 0
+
+def _remote_models(items: List[str]) -> Dict[str, str]:
+    """``--remote NAME=SPEC`` flags as a dict (checked by ServeConfig.check)."""
+    out: Dict[str, str] = {}
+    for item in items:
+        name, sep, spec = item.partition("=")
+        if not sep or not name.strip():
+            raise CliError(f"--remote takes NAME=openai+http://HOST:PORT/v1#MODEL, got {item!r}")
+        if name.strip() in out:
+            raise CliError(f"--remote names {name.strip()!r} twice")
+        out[name.strip()] = spec.strip()
+    return out
 
 
 def _serve_on_ray(args: argparse.Namespace, config: Any, lib: Any) -> int:
@@ -1266,7 +1292,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _sub(subs, "serve", help="OpenAI- (/v1) and Ollama-compatible (/api) HTTP server (needs the serve extra)")
     _add_common(p, sub=True)
-    p.add_argument("model", nargs="?", metavar="MODEL", help="the default model (default: the project's)")
+    p.add_argument("model", nargs="?", metavar="MODEL",
+                   help="the default model (default: the project's); a remote spec openai+http://HOST:PORT/v1#MODEL "
+                        "serves another OpenAI-compatible endpoint's model as the default one")
+    p.add_argument("--remote", action="append", default=[], metavar="NAME=SPEC",
+                   help="also serve NAME, answered by another OpenAI-compatible endpoint (SPEC: "
+                        "openai+http[s]://HOST:PORT/v1#MODEL; its key: OPENAI_API_KEY); repeatable")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; Ollama clients expect 11434)")
     p.add_argument("--parallel", type=int, default=1, metavar="N",

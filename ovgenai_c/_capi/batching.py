@@ -68,7 +68,8 @@ def has_unfinished(capi: CApi, pipe: Any) -> bool:
     return bool(out[0])
 
 
-_STATS = ("steps", "shared_steps", "max_batch", "running", "waiting", "used_blocks", "block_limit", "preempted")
+_STATS = ("steps", "shared_steps", "max_batch", "running", "waiting", "used_blocks", "block_limit", "preempted",
+          "prompt_tokens", "reused_tokens")
 
 
 def stats(capi: CApi, pipe: Any) -> Dict[str, int]:

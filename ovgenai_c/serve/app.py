@@ -63,14 +63,16 @@ def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] 
         models = []
         for slot in registry.loaded():
             p = slot.providers[0]
-            models.append({"name": slot.name, "path": os.path.realpath(slot.path), "loaded": True,
+            path = slot.path if slot.remote else os.path.realpath(slot.path)  # a remote model: its spec
+            models.append({"name": slot.name, "path": path, "loaded": True,
                            "device": getattr(p, "device", None), "library_kind": getattr(p, "library_kind", None),
                            "format": getattr(getattr(p, "info", None), "format", None),
                            "capabilities": _caps(p), "default_options": dict(getattr(p, "default_options", {})),
                            "scheduling": scheduling(slot)})
         if registry.default_path is not None and registry.get_loaded(registry.default_name) is None:
-            models.insert(0, {"name": registry.default_name, "path": os.path.realpath(registry.default_path),
-                              "loaded": False})
+            path = registry.default_path if registry.is_remote(registry.default_name) else \
+                os.path.realpath(registry.default_path)
+            models.insert(0, {"name": registry.default_name, "path": path, "loaded": False})
         return JSONResponse({"name": "ovgenai_c", "version": __version__, "models": models,
                              "default_model": registry.default_name})
 

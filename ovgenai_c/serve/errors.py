@@ -5,7 +5,7 @@ import logging
 from typing import Optional, Tuple
 
 from .. import errors
-from ..provider.errors import CapabilityNotSupportedError, CatalogError, OptionError
+from ..provider.errors import CapabilityNotSupportedError, CatalogError, OptionError, RemoteError
 
 log = logging.getLogger("ovgenai_c.serve")
 
@@ -57,6 +57,11 @@ def to_http(exc: BaseException) -> HTTPError:
         return HTTPError(400, str(exc), None, "invalid_request")
     if isinstance(exc, errors.GenerationTimeoutError):
         return HTTPError(504, str(exc), None, "timeout")
+    # a remote model's endpoint (the server is then a gateway): busy → 503, unreachable or failing → 502
+    if isinstance(exc, errors.RequestBusyError):
+        return HTTPError(503, str(exc), None, "server_busy")
+    if isinstance(exc, RemoteError):
+        return HTTPError(502, str(exc), None, "upstream_error")
     log.error("internal error", exc_info=(type(exc), exc, exc.__traceback__))
     return HTTPError(500, f"internal error: {type(exc).__name__}: {exc}", None, "internal_error")
 

@@ -242,13 +242,23 @@ class OllamaRoutes:
     @endpoint(ollama=True)
     async def tags(self, request: Request) -> Response:
         entries = await anyio.to_thread.run_sync(self.state.registry.entries)
-        return JSONResponse({"models": [self._tag(e) for e in entries]})
+        remote = [self._remote_tag(n) for n in self.state.registry.remote_names()]
+        return JSONResponse({"models": [self._tag(e) for e in entries] + remote})
+
+    @staticmethod
+    def _remote_tag(name: str) -> Dict[str, Any]:
+        """A remote model (another endpoint answers it) in the model list."""
+        return {"name": name, "model": name, "modified_at": _now(), "size": 0, "digest": "",
+                "details": {"parent_model": "", "format": "remote", "family": "", "families": None,
+                            "parameter_size": "", "quantization_level": ""}}
 
     @endpoint(ollama=True)
     async def show(self, request: Request) -> Response:
         body = await read_json(request, self.state.config.max_body_bytes)
         name, path = self.state.registry.resolve(body.get("model", body.get("name")))
         slot = self.state.registry.get_loaded(name)
+        if slot is None and self.state.registry.is_remote(name):
+            slot = await self.state.registry.slot(name)  # the remote provider: one GET /models, no pipeline
         if slot is not None:
             provider = slot.providers[0]
         else:  # a provider object reads the model's files and profile; it loads no pipeline
@@ -257,12 +267,15 @@ class OllamaRoutes:
         entry = next((e for e in self.state.registry.entries() if e.name == name), None)
         capabilities = ["completion"] + (["tools"] if caps.tools else []) + (["thinking"] if caps.think else []) + \
             (["vision"] if getattr(caps, "vision", False) else [])
-        info: Dict[str, Any] = {"general.format": provider.info.format}
+        model_info = getattr(provider, "info", None)  # None for a remote model
+        info: Dict[str, Any] = {"general.format": model_info.format if model_info else "remote"}
         if caps.context_length:
             info["general.context_length"] = caps.context_length
         defaults = "\n".join(f"{k} {json.dumps(v)}" for k, v in provider.default_options.items())
-        return JSONResponse({"modelfile": "", "parameters": defaults, "template": provider.info.chat_template or "",
-                             "details": self._details(entry) if entry else {}, "model_info": info,
+        return JSONResponse({"modelfile": "", "parameters": defaults, "template": (model_info.chat_template if model_info else "") or "",
+                             "details": self._details(entry) if entry else
+                             self._remote_tag(name)["details"] if slot is not None and slot.remote else {},
+                             "model_info": info,
                              "capabilities": capabilities, "modified_at": self._tag(entry)["modified_at"]
                              if entry else _now()})
 

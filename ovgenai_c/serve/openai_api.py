@@ -273,12 +273,15 @@ class OpenAIRoutes:
 
     @endpoint(ollama=False)
     async def models(self, request: Request) -> Response:
-        data = [self._model_obj(e) for e in self.state.registry.entries()]
+        registry = self.state.registry
+        data = [self._model_obj(e) for e in registry.entries()] + [_remote_model_obj(n) for n in registry.remote_names()]
         return JSONResponse({"object": "list", "data": data})
 
     @endpoint(ollama=False)
     async def model(self, request: Request) -> Response:
         name, _path = self.state.registry.resolve(request.path_params["model"])
+        if self.state.registry.is_remote(name):
+            return JSONResponse(_remote_model_obj(name))
         for e in self.state.registry.entries():
             if e.name == name:
                 return JSONResponse(self._model_obj(e))
@@ -291,3 +294,8 @@ class OpenAIRoutes:
         except OSError:
             created = 0
         return {"id": entry.name, "object": "model", "created": created, "owned_by": "ovgenai_c"}
+
+
+def _remote_model_obj(name: str) -> Dict[str, Any]:
+    """A remote model (another endpoint answers it) in the model list."""
+    return {"id": name, "object": "model", "created": 0, "owned_by": "remote"}

@@ -1,8 +1,10 @@
 """Which models the server serves, and the pipelines behind each: a :class:`ModelSlot` per loaded model holds
 ``parallel`` providers (each with its own session pool, so its own pipeline) — or, on the bundled backend,
 ``batch_size`` leases of one :class:`~ovgenai_c.provider.batching.BatchedProvider` (one continuous-batching
-pipeline whose decode steps the concurrent requests share) — and a bounded FIFO of waiting requests. Runs on the
-server's event loop; provider work happens in worker threads."""
+pipeline whose decode steps the concurrent requests share), or for a remote model (``remote_models``: another
+OpenAI-compatible endpoint) ``batch_size`` leases of one :class:`~ovgenai_c.provider.RemoteProvider` (each request
+its own HTTP connection) — and a bounded FIFO of waiting requests. Runs on the server's event loop; provider work
+happens in worker threads."""
 from __future__ import annotations
 
 import collections
@@ -17,6 +19,7 @@ import anyio
 from ..provider import Catalog, ModelEntry, Provider, SessionPool
 from ..provider.batching import BatchedProvider, can_batch
 from ..provider.errors import CatalogError
+from ..provider.remote import RemoteProvider, is_remote_spec, parse_spec
 from .config import ServeConfig
 from .errors import HTTPError, QueueFullError, RequestTimeoutError
 
@@ -118,9 +121,15 @@ class ModelSlot:
         return isinstance(self.providers[0], BatchedProvider)
 
     @property
+    def remote(self) -> bool:
+        """Whether the model is answered by another endpoint (a remote spec)."""
+        return isinstance(self.providers[0], RemoteProvider)
+
+    @property
     def scheduling(self) -> str:
-        """``"continuous_batching"`` (one batching pipeline shared by the slot's requests) or ``"pool"``."""
-        return "continuous_batching" if self.batched else "pool"
+        """``"continuous_batching"`` (one batching pipeline shared by the slot's requests), ``"remote"`` (another
+        endpoint schedules them) or ``"pool"``."""
+        return "continuous_batching" if self.batched else "remote" if self.remote else "pool"
 
     def distinct_providers(self) -> List[Any]:
         """Each provider once (a batched slot holds one provider several times)."""
@@ -157,8 +166,17 @@ class ModelRegistry:
         self.config = config
         self.catalog = Catalog(config.models_root)
         self.factory = factory
-        self.default_path = Path(config.default_model) if config.default_model is not None else None
-        self.default_name = self._name_for(self.default_path) if self.default_path is not None else None
+        self.remote: Dict[str, str] = dict(config.remote_models)  # name -> remote spec
+        default = config.default_model
+        self.default_path: Any = None  # a Path, or the spec of a remote default model
+        self.default_name: Optional[str] = None
+        if is_remote_spec(default):
+            url, model = parse_spec(default)  # type: ignore[arg-type]
+            self.default_name = model or url.split("://", 1)[1]
+            self.default_path = self.remote.setdefault(self.default_name, default)  # type: ignore[arg-type]
+        elif default is not None:
+            self.default_path = Path(default)
+            self.default_name = self._name_for(self.default_path)
         self._slots: Dict[str, ModelSlot] = {}
         self._lock = anyio.Lock()
 
@@ -170,11 +188,20 @@ class ModelRegistry:
         return path.parent.name if path.name == "ir" else path.name
 
     def entries(self) -> List[ModelEntry]:
-        """Every servable model: the catalog's, plus the default model when it lives elsewhere."""
-        items = self.catalog.list()
-        if self.default_path is not None and self.default_name not in {e.name for e in items}:
+        """Every servable local model: the catalog's, plus the default model when it lives elsewhere (the remote
+        models are :meth:`remote_names`)."""
+        items = [e for e in self.catalog.list() if e.name not in self.remote]
+        if self.default_path is not None and not self.is_remote(self.default_name) and \
+                self.default_name not in {e.name for e in items}:
             items.insert(0, self.catalog.entry(self.default_name, self.default_path))  # type: ignore[arg-type]
         return items
+
+    def is_remote(self, name: Optional[str]) -> bool:
+        return name is not None and name in self.remote
+
+    def remote_names(self) -> List[str]:
+        """The remote models' names (the default one first)."""
+        return sorted(self.remote, key=lambda n: (n != self.default_name, n))
 
     def resolve(self, name: Optional[str]) -> "tuple[str, Path]":
         """(canonical name, path) of a requested model; unknown → :class:`CatalogError` (404)."""
@@ -189,6 +216,8 @@ class ModelRegistry:
             return self.default_name, self.default_path  # type: ignore[return-value]
         if text in self._slots:
             return text, self._slots[text].path
+        if text in self.remote:
+            return text, self.remote[text]  # type: ignore[return-value]
         entry = self.catalog.resolve(text)
         return entry.name, entry.path
 
@@ -198,10 +227,11 @@ class ModelRegistry:
             slot = self._slots.get(canonical)
             if slot is not None:
                 return slot
-            if len(self._slots) >= self.config.max_loaded_models:
-                idle = sorted((s for s in self._slots.values() if not s.busy), key=lambda s: s.last_used)
+            local = [s for s in self._slots.values() if not s.remote]  # a remote model holds no pipeline
+            if canonical not in self.remote and len(local) >= self.config.max_loaded_models:
+                idle = sorted((s for s in local if not s.busy), key=lambda s: s.last_used)
                 if not idle:
-                    raise HTTPError(503, f"cannot load {canonical!r}: {len(self._slots)} model(s) are loaded and "
+                    raise HTTPError(503, f"cannot load {canonical!r}: {len(local)} model(s) are loaded and "
                                          "all are busy (--max-loaded-models)", "model", "server_busy")
                 gone = idle[0]
                 del self._slots[gone.name]
@@ -209,6 +239,14 @@ class ModelRegistry:
             return await anyio.to_thread.run_sync(self._make_slot, canonical, path)
 
     def _make_slot(self, name: str, path: Path) -> ModelSlot:
+        if name in self.remote:
+            # one provider: each request opens its own connection; the endpoint queues and batches them itself
+            remote = RemoteProvider.from_spec(self.remote[name], api_key=self.config.remote_api_key,
+                                              timeout=self.config.request_timeout)
+            slot = ModelSlot(name, self.remote[name], [remote] * max(self.config.batch_size, self.config.parallel),
+                             self.config.max_queue)  # type: ignore[arg-type]
+            self._slots[name] = slot
+            return slot
         first = self.factory(path, 0)
         if self.config.batching and can_batch(first):
             providers: List[Any] = [BatchedProvider(first)] * self.config.batch_size

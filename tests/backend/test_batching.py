@@ -135,6 +135,74 @@ def test_staggered_arrivals_and_cancel_mid_way(tiny_dir, tiny_cb):
     assert ovgenai_c.load_library().live_handles("generation_handle") == 0
 
 
+def test_prompts_waiting_together_are_prefilled_in_one_step_beside_the_decodes(tiny_dir, tiny_cb):
+    """What bounds the time to first token of a burst of requests: every prompt queued before a step is prefilled in
+    that step (all of them, with no token budget set), together with the decodes of the requests already running,
+    so each gets its first token after one step whatever the burst's size."""
+    config = cfg(max_new_tokens=12)
+    tiny_cb.step()  # nothing queued: the caller steps from now on
+    first = tiny_cb.add_request(1, PROMPTS[0], config, templated=True)
+    tiny_cb.step()
+    tiny_cb.step()
+    assert len(first.read()[0].generated_ids) == 2
+    steps = tiny_cb.get_metrics()["steps"]
+    burst = [tiny_cb.add_request(k, p, config, templated=True) for k, p in enumerate(PROMPTS[1:], start=2)]
+    assert tiny_cb.get_metrics()["waiting"] == len(burst)
+    tiny_cb.step()
+    m = tiny_cb.get_metrics()
+    assert m["steps"] == steps + 1 and m["max_batch"] == 1 + len(burst), m
+    assert m["waiting"] == 0 and m["running"] == 1 + len(burst), m
+    assert [len(h.read()[0].generated_ids) for h in burst] == [1] * len(burst)  # each prompt's first token
+    assert len(first.read()[0].generated_ids) == 1  # and the running request's next one, in the same inference
+    while tiny_cb.has_non_finished_requests():
+        tiny_cb.step()
+    got = [h.read_all()[0].generated_ids for h in [first] + burst]
+    assert got == [alone_tokens(tiny_dir, p, config) for p in PROMPTS]  # token-exact with each single run
+    for h in [first] + burst:
+        h.close()
+
+
+def _alone_ids(path, ids, config, sc=None):
+    with ContinuousBatchingPipeline(path, sc, "CPU", PRECISION_HINT) as cb:
+        return cb.add_request(1, ids, config).read_all()[0].generated_ids
+
+
+@pytest.mark.parametrize("prefix_caching", [True, False])
+def test_a_running_requests_computed_prefix_is_shared_not_prefilled_again(tiny_dir, prefix_caching):
+    """A prompt arriving while another request runs takes the common prefix's KV cache from it (down to the token,
+    within the blocks that request will not write again; a partly used block is copied on the first write) and
+    prefills only the rest; every sequence stays token-exact with its single run, the donor's too."""
+    from ovgenai_c import SchedulerConfig
+
+    tok = ovgenai_c.Tokenizer(tiny_dir)
+    text = ("The quick brown fox jumps over the lazy dog while the old lighthouse keeper watches the grey sea "
+            "and counts the ships that pass the rocks in the long winter night before the storm arrives")
+    base = [int(x) for x in tok.encode(text, add_special_tokens=False).input_ids.data.ravel()]
+    assert len(base) >= 45
+    other = [int(x) for x in tok.encode(" tell me about cats instead", add_special_tokens=False).input_ids.data.ravel()]
+    a = base[:45]
+    b = base[:25] + [t for t in other if t != base[25]]  # 25 tokens in common with a, then different
+    c = list(a)  # the same prompt: as much as a's full blocks hold
+    sc = SchedulerConfig()
+    sc.enable_prefix_caching = prefix_caching
+    config = cfg(max_new_tokens=10)
+    with ContinuousBatchingPipeline(tiny_dir, sc, "CPU", PRECISION_HINT) as cb:
+        cb.step()  # nothing queued: the caller steps from now on
+        ha = cb.add_request(1, a, config)
+        cb.step()  # a's prompt computed
+        hb, hc = cb.add_request(2, b, config), cb.add_request(3, c, config)
+        cb.step()
+        m = cb.get_metrics()
+        assert m["prompt_tokens"] == len(a) + len(b) + len(c), m
+        # b: its 25 common tokens (inside a's first, full block: copied when b writes its 26th); c: a's full block
+        assert m["reused_tokens"] == ((25 + 32) if prefix_caching else 0), m
+        while cb.has_non_finished_requests():
+            cb.step()
+        got = [h.read_all()[0].generated_ids for h in (ha, hb, hc)]
+        assert cb.get_metrics()["used_blocks"] == 0
+    assert got == [_alone_ids(tiny_dir, p, config) for p in (a, b, c)]
+
+
 def test_stop_keeps_tokens_and_reports_stop(tiny_cb):
     tiny_cb.step()  # nothing queued: the caller steps from now on
     h = tiny_cb.add_request(1, PROMPTS[0], cfg(max_new_tokens=50), templated=True)

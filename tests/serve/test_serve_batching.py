@@ -111,3 +111,29 @@ def test_ollama_raw_prompt_skips_the_template(bundled, tiny_root, batching):
         r = c.post("/api/generate", json={"model": "tiny", "prompt": "The sky is", "raw": True, "stream": False,
                                           "options": {"num_predict": 8, "temperature": 0}}).json()
     assert r["response"] == want
+
+
+def test_a_request_arriving_while_another_runs_reuses_its_system_prompt(bundled, tiny_root, reference):
+    """The batching engine's prefix sharing through the server: the second request's system prompt (the same as the
+    running first one's) is taken from the first one's KV cache, not prefilled again (the pipeline's counters), and
+    both answers equal the single-request ones."""
+    system = ("You are a careful assistant who answers every question about the sea, ships and lighthouses with "
+              "short, plain sentences and never invents facts or numbers.")
+    msgs = [[{"role": "system", "content": system}, {"role": "user", "content": q}] for q in ("Hello", "Name a colour")]
+    refs = [reference.chat(m, num_predict=12, temperature=0) for m in msgs]
+    want = [r.text for r in refs]
+    assert refs[0].usage["completion_tokens"] == 12  # no early end: the first request is still running below
+    cfg = ServeConfig(models_root=tiny_root, default_model=tiny_root / "tiny", batch_size=4)
+    with ServerThread(create_app(cfg, library=bundled)) as srv:
+        first: list = []
+        body = {"model": "tiny", "messages": msgs[0], "stream": True, "options": {"num_predict": 200, "temperature": 0}}
+        with httpx.Client(base_url=srv.url, timeout=300) as c:
+            with c.stream("POST", "/api/chat", json=body) as r:
+                lines = r.iter_lines()
+                first.append(json.loads(next(lines))["message"]["content"])  # its prompt is computed: it runs
+                second = c.post("/api/chat", json={"model": "tiny", "messages": msgs[1], "stream": False,
+                                                   "options": {"num_predict": 12, "temperature": 0}}).json()
+        m = srv.state.registry.get_loaded("tiny").providers[0].pipeline().get_metrics()  # a fresh pipeline's
+    assert second["message"]["content"] == want[1]
+    assert want[0].startswith(first[0])
+    assert m["reused_tokens"] >= 16 and m["prompt_tokens"] > m["reused_tokens"], m

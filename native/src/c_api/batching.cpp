@@ -176,7 +176,8 @@ ov_status_e ovgenai_c_bundled_batching_pipeline_has_unfinished(const ovgenai_c_b
 ov_status_e ovgenai_c_bundled_batching_pipeline_get_stats(const ovgenai_c_bundled_batching_pipeline* pipe,
                                                           size_t* steps, size_t* shared_steps, size_t* max_batch,
                                                           size_t* running, size_t* waiting, size_t* used_blocks,
-                                                          size_t* block_limit, size_t* preempted) {
+                                                          size_t* block_limit, size_t* preempted,
+                                                          size_t* prompt_tokens, size_t* reused_tokens) {
     if (!pipe || !pipe->engine)
         return null_arg(__func__, "pipe", INVALID_C_PARAM);
     return guard(__func__, UNKNOW_EXCEPTION, [&] {
@@ -193,6 +194,8 @@ ov_status_e ovgenai_c_bundled_batching_pipeline_get_stats(const ovgenai_c_bundle
         put(used_blocks, s.used_blocks);
         put(block_limit, s.block_limit);
         put(preempted, s.preempted);
+        put(prompt_tokens, s.prompt_tokens);
+        put(reused_tokens, s.reused_tokens);
         return OK;
     });
 }

@@ -370,6 +370,40 @@ void BatchingEngine::guarded_step() noexcept {
     stats_.used_blocks = kv_->used_blocks();
 }
 
+// Prefix caching between running requests (SchedulerConfig enable_prefix_caching, GenAI's default): a new
+// request's prompt starts from the longest prefix that an admitted request has already computed (its tokens, cached
+// in blocks it will not write again), down to the token — GenAI's prefix cache matches whole blocks (32 tokens on
+// CPU), which leaves e.g. a shared system prompt shorter than a block prefilled again by every request. The
+// shared blocks are reference-counted; a partly used last block is copied on the first write. At least
+// kMinShared tokens (less is not worth the copy). Returns the tokens taken.
+size_t BatchingEngine::share_prefix(Request& r) {
+    constexpr size_t kMinShared = 8;
+    if (!sched_.enable_prefix_caching || r.table.len || !r.table.blocks.empty() || r.prompt.size() <= kMinShared)
+        return 0;
+    const size_t bs = kv_->block_size();
+    const Request* donor = nullptr;
+    size_t best = 0;
+    for (auto& o : running_) {
+        if (o->finished || o.get() == &r)
+            continue;
+        // its full blocks only (it writes its next tokens into a partly used last block), and r feeds >= 1 token
+        const size_t limit = std::min((o->table.len / bs) * bs, r.prompt.size() - 1);
+        if (limit <= best)
+            continue;
+        size_t n = 0;
+        while (n < limit && o->token_at(n) == r.prompt[n])
+            ++n;
+        if (n > best) {
+            best = n;
+            donor = o.get();
+        }
+    }
+    if (!donor || best < kMinShared)
+        return 0;
+    kv_->share_prefix(donor->table, best, r.table);
+    return best;
+}
+
 // One inference: the running requests' next tokens (decodes first, then unfinished prompts in admission order),
 // then new requests' prompts while the token budget (max_num_batched_tokens), max_num_seqs and the KV pool allow.
 bool BatchingEngine::step() {
@@ -481,8 +515,17 @@ bool BatchingEngine::step() {
             schedule_prompt(*rp);
     while (!waiting_.empty() && running_.size() < sched_.max_num_seqs && budget > 0) {
         Request& r = *waiting_.front();
-        if (!schedule_prompt(r))
+        const size_t reused = share_prefix(r);
+        if (!schedule_prompt(r)) {
+            if (reused)
+                kv_->release_table(r.table);  // waits with no blocks held
             break;
+        }
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            stats_.prompt_tokens += r.prompt.size();
+            stats_.reused_tokens += reused;
+        }
         running_.push_back(std::move(waiting_.front()));
         waiting_.pop_front();
     }

@@ -1,7 +1,8 @@
 // Continuous batching over one compiled PagedAttention model: concurrent requests share decode steps. Each
 // request owns a block table in one PagedKV pool; one native thread (owned by the engine) runs the step loop:
 // it schedules the decodes of the running requests and the prompts of new ones (chunked by
-// SchedulerConfig max_num_batched_tokens) into one inference, samples each request with its own config and
+// SchedulerConfig max_num_batched_tokens) into one inference (a new prompt's prefix that a running request has
+// already computed is shared, not prefilled again: enable_prefix_caching), samples each request with its own config and
 // random generator, applies its stop rules and hands its tokens and text to its RequestOutput.
 // Facts from GenAI's ContinuousBatchingPipeline (statuses, finish reasons, scheduler limits); our own scheduler.
 #pragma once
@@ -67,6 +68,8 @@ struct BatchingStats {
     size_t used_blocks = 0;    // KV blocks in use
     size_t block_limit = 0;    // 0: the pool grows on demand
     size_t preempted = 0;      // requests whose blocks were taken back (recomputed later)
+    size_t prompt_tokens = 0;  // prompt tokens admitted (a recomputed request's again)
+    size_t reused_tokens = 0;  // of them, taken from another running request's KV cache (not prefilled)
 };
 
 class BatchingEngine {
@@ -102,6 +105,7 @@ private:
     void accept(Request& r, const SampledToken& tok);
     long match_stop_string(const Request& r) const;
     bool take_requests(std::unique_lock<std::mutex>& lock);
+    size_t share_prefix(Request& r);
 
     std::unique_ptr<LLMEngine> base_;  // model folder, tokenizer, chat template, default config
     SchedulerConfig sched_;

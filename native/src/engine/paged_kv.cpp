@@ -267,7 +267,19 @@ void PagedKV::prepare_decode(const std::vector<int64_t>& ids, const std::vector<
 
 size_t PagedKV::blocks_needed(const Table& t, size_t n) const {
     const size_t nb = (t.len + n + block_size_ - 1) / block_size_;
-    return nb > t.blocks.size() ? nb - t.blocks.size() : 0;
+    const bool copy = n > 0 && t.len % block_size_ != 0 && !t.blocks.empty() && refcount_[t.blocks.back()] > 1;
+    return (nb > t.blocks.size() ? nb - t.blocks.size() : 0) + (copy ? 1 : 0);
+}
+
+void PagedKV::share_prefix(const Table& from, size_t len, Table& to) {
+    if (!to.blocks.empty() || to.len || len > from.len || len > (from.len / block_size_) * block_size_)
+        throw std::logic_error("PagedKV: bad prefix share");
+    const size_t nb = (len + block_size_ - 1) / block_size_;
+    for (size_t i = 0; i < nb; ++i) {
+        to.blocks.push_back(from.blocks[i]);
+        ++refcount_[from.blocks[i]];
+    }
+    to.len = len;
 }
 
 size_t PagedKV::blocks_available() const {

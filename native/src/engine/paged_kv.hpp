@@ -44,8 +44,13 @@ public:
         std::vector<int32_t> blocks;
         size_t len = 0;  // tokens whose keys/values are cached
     };
-    // Blocks to append for `n` more tokens of `t`.
+    // Blocks to append for `n` more tokens of `t` (one more when its partly filled last block is shared: the first
+    // write copies it).
     size_t blocks_needed(const Table& t, size_t n) const;
+    // `to` (empty) starts with the first `len` cached tokens of `from`: it shares the blocks holding them (the
+    // last one, if partly used by `to`, is copied on `to`'s first write; `from` must not write into the shared
+    // blocks again, i.e. `len` lies within `from`'s full blocks).
+    void share_prefix(const Table& from, size_t len, Table& to);
     // Blocks that can still be handed out (the pool's limit minus those in use; SIZE_MAX without a limit).
     size_t blocks_available() const;
     void release_table(Table& t);
