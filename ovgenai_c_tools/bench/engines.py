@@ -267,8 +267,13 @@ class GenaiCBEngine(Engine):
         t1 = time.perf_counter()
         self.g = openvino_genai
         props = dict(spec.get("properties") or {})
-        self.pipe = openvino_genai.ContinuousBatchingPipeline(spec["model"], openvino_genai.SchedulerConfig(),
-                                                              spec.get("device", "CPU"), props)
+        # the scheduling the server's batching engine runs by default (GenAI's latency-oriented config: no step
+        # budget, prefix caching on), so both sides schedule alike; SchedulerConfig() alone would give GenAI a
+        # 256-token step budget and no prefix cache
+        sched = openvino_genai.SchedulerConfig()
+        sched.max_num_batched_tokens = (1 << 64) - 1
+        sched.enable_prefix_caching = True
+        self.pipe = openvino_genai.ContinuousBatchingPipeline(spec["model"], sched, spec.get("device", "CPU"), props)
         self.tok = self.pipe.get_tokenizer()
         self.next_id = 0
         t2 = time.perf_counter()
