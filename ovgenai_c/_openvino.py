@@ -305,3 +305,20 @@ class Core:
         self._ov.check(self._ov.lib.ov_core_compile_model(self.c, model.c, device.encode(), len(args), out, *args),
                        "ov_core_compile_model", device)
         return CompiledModel(self._ov, out[0], keep=(model, self))
+
+
+def openvino_devices() -> Dict[str, Any]:
+    """The OpenVINO the loaded GenAI library runs on, asked through its own libopenvino_c (an official archive brings
+    its own OpenVINO, whose version and plugins can differ from the openvino wheel's): ``version``, ``devices``,
+    ``cpu_inference_precision`` (the CPU plugin's default ``INFERENCE_PRECISION_HINT``, None without a CPU) and
+    ``through`` (the libopenvino_c asked). Loads the GenAI library first if needed."""
+    ov = get_openvino()
+    core = Core(ov)
+    devices = core.available_devices()
+    precision = None
+    if "CPU" in devices:
+        try:
+            precision = core.get_property("CPU", "INFERENCE_PRECISION_HINT") or None
+        except errors.GenAIError:
+            pass
+    return {"version": ov.version(), "devices": devices, "cpu_inference_precision": precision, "through": ov.path}

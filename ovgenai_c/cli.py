@@ -822,23 +822,11 @@ def _devices(timeout: float = 60.0) -> Dict[str, Any]:
 
 
 def _devices_of_loaded_library() -> Dict[str, Any]:
-    """The devices and the CPU plugin's default inference precision of the OpenVINO the loaded GenAI library runs
-    on, asked through its own libopenvino_c (an official archive brings its own OpenVINO, whose version and
-    plugins can differ from the openvino wheel's)."""
-    from . import _openvino
+    """openvino_devices() of the loaded library (its own OpenVINO), as doctor reports it."""
+    from . import openvino_devices
 
     try:
-        ov = _openvino.get_openvino()
-        core = _openvino.Core(ov)
-        devices = core.available_devices()
-        precision = None
-        if "CPU" in devices:
-            try:
-                precision = core.get_property("CPU", "INFERENCE_PRECISION_HINT") or None
-            except Exception:
-                pass
-        return {"ok": True, "version": ov.version(), "devices": devices, "cpu_inference_precision": precision,
-                "through": ov.path}
+        return {"ok": True, **openvino_devices()}
     except Exception as exc:
         return {"ok": False, "error": _one_line(exc)}
 
