@@ -36,7 +36,8 @@ _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeli
          "WhisperDecodedResultChunk": ("whisper_results", "WhisperDecodedResultChunk"),
          "ContinuousBatchingPipeline": ("batching", "ContinuousBatchingPipeline"),
          "GenerationHandle": ("batching", "GenerationHandle"), "GenerationResult": ("batching", "GenerationResult"),
-         "GenerationOutput": ("batching", "GenerationOutput"), "GenerationStatus": ("batching", "GenerationStatus")}
+         "GenerationOutput": ("batching", "GenerationOutput"), "GenerationStatus": ("batching", "GenerationStatus"),
+         "openvino_devices": ("_openvino", "openvino_devices")}
 
 
 def __getattr__(name: str) -> Any:
@@ -55,6 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .vlm_pipeline import VLMPipeline
     from .whisper_config import WhisperGenerationConfig
     from .whisper_pipeline import WhisperPipeline
+    from ._openvino import openvino_devices
     from .whisper_results import WhisperDecodedResultChunk, WhisperDecodedResults
     from .streamers import StreamerBase, TextStreamer
     from .tensor import Tensor
@@ -68,7 +70,7 @@ __all__ = [
     "GenerationOutput", "GenerationStatus", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
     "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "PerfMetrics",
     "RawPerfMetrics", "GenerationFinishReason", "draft_model", "SchedulerConfig",
-    "MeanStdPair", "StreamingStatus", "library_info", "load_library", "open_library", "GenAIError", "ConfigError",
+    "MeanStdPair", "StreamingStatus", "library_info", "load_library", "open_library", "openvino_devices", "GenAIError", "ConfigError",
     "DeviceError", "GenerationTimeoutError", "LibraryNotFoundError", "ModelNotFoundError", "NotSupportedError",
     "PipelineClosedError",
 ]

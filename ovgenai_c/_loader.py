@@ -337,7 +337,11 @@ def _versions(lib_path: Path, kind: str, lib: Any, ffi: Any, openvino_path: Opti
             v["bundled"] = ffi.string(lib.ovgenai_c_bundled_version()).decode()
         except Exception:
             pass
-    m = re.search(r"(\d{4}\.\d+\.\d+(?:\.\d+)?)", str(lib_path.resolve()))
+    # the release the library's own versioned file name says (libopenvino_genai_c.so.2026.3.0.0), else its folders'
+    # (an archive's name); a folder may name another release than the library in it
+    real = lib_path.resolve()
+    m = (re.fullmatch(r"libopenvino_genai_c\.so\.(\d{4}\.\d+\.\d+(?:\.\d+)?)", real.name)
+         or re.search(r"(\d{4}\.\d+\.\d+(?:\.\d+)?)", str(real.parent)))
     if kind == "official" and m:
         v["archive"] = m.group(1)
     if openvino_path:

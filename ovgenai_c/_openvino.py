@@ -273,6 +273,27 @@ class Core:
             "ov_core_read_model_from_memory_buffer", what)
         return Model(self._ov, out[0], keep=(weights, wt))
 
+    def available_devices(self) -> List[str]:
+        """The devices this OpenVINO's plugins report (``ov::Core::get_available_devices``)."""
+        ffi = self._ov.ffi
+        devs = ffi.new("ov_available_devices_t*")
+        self._ov.check(self._ov.lib.ov_core_get_available_devices(self.c, devs), "ov_core_get_available_devices")
+        try:
+            return [ffi.string(devs.devices[i]).decode("utf-8", "replace") for i in range(devs.size)]
+        finally:
+            self._ov.lib.ov_available_devices_free(devs)
+
+    def get_property(self, device: str, key: str) -> str:
+        """A device property as OpenVINO's C API prints it (e.g. ``INFERENCE_PRECISION_HINT`` -> ``bf16``)."""
+        ffi = self._ov.ffi
+        out = ffi.new("char**")
+        self._ov.check(self._ov.lib.ov_core_get_property(self.c, device.encode(), key.encode(), out),
+                       "ov_core_get_property", f"{device} {key}")
+        try:
+            return ffi.string(out[0]).decode("utf-8", "replace")
+        finally:
+            self._ov.lib.ov_free(out[0])
+
     def compile_model(self, model: Model, device: str = "CPU", properties: Optional[Mapping[str, str]] = None
                       ) -> CompiledModel:
         """Compile for ``device`` with string-valued properties (passed as key, value pairs)."""
@@ -284,3 +305,20 @@ class Core:
         self._ov.check(self._ov.lib.ov_core_compile_model(self.c, model.c, device.encode(), len(args), out, *args),
                        "ov_core_compile_model", device)
         return CompiledModel(self._ov, out[0], keep=(model, self))
+
+
+def openvino_devices() -> Dict[str, Any]:
+    """The OpenVINO the loaded GenAI library runs on, asked through its own libopenvino_c (an official archive brings
+    its own OpenVINO, whose version and plugins can differ from the openvino wheel's): ``version``, ``devices``,
+    ``cpu_inference_precision`` (the CPU plugin's default ``INFERENCE_PRECISION_HINT``, None without a CPU) and
+    ``through`` (the libopenvino_c asked). Loads the GenAI library first if needed."""
+    ov = get_openvino()
+    core = Core(ov)
+    devices = core.available_devices()
+    precision = None
+    if "CPU" in devices:
+        try:
+            precision = core.get_property("CPU", "INFERENCE_PRECISION_HINT") or None
+        except errors.GenAIError:
+            pass
+    return {"version": ov.version(), "devices": devices, "cpu_inference_precision": precision, "through": ov.path}

@@ -821,6 +821,16 @@ def _devices(timeout: float = 60.0) -> Dict[str, Any]:
     return {"ok": True, **data}
 
 
+def _devices_of_loaded_library() -> Dict[str, Any]:
+    """openvino_devices() of the loaded library (its own OpenVINO), as doctor reports it."""
+    from . import openvino_devices
+
+    try:
+        return {"ok": True, **openvino_devices()}
+    except Exception as exc:
+        return {"ok": False, "error": _one_line(exc)}
+
+
 def _tried_before(item: str) -> str:
     """A discovery place checked before the one used, phrased as the note it is, not as an error."""
     where, sep, why = item.rpartition(": ")
@@ -843,7 +853,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     except errors.GenAIError as exc:
         lib_ok = False
         report["library"] = {"ok": False, "error": str(exc)}
-    report["openvino"] = _devices()
+    # the OpenVINO the library runs on, through its own libopenvino_c; without a library, the openvino wheel's
+    report["openvino"] = _devices_of_loaded_library() if lib_ok else _devices()
     report["cpu"] = _cpu_isa()
     try:
         report["default_model"] = models.default_model_status()
@@ -901,6 +912,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     ov = report["openvino"]
     if ov.get("ok"):
         _out(f"openvino:       ok, {ov['version']}; devices: {', '.join(ov['devices']) or 'none'}")
+        _out(f"  through:      {ov.get('through') or 'the openvino wheel (no GenAI library loaded)'}")
     else:
         _out(f"openvino:       unavailable ({ov.get('error')})")
     cpu = report["cpu"]

@@ -29,8 +29,8 @@ Environment
   OVGENAI_C_HOME         install home (default \${XDG_DATA_HOME:-\$HOME/.local/share}/ovgenai_c)
   OVGENAI_C_ARCHIVE_URL  override the archive URL (its checksum is looked up at URL.sha256)
 
-Installs into <home>/genai-archive/${VERSION}/ (the archive's root: runtime/, setupvars.sh, ...)
-and links <home>/genai-archive/current -> ${VERSION}.
+Installs into <home>/genai-archive/<its version>/ (the archive's root: runtime/, setupvars.sh, ...; the
+version its libopenvino_genai_c.so.* names, ${VERSION} when downloaded) and links <home>/genai-archive/current to it.
 Without network access to storage.openvinotoolkit.org it fails within ~10 s; then download the
 archive elsewhere and use --from, or set OVGENAI_C_LIBRARY to an existing libopenvino_genai_c.so,
 or simply use the bundled backend (the default).
@@ -264,17 +264,34 @@ for lib in "$root"/runtime/lib/*/libtbb.so* "$root"/runtime/3rdparty/tbb/lib/lib
 done
 [ "$tbb" = 1 ] || say "warning: $archive has no libtbb.so in runtime/lib/*/ nor runtime/3rdparty/tbb/lib/; loading will fail"
 
-dest="$base/$VERSION"
+# the archive's own version (an archive given with --from may be another release than the pinned one): the full
+# version of its libopenvino_genai_c.so.<major>.<minor>.<patch>.<tweak>, else its folder's name, else the pinned one
+have=""
+for lib in "$root"/runtime/lib/*/libopenvino_genai_c.so.*.*.*.*; do
+    [ -e "$lib" ] || continue
+    v="${lib##*/libopenvino_genai_c.so.}"
+    if [[ "$v" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+        have="$v"
+        break
+    fi
+done
+if [ -z "$have" ] && [[ "$(basename "$root")" =~ _([0-9]+\.[0-9]+\.[0-9]+\.[0-9]+)_ ]]; then
+    have="${BASH_REMATCH[1]}"
+fi
+have="${have:-$VERSION}"
+[ "$have" = "$VERSION" ] || say "note: $archive is OpenVINO GenAI $have, not the pinned $VERSION; installing it as $have"
+
+dest="$base/$have"
 if [ -e "$dest" ] || [ -L "$dest" ]; then
     mv "$dest" "$work/old"
 fi
 mv "$root" "$dest"
-ln -s "$VERSION" "$work/current"
+ln -s "$have" "$work/current"
 mv -Tf "$work/current" "$base/current"
 
 libdir="$base/current/runtime/lib/intel64"
 [ -d "$libdir" ] || libdir=$(dirname "$(find "$base/current/runtime/lib" -name 'libopenvino_genai_c.so*' -print -quit)")
-say "installed OpenVINO GenAI $VERSION ($os_name, $arch) into $dest"
-say "current -> $VERSION; the C library is in $libdir"
+say "installed OpenVINO GenAI $have ($os_name, $arch) into $dest"
+say "current -> $have; the C library is in $libdir"
 say "check it with: ovgenai-c doctor   (it names the library, its OpenVINO version and libopenvino path)"
 echo "$dest"

@@ -16,3 +16,11 @@ ov_status_e ov_core_read_model_from_memory_buffer(const ov_core_t* core, const c
 ov_status_e ov_core_compile_model(const ov_core_t* core, const ov_model_t* model, const char* device_name,
                                   const size_t property_args_size, ov_compiled_model_t** compiled_model, ...);
 ov_status_e ov_core_add_extension(const ov_core_t* core, const char* path);
+typedef struct {
+    char** devices;
+    size_t size;
+} ov_available_devices_t;
+ov_status_e ov_core_get_available_devices(const ov_core_t* core, ov_available_devices_t* devices);
+void ov_available_devices_free(ov_available_devices_t* devices);
+ov_status_e ov_core_get_property(const ov_core_t* core, const char* device_name, const char* property_key,
+                                 char** property_value);

@@ -412,12 +412,21 @@ class Bench:
         paired = {f"{ov} / {g}": {"ttft": ratio_stats(paired_ratios(runs[ov], runs[g], "ttft_ms")),
                                   "tpot": ratio_stats(paired_ratios(runs[ov], runs[g], "tpot_ms"))}
                   for ov in self.ov_engines() for g in self.genai_engines()}
+        # ovgenai_c[official] against the installed pybind is a binding comparison only when both are the same GenAI
+        # release (an archive of another release runs another GenAI): the ratio lines say so
+        comparisons: Dict[str, Any] = {}
+        found = self.official_lib or {}
+        if OFFICIAL in self.ov_engines() and found.get("found"):
+            kind = (found.get("info") or {}).get("kind") or "?"
+            for g in self.genai_engines():
+                version = (((self.load_samples.get(g) or [{}])[0]).get("versions") or {}).get("openvino_genai")
+                comparisons[f"{OFFICIAL} / {g}"] = compare_versions(found.get("release"), version, kind)
         self.report["binding_overhead"] = {
             "request": {k: v for k, v in req.items()}, "reps": self.s.overhead_reps, "warmup": self.s.warmup,
-            "engines": out, "paired": paired,
+            "engines": out, "paired": paired, "comparisons": comparisons,
             "what": ("ovgenai_c over the bundled backend vs openvino_genai pybind: this compares the binding AND the "
-                     "engine (our C++ engine vs GenAI's); ovgenai_c[official] vs genai, when present, is the pure "
-                     "binding cost; the binding's own per-token cost is isolated in streaming_cost (ABI double)."),
+                     "engine (our C++ engine vs GenAI's); ovgenai_c[official] vs genai, when present and of the same "
+                     "GenAI release (comparisons), is the pure binding cost; the binding's own per-token cost is isolated in streaming_cost (ABI double)."),
         }
 
     def official(self) -> None:

@@ -161,6 +161,29 @@ def test_official_ratio_lines_and_table(lfl):
         assert "NOT LIKE-FOR-LIKE: the official library is GenAI 2026.3.0, openvino_genai pybind 2026.4.1" in text
 
 
+def test_binding_lines_of_an_official_library_of_another_release_get_no_verdict():
+    """binding_overhead compares ovgenai_c[official] with the installed pybind: with an archive of another GenAI
+    release that is not a binding comparison, and its TTFT/TPOT lines say so instead of a verdict."""
+    st = {"n": 3, "geomean": 0.8, "median": 0.8, "p25": 0.8, "p75": 0.8, "ci95": [0.7, 0.9]}
+    engines = {e: {"ttft_ms": 10.0, "tpot_ms": 2.0} for e in ("ovgenai_c[official]", "ovgenai_c[bundled]", "genai[PA]")}
+    report = _empty_report({})
+    report["binding_overhead"] = {
+        "engines": engines,
+        "paired": {f"{ov} / genai[PA]": {"ttft": st, "tpot": st} for ov in ("ovgenai_c[official]", "ovgenai_c[bundled]")},
+        "comparisons": {"ovgenai_c[official] / genai[PA]": official.compare_versions("2026.3.0.0", "2026.4.1.0-1-x")}}
+    lines = {ln["what"].split(" [")[0]: ln for ln in ratio_lines(report, ["ovgenai_c[official]", "ovgenai_c[bundled]"],
+                                                                  ["genai[PA]"])["lines"]}
+    off = lines["binding: TPOT ovgenai_c[official] / genai[PA] (not like-for-like: the official library is GenAI "
+                "2026.3.0, openvino_genai pybind 2026.4.1)"]
+    assert off["status"] == "not like-for-like" and off["like_for_like"] is False
+    bundled = lines["binding: TPOT ovgenai_c[bundled] / genai[PA]"]
+    assert bundled["status"] == "ok" and "like_for_like" not in bundled
+    report["binding_overhead"]["comparisons"] = {
+        "ovgenai_c[official] / genai[PA]": official.compare_versions("2026.4.1.0", "2026.4.1.0-1-x")}
+    lines = {ln["what"].split(" [")[0]: ln for ln in ratio_lines(report, ["ovgenai_c[official]"], ["genai[PA]"])["lines"]}
+    assert lines["binding: TPOT ovgenai_c[official] / genai[PA]"]["status"] == "ok"
+
+
 def test_skipped_official_section_renders_one_line():
     text = render_official({"skipped": "no official GenAI C library found (...)"})
     assert text == ["", "Official library: no official GenAI C library found (...)"]

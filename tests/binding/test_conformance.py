@@ -10,6 +10,7 @@ Two OpenVINO versions cannot share a process, so each library runs in its own ch
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -263,14 +264,73 @@ def test_corrupt_model_fails_with_an_exception_not_a_crash(real_lib, tmp_path):
         ovgenai_c.LLMPipeline(tmp_path, library=real_lib)
 
 
-def test_matches_openvino_genai_sdpa_on_the_tiny_model(real_lib):
-    ov_genai = pytest.importorskip("openvino_genai", reason="openvino_genai (oracle) not installed")
-    oracle = ov_genai.LLMPipeline(str(TINY_IR), "CPU", ATTENTION_BACKEND="SDPA", **PRECISION_HINT)
+ORACLE_PROMPTS = [("Hello", 16), ("What is the capital of France?", 32), ("é中🎉", 20)]
+_ORACLE = r"""
+import json, sys
+args = json.loads(sys.argv[1])
+try:
+    import openvino_genai as ov_genai
+except ImportError as exc:
+    print(json.dumps({"error": f"{type(exc).__name__}: {exc}".splitlines()[0]}))
+    raise SystemExit(0)
+pipe = ov_genai.LLMPipeline(args["model"], "CPU", ATTENTION_BACKEND="SDPA", **args["properties"])
+print(json.dumps({"version": ov_genai.get_version(), "module": ov_genai.__file__,
+                  "texts": [str(pipe.generate(p, max_new_tokens=n, ignore_eos=True)) for p, n in args["prompts"]]}))
+"""
+
+
+def oracle_env(library_path: str, env: dict, tokenizers_path: Optional[str]) -> Tuple[dict, str]:
+    """The environment of the openvino_genai pybind oracle for a library, and where it comes from: the pybind module
+    of the official archive the library comes from when the archive ships one (its own OpenVINO), else the installed
+    one. The oracle runs in a child: the library's OpenVINO may be another version than the installed wheel's, and
+    two cannot share a process. The tokenizers path the loader chose for this library stays out of the child."""
+    from ovgenai_c_tools.bench.official import archive_pybind_env
+
+    archive = archive_pybind_env(library_path, env)
+    out = dict(archive if archive is not None else env)
+    if tokenizers_path and out.get(_loader.TOKENIZERS_ENV) == tokenizers_path:
+        del out[_loader.TOKENIZERS_ENV]
+    return out, ("the archive's python/openvino_genai" if archive is not None else "the installed openvino_genai")
+
+
+def test_matches_openvino_genai_sdpa_on_the_tiny_model(real_lib, tmp_path):
+    from ovgenai_c_tools.bench.official import release
+
+    env, origin = oracle_env(real_lib.path, dict(os.environ), real_lib.tokenizers_path)
+    args = {"model": str(TINY_IR), "properties": PRECISION_HINT, "prompts": ORACLE_PROMPTS}
+    proc = subprocess.run([sys.executable, "-c", _ORACLE, json.dumps(args)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"the oracle ({origin}) failed:\n{proc.stderr[-3000:]}"
+    oracle = json.loads(proc.stdout.strip().splitlines()[-1])
+    if "error" in oracle:
+        pytest.skip(f"openvino_genai (oracle, {origin}) cannot be imported: {oracle['error']}")
+    ours_release, oracle_release = release(real_lib.openvino_version), release(oracle["version"])
+    if real_lib.kind == "official" and ours_release and ours_release != oracle_release:
+        pytest.skip(f"no openvino_genai of the library's release: the library runs on OpenVINO "
+                    f"{real_lib.openvino_version}, the oracle ({origin}) is openvino_genai {oracle['version']}")
     with ovgenai_c.LLMPipeline(TINY_IR, library=real_lib, ATTENTION_BACKEND="SDPA", **PRECISION_HINT) as ours:
-        for prompt, n in [("Hello", 16), ("What is the capital of France?", 32), ("é中🎉", 20)]:
-            want = str(oracle.generate(prompt, max_new_tokens=n, ignore_eos=True))
+        for (prompt, n), want in zip(ORACLE_PROMPTS, oracle["texts"]):
             got = str(ours.generate(prompt, max_new_tokens=n, ignore_eos=True))
-            assert got == want, (prompt, got, want)
+            assert got == want, (prompt, got, want, f"oracle: {origin} {oracle['version']}")
+
+
+def test_the_oracle_of_an_archive_library_is_the_archive_pybind(tmp_path):
+    """An official library inside an archive that ships python/openvino_genai is compared with that pybind module
+    (its own OpenVINO), never with the installed one in this process; the loader's tokenizers path stays out."""
+    lib = tmp_path / "genai" / "runtime" / "lib" / "intel64" / "libopenvino_genai_c.so"
+    lib.parent.mkdir(parents=True)
+    lib.write_bytes(b"")
+    env = {"PATH": "/usr/bin", _loader.TOKENIZERS_ENV: str(lib.parent / "libopenvino_tokenizers.so")}
+    out, origin = oracle_env(str(lib), env, env[_loader.TOKENIZERS_ENV])
+    assert origin == "the installed openvino_genai" and _loader.TOKENIZERS_ENV not in out
+    (tmp_path / "genai" / "python" / "openvino_genai").mkdir(parents=True)
+    (tmp_path / "genai" / "python" / "openvino_genai" / "__init__.py").write_text("")
+    out, origin = oracle_env(str(lib), env, env[_loader.TOKENIZERS_ENV])
+    assert origin == "the archive's python/openvino_genai"
+    assert out["PYTHONPATH"].split(os.pathsep)[0] == str(tmp_path / "genai" / "python")
+    assert _loader.TOKENIZERS_ENV not in out
+    kept = {**env, _loader.TOKENIZERS_ENV: "/user/choice.so"}
+    assert oracle_env(str(lib), kept, env[_loader.TOKENIZERS_ENV])[0][_loader.TOKENIZERS_ENV] == "/user/choice.so"
 
 
 # ---- vlm_pipeline.h: on any library that exports it (optional functions: a library without them still loads)

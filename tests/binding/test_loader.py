@@ -207,6 +207,14 @@ def test_archive_of_another_openvino_reports_the_mapped_version(tmp_path, stubs,
     assert _openvinos(out["mapped"]) == [info["libopenvino_path"]]  # the wheel's OpenVINO never came in
 
 
+def test_archive_release_is_the_one_its_library_file_names(tmp_path, stubs):
+    """The archive release in library_info() comes from the library's versioned file name, not from a folder
+    that names another release (an archive of 2026.3 unpacked under a 2026.4.1.0 folder is 2026.3)."""
+    root = stub_archive(tmp_path / "genai-archive" / "2026.4.1.0", stubs, stubs["double"])
+    info = run_child(tmp_path, {"OPENVINO_GENAI_DIR": str(root)})["info"]
+    assert info["kind"] == "official" and info["versions"]["archive"] == f"{STUB_VERSION}.0", info
+
+
 # ------------------------------------------------------------------------------- explicit choices fail loudly
 
 def _choice_env(choice: str, tmp_path: Path, stubs, lib: Path):

@@ -408,6 +408,22 @@ def test_real_tiny_model_on_the_bundled_backend(tmp_path):
     assert len(r.stdout.splitlines()) >= 2
 
 
+def test_doctor_asks_the_openvino_the_library_runs_on(tmp_path):
+    """doctor's devices and version come through the loaded library's own libopenvino_c (an official archive runs
+    on its own OpenVINO, not the wheel's): the version is the one library_info() reads from the mapped libopenvino,
+    and the libopenvino_c asked is the one beside it."""
+    lib = _bundled()
+    doc = json.loads(run_cli(cli_env(lib, tmp_path), "doctor", "--json", timeout=120).stdout)
+    info, ov = doc["library"], doc["openvino"]
+    assert info["ok"] and ov["ok"], doc
+    assert ov["version"] == info["openvino_version"]
+    assert Path(ov["through"]).name.startswith("libopenvino_c.so")
+    assert Path(ov["through"]).resolve().parent == Path(info["libopenvino_path"]).resolve().parent
+    assert "CPU" in ov["devices"]
+    out = run_cli(cli_env(lib, tmp_path), "doctor", timeout=120).stdout
+    assert f"openvino:       ok, {info['openvino_version']}" in out and f"through:      {ov['through']}" in out
+
+
 def test_bench_generates_the_tokens_asked_for_on_the_bundled_backend(tmp_path):
     # ignore_eos: TPOT rests on N tokens, not on where the answer ends (SmolLM2's answer to the default prompt,
     # "The capital of France is Paris.", ends after 8 tokens)

@@ -92,6 +92,26 @@ def test_from_archive_installs_and_links_current(tmp_path, home):
     assert lib.is_file() and os.readlink(base / "current") == VERSION
 
 
+def test_from_archive_of_another_release_installs_under_its_own_version(tmp_path, home):
+    """An archive given with --from may be another release than the pinned one: it goes under the version its
+    libopenvino_genai_c.so.<version> names (library_info() reports the archive release from there), with a note."""
+    arc = tmp_path / f"{ROOT}.tar.gz"
+    other = "2026.3.0.0"
+    with tarfile.open(arc, "w:gz") as tf:
+        for name, data in {f"{ROOT}/setupvars.sh": b"# fake\n",
+                           f"{ROOT}/runtime/lib/intel64/libopenvino_genai_c.so.{other}": b"\x7fELF fake"}.items():
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            tf.addfile(ti, io.BytesIO(data))
+    sha = hashlib.sha256(arc.read_bytes()).hexdigest()
+    r = run("--from", str(arc), "--sha256", sha, env_extra={"OVGENAI_C_HOME": str(home)})
+    assert r.returncode == 0, r.stderr
+    base = home / "genai-archive"
+    assert r.stdout.strip() == str(base / other) and os.readlink(base / "current") == other
+    assert not (base / VERSION).exists()
+    assert f"is OpenVINO GenAI {other}, not the pinned {VERSION}" in r.stderr
+
+
 def test_from_uses_sha256_file_beside_archive(tmp_path, home):
     arc = tmp_path / f"{ROOT}.tar.gz"
     sha = make_archive(arc)
