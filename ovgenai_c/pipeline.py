@@ -167,9 +167,12 @@ class _State:
         self.history_mode = False  # the last generate outside start_chat() took a ChatHistory
         # the native form of the last per-call config, kept while calls repeat it; freed with the pipeline
         self.config_cache = _native_config.NativeConfigCache()
-        # loaders of the deferred perf metrics of this pipeline's results not read yet (each holds a native copy):
-        # closing the pipeline reads them all, so nothing native outlives it
+        # loaders of what this pipeline's results have not read yet, each holding a native object (kept decoded
+        # results, llm_pipeline.NativeResults, or a perf metrics copy): closing the pipeline reads them all, so
+        # nothing native outlives it; ``native_kind`` of each names its live-handle kind
         self.unread_perf: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        # the cffi objects every generate call reuses (made on the owner thread by the first call)
+        self.buffers: Any = None
 
     def free_on_owner(self) -> Optional[Job]:
         """Queue the free job and the owner's end; never blocks, never runs C on this thread."""
@@ -655,17 +658,25 @@ class LLMPipeline(OwnedPipeline):
             st.history_mode = False
         if request.history is not None and not st.in_chat:
             st.history_mode = True
+        native = st.native
+        if request.images is not None:
+            extra: Dict[str, Any] = {"images": request.images}
+        elif hasattr(native, "CallBuffers"):
+            if st.buffers is None:
+                st.buffers = native.CallBuffers(st.capi.ffi)
+            extra = {"buffers": st.buffers}
+        else:
+            extra = {}
         st.active = bridge
         try:
-            extra = {} if request.images is None else {"images": request.images}
-            out = st.native.generate(st.capi, st.handle, send, bridge, streamable=streamable,
-                                     cancel_only=cancel_only, prompt=request.prompt, history=request.history,
-                                     ids=request.ids, mask=request.mask, config_cache=st.config_cache, **extra)
+            out = native.generate(st.capi, st.handle, send, bridge, streamable=streamable,
+                                  cancel_only=cancel_only, prompt=request.prompt, history=request.history,
+                                  ids=request.ids, mask=request.mask, config_cache=st.config_cache, **extra)
         finally:
             st.active = None
         if out is None:
             return llm_pipeline.Generated(bridge.text, None)
-        load = _results.unread_loader(out.perf)
+        load = out.native if out.native is not None else _results.unread_loader(out.perf)
         if load is not None:
             st.unread_perf.add(load)
         return out
@@ -872,11 +883,14 @@ class TextStream(Iterator[str]):
         return item
 
     def cancel(self) -> None:
-        """Cancel natively and wait until the C call has returned."""
+        """Cancel natively and wait until the C call has returned (its unread results are let go then)."""
         if not self._call.done():
             self._call.cancel("closed")
         self._finished = True
-        self._call.finish_waiting()
+        try:
+            self._call.finish_waiting()
+        finally:
+            self._call.job.value = None  # nobody reads a closed stream's results: free their native object now
 
     def close(self) -> None:
         """Stop early (cancels natively, waits for C). Safe to call twice."""
