@@ -121,8 +121,9 @@ class GenerationCall:
             raise err
         out = job.result()
         native = out.native
-        if native is not None and not encoded and (effective.num_return_sequences == 1
-                                                    or not (effective.do_sample or effective.is_beam_search())):
+        values = effective._values  # (plain reads: this runs on every call)
+        if native is not None and not encoded and (values["num_return_sequences"] == 1
+                                                    or not (values["do_sample"] or values["num_beams"] > 1)):
             # one sequence (as with greedy decoding): its text now, everything else read on first use
             cls = _results.DecodedText if as_text else _results.DecodedResults
             return cls.deferred(out.text, functools.partial(_fill_results, native, self.known_finish_reason()))

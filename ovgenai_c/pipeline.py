@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import math
 import os
 import re
@@ -296,7 +297,8 @@ _NOT_STREAMABLE = ("GenAI streams only one sequence with greedy or multinomial d
 
 def _streamable(cfg: GenerationConfig) -> bool:
     """Whether GenAI accepts a streamer for a call with this (effective) config."""
-    return cfg.num_return_sequences == 1 and not cfg.is_beam_search()
+    values = cfg._values  # (plain reads: this runs on every call)
+    return values["num_return_sequences"] == 1 and not values["num_beams"] > 1
 
 
 def resolve_library(library: Union[None, str, os.PathLike, _loader.LoadedLibrary]) -> _loader.LoadedLibrary:
@@ -462,16 +464,21 @@ class LLMPipeline(OwnedPipeline):
 
     def _submit(self, fn: Callable[[_State], Any]) -> Tuple[_State, Job]:
         st = self._live_state()
+        return st, self._put(st, Job(lambda: _run_if_open(st, fn)))
+
+    @staticmethod
+    def _put(st: _State, job: Job) -> Job:
+        """Queue ``job`` to the pipeline's owner (refused from the owner itself, or once the pipeline is closed)."""
         if st.owner.is_current():
             raise RuntimeError("re-entrant call: a streamer must not call its own pipeline")
         with st.lock:
             if st.closed:
                 raise errors.PipelineClosedError("the pipeline is closed")
             try:
-                job = st.owner.submit(lambda: _run_if_open(st, fn))
+                st.owner.put(job)
             except RuntimeError:
                 raise errors.PipelineClosedError("the pipeline's owner thread is gone") from None
-        return st, job
+        return job
 
     def _call(self, fn: Callable[[_State], Any]) -> Any:
         _, job = self._submit(fn)
@@ -699,8 +706,16 @@ class LLMPipeline(OwnedPipeline):
         want_text = on_text is not None or timeout is not None
         bridge = StreamBridge(on_text, on_tokens)
         call = GenerationCall(bridge, effective, timeout, entry)
-        _, call.job = self._submit(lambda st: self._run_generate(st, request, send, bridge, streamable, want_text))
+        st = self._live_state()
+        call.job = self._put(st, Job(functools.partial(self._generate_job, st, request, send, bridge, streamable,
+                                                       want_text)))
         return call
+
+    def _generate_job(self, st: _State, *args: Any) -> llm_pipeline.Generated:
+        """The owner's job of a generate call: :meth:`_run_generate` unless the pipeline was closed meanwhile."""
+        if st.closed or st.handle is None:
+            raise errors.PipelineClosedError("the pipeline was closed before this call could start")
+        return self._run_generate(st, *args)
 
     def _check_streamer(self, streamer: Any) -> Tuple[Optional[Callable[[str], Any]],
                                                       Optional[Callable[[List[int]], Any]], Any]:
@@ -734,6 +749,8 @@ class LLMPipeline(OwnedPipeline):
         ``timeout`` (seconds) cancels natively and raises :class:`GenerationTimeoutError`. Extra keyword
         arguments set GenerationConfig fields for this call.
         """
+        if type(inputs) is str and streamer is None and timeout is None:  # the common call, checked as below
+            return self._generate_one(inputs, generation_config, None, None, None, kwargs, True, False)
         on_text, on_tokens, token_streamer = self._check_streamer(streamer)
         check_timeout(timeout)
         if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):

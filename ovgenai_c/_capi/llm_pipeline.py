@@ -75,6 +75,9 @@ def read_text(capi: CApi, results: Any, buffers: CallBuffers, fn: str = "ov_gena
     return ffi.string(buffers.text, size[0]).decode("utf-8", "replace")
 
 
+_read_lock = threading.Lock()  # every NativeResults' first read (off the call's path: one lock for all is enough)
+
+
 class NativeResults:
     """Native decoded results kept after their call, whose text was read at once: the perf metrics (and, with the
     bundled extras, the scores and finish reasons) are read on first use — from any thread: the results object
@@ -82,17 +85,16 @@ class NativeResults:
     when the pipeline closes, which reads it first). ``native_kind``: its live-handle kind."""
 
     native_kind = "results"
-    __slots__ = ("_capi", "_handle", "_lock", "_values", "__weakref__")
+    __slots__ = ("_capi", "_handle", "_values", "__weakref__")
 
     def __init__(self, capi: CApi, handle: Any) -> None:
         self._capi = capi
         self._handle = handle  # ffi.gc'd: freed with this object if never read
-        self._lock = threading.Lock()
         self._values: Any = None
 
     def __call__(self) -> Tuple[PerfMetrics, Optional[List[float]], Optional[List[int]]]:
         """(perf metrics, scores, finish reasons) — the same values on every call; a failure is raised again."""
-        with self._lock:
+        with _read_lock:
             values = self._values
             if values is None:
                 handle, self._handle = self._handle, None
