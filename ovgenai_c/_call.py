@@ -120,6 +120,7 @@ class GenerationCall:
             err, bridge.error = bridge.error, None
             raise err
         out = job.result()
+        job.value = None  # the results are the caller's now (the owner may still hold the job for a moment)
         native = out.native
         values = effective._values  # (plain reads: this runs on every call)
         if native is not None and not encoded and (values["num_return_sequences"] == 1

@@ -33,7 +33,8 @@ def kept_native_objects(library_path: Any) -> Dict[str, int]:
 
     path = os.path.realpath(str(library_path))
     states = [st for st in list(pipeline._live_states) if os.path.realpath(st.lib.path) == path]
-    unread = [getattr(load, "native_kind", "perf_metrics") for st in states for load in list(st.unread_perf)]
+    unread = [getattr(load, "native_kind", "perf_metrics") for st in states for load in list(st.unread_perf)
+              if getattr(load, "pending", True)]  # (a read one may outlive its read for a moment: it holds nothing)
     return {"config": sum(1 for st in states if st.config_cache.holds),
             "results": unread.count("results"), "perf_metrics": unread.count("perf_metrics")}
 

@@ -92,6 +92,11 @@ class NativeResults:
         self._handle = handle  # ffi.gc'd: freed with this object if never read
         self._values: Any = None
 
+    @property
+    def pending(self) -> bool:
+        """Whether the native results are still held (not read yet)."""
+        return self._handle is not None
+
     def __call__(self) -> Tuple[PerfMetrics, Optional[List[float]], Optional[List[int]]]:
         """(perf metrics, scores, finish reasons) — the same values on every call; a failure is raised again."""
         with _read_lock:
