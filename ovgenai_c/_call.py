@@ -122,19 +122,17 @@ class GenerationCall:
         out = job.result()
         job.value = None  # the results are the caller's now (the owner may still hold the job for a moment)
         native = out.native
-        values = effective._values  # (plain reads: this runs on every call)
-        if native is not None and not encoded and (values["num_return_sequences"] == 1
-                                                    or not (values["do_sample"] or values["num_beams"] > 1)):
+        n = effective.expected_sequences()
+        if native is not None and not encoded and n == 1:
             # one sequence (as with greedy decoding): its text now, everything else read on first use
             cls = _results.DecodedText if as_text else _results.DecodedResults
             return cls.deferred(out.text, functools.partial(_fill_results, native, self.known_finish_reason()))
         if native is not None:
             perf, scores, reasons = native()
-            out = out._replace(perf=perf, scores=scores, finish_reasons=reasons)
+            out = type(out)(out.text, perf, out.tokens, scores, reasons)
         perf = out.perf or _results.PerfMetrics()
         if encoded:
             return _results.EncodedResults(out.tokens or [], out.scores or [], perf, out.finish_reasons)
-        n = effective.num_return_sequences if (effective.do_sample or effective.is_beam_search()) else 1
         texts, scores = _results.split_results_string(out.text, n)
         if out.scores is not None and len(out.scores) == len(texts):
             scores = out.scores  # the library tells them (bundled): GenAI's values, not NaN

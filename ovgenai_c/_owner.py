@@ -72,6 +72,8 @@ class Wakeup:
         if type(event) is Latch:
             # the flag first, then the pipe's write end: a main thread that publishes its pipe after this read
             # sees the flag before it selects; the release (which wakes a plain waiter) comes last but one
+            if event._set:
+                return  # set once only (a second release could undo a waiter's own hold of the lock)
             event._set = True
             fd = self._fd
             try:

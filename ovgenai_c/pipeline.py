@@ -297,8 +297,7 @@ _NOT_STREAMABLE = ("GenAI streams only one sequence with greedy or multinomial d
 
 def _streamable(cfg: GenerationConfig) -> bool:
     """Whether GenAI accepts a streamer for a call with this (effective) config."""
-    values = cfg._values  # (plain reads: this runs on every call)
-    return values["num_return_sequences"] == 1 and not values["num_beams"] > 1
+    return cfg.streams_one_sequence()
 
 
 def resolve_library(library: Union[None, str, os.PathLike, _loader.LoadedLibrary]) -> _loader.LoadedLibrary:

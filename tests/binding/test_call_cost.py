@@ -331,3 +331,32 @@ def test_a_timeout_still_cancels_natively_with_the_partial_text(make_pipe, doubl
     assert double.ctl.ovd_last_callback_status() == 2
     assert info.value.partial_text.startswith("Echo: w")
     double.ctl.ovd_set_token_delay_us(0)
+
+
+# --- the owner's end of a job ----------------------------------------------------------------------------------
+def test_a_job_runs_its_done_callbacks_before_waking_its_waiter():
+    import threading
+
+    from ovgenai_c._owner import OwnerThread
+
+    owner = OwnerThread("test-owner")
+    try:
+        gate = threading.Event()
+        job = owner.submit(lambda: gate.wait(5) and 42)
+        seen = []
+        job.add_done_callback(lambda j: seen.append((j.done(), j.event.is_set(), j.value)))
+        assert not job.done()
+        gate.set()
+        assert job.wait() == 42
+        assert seen == [(True, False, 42)]  # published as done first, the waiter woken last
+        late = []
+        job.add_done_callback(lambda j: late.append(j.value))  # after the end: at once, on this thread
+        assert late == [42]
+        job.event.set()  # a second set changes nothing
+        assert job.event.wait(0) and job.wait() == 42
+        failing = owner.submit(lambda: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            failing.wait()
+    finally:
+        owner.stop()
+        assert owner.join(5)
