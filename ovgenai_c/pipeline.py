@@ -899,14 +899,11 @@ class TextStream(Iterator[str]):
         return item
 
     def cancel(self) -> None:
-        """Cancel natively and wait until the C call has returned (its unread results are let go then)."""
+        """Cancel natively and wait until the C call has returned."""
         if not self._call.done():
             self._call.cancel("closed")
         self._finished = True
-        try:
-            self._call.finish_waiting()
-        finally:
-            self._call.job.value = None  # nobody reads a closed stream's results: free their native object now
+        self._call.finish_waiting()
 
     def close(self) -> None:
         """Stop early (cancels natively, waits for C). Safe to call twice."""
