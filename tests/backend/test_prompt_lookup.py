@@ -82,10 +82,9 @@ def test_bench_prompts_and_long_drafts_are_token_exact(smol_pair):
     plain, lookup = smol_pair
     grew = False
     for prompt in [*LOOKUP_GROUNDED.values(), *LOOKUP_OPEN.values(), PROMPTS[0]]:
-        want = plain.generate(prompt, max_new_tokens=96)
-        for cfg in (dict(num_assistant_tokens=2, max_ngram_size=3), dict(num_assistant_tokens=5, max_ngram_size=1),
-                    dict(num_assistant_tokens=16, max_ngram_size=4)):
-            got = lookup.generate(prompt, max_new_tokens=96, **cfg)
+        want = plain.generate(prompt, max_new_tokens=64)
+        for cfg in (dict(num_assistant_tokens=2, max_ngram_size=3), dict(num_assistant_tokens=16, max_ngram_size=1)):
+            got = lookup.generate(prompt, max_new_tokens=64, **cfg)
             assert str(got) == str(want), (prompt[:40], cfg)
             assert sum(_steps(got)) == got.perf_metrics.get_num_generated_tokens()
             grew = grew or max(_steps(got)) > cfg["num_assistant_tokens"] + 1

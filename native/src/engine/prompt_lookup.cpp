@@ -15,10 +15,10 @@ PromptLookup::PromptLookup(size_t num_assistant_tokens, size_t max_ngram_size, s
       max_tokens_(std::max(max_tokens, num_assistant_tokens)),
       length_(num_assistant_tokens) {}
 
-const std::vector<int64_t>& PromptLookup::propose(const int64_t* ctx, size_t n, size_t limit) {
+const std::vector<int64_t>& PromptLookup::propose(const int64_t* ctx, size_t n, size_t limit, size_t room) {
     drafts_.clear();
     match_ = 0;
-    limit = std::min(limit, length_);
+    limit = std::min(limit, std::max(length_, room));
     if (limit == 0 || n < 2)
         return drafts_;
     const size_t longest = ngram_ >= n ? n / 2 : ngram_;
@@ -48,7 +48,7 @@ const std::vector<int64_t>& PromptLookup::propose(const int64_t* ctx, size_t n, 
             // a lone token with no agreeing context predicts poorly (about one draft in four is accepted on the
             // benchmark's prompts): propose fewer, as each extra draft adds to the step's cost
             if (match_ == 1)
-                best_count = std::min(best_count, kLoneTokenDrafts);
+                best_count = std::min(best_count, std::max(kLoneTokenDrafts, room));
             drafts_.assign(ctx + best_from, ctx + best_from + best_count);
             return drafts_;
         }

@@ -29,8 +29,8 @@ public:
     PromptLookup(size_t num_assistant_tokens, size_t max_ngram_size, size_t max_tokens);
 
     // Drafts for the text `ctx` (n tokens), at most `limit` (what is left of max_new_tokens / the context) and at
-    // most the current draft length.
-    const std::vector<int64_t>& propose(const int64_t* ctx, size_t n, size_t limit);
+    // most the current draft length or `room` (the drafts the step can feed anyway), whichever is more.
+    const std::vector<int64_t>& propose(const int64_t* ctx, size_t n, size_t limit, size_t room = 0);
     // What the verification of the last proposal kept: `accepted` of its drafts were equal to the sampled tokens
     // (the step may also have ended early at a stop rule; then nothing is learned).
     void verified(size_t proposed, size_t accepted, bool ended);
