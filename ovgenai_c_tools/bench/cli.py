@@ -46,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=600.0, help="seconds a single request may take")
     p.add_argument("--budget", type=float, help="time budget in seconds: sections run fewer repetitions (at least "
                                                 "one) once their share is used up (default 540, --quick 50; 0 = none)")
+    p.add_argument("--lookup-exact", action="store_true",
+                   help="lookup section: every engine with batch-invariant f32 settings (INFERENCE_PRECISION_HINT=f32, "
+                        "DYNAMIC_QUANTIZATION_GROUP_SIZE=0, KV_CACHE_PRECISION=f32), under which prompt lookup "
+                        "answers exactly what plain greedy decoding does: all engines then answer the same text")
     p.add_argument("--no-snapshot", action="store_true", help="load the bundled backend in place instead of from a "
                                                                  "private copy made at start")
     p.add_argument("--only", help="comma-separated sections to run (others are reported as skipped): "

@@ -261,8 +261,10 @@ def render_lookup(lk: Dict[str, Any]) -> List[str]:
     engines = lk["engines"]
     ours = engines[0]
     others = engines[1:]
+    props = lk.get("properties")
     out = ["", f"Prompt lookup — {ours} ({lk['config']}) vs {', '.join(others)}; end-to-end tokens/s of a streamed "
-               f"answer (≤ {lk['max_new_tokens']} tokens), median of {lk['reps']} paired rounds"]
+               f"answer (≤ {lk['max_new_tokens']} tokens), median of {lk['reps']} paired rounds"
+               + (f"; every engine with {props}" if isinstance(props, dict) and props else "")]
     rows = []
     for key, row in lk["prompts"].items():
         es = row["engines"]

@@ -32,6 +32,9 @@ LOOKUP_OV = "ovgenai_c[bundled+lookup]"
 GENAI_LOOKUP = "genai[lookup]"
 LOOKUP_FIELDS = {"num_assistant_tokens": 5, "max_ngram_size": 3}  # the lookup section's config
 LOOKUP_TARGETS = {"input_grounded": 1.8, "open_ended": 0.98}  # tokens/s over GenAI's default, at least
+# --lookup-exact: batch-invariant kernels, so a several-token verification computes what one-token steps do
+LOOKUP_EXACT = {"INFERENCE_PRECISION_HINT": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0", "KV_CACHE_PRECISION": "f32"}
+GENAI_PA_EXACT = "genai[PA f32]"
 
 
 class Settings:
@@ -65,6 +68,7 @@ class Settings:
             self.bw_mb, self.bw_reps = 512, 8
             self.serve_levels, self.serve_per_client, self.serve_out, self.serve_rounds = [1, 2, 4, 8], 2, 64, 3
             self.serve_sequential = 4
+            self.lookup_reps, self.lookup_out = 4, 192
             self.whisper_rounds = 5
         if getattr(args, "whisper_rounds", None) is not None:
             self.whisper_rounds = max(1, args.whisper_rounds)
@@ -73,7 +77,6 @@ class Settings:
             self.serve_rounds = max(1, args.serve_rounds)
         if getattr(args, "serve_levels", None):
             self.serve_levels = sorted({max(1, int(x)) for x in args.serve_levels.split(",")} | {1})
-            self.lookup_reps, self.lookup_out = 4, 192
         if args.reps is not None:
             self.overhead_reps = self.parity_reps = self.stream_reps = self.double_reps = max(1, args.reps)
             self.official_reps = self.lookup_reps = max(1, args.reps)
@@ -817,10 +820,14 @@ class Bench:
             self.report["lookup"] = {"skipped": "needs the bundled backend and openvino_genai (its default pipeline)"}
             return
         dev = a_device(self.args)
+        exact = dict(LOOKUP_EXACT) if getattr(self.args, "lookup_exact", False) else {}
         specs = {LOOKUP_OV: {"engine": "ovgenai_c", "model": str(self.model), "device": dev, "library": bundled,
-                             "properties": {"prompt_lookup": True}},
+                             "properties": {"prompt_lookup": True, **exact}},
                  GENAI_LOOKUP: {"engine": "genai", "model": str(self.model), "device": dev,
-                                "properties": {"prompt_lookup": True}}}
+                                "properties": {"prompt_lookup": True, **exact}}}
+        if exact:  # GenAI's default pipeline with the same settings, in a worker of its own
+            base = GENAI_PA_EXACT
+            specs[base] = {"engine": "genai", "model": str(self.model), "device": dev, "properties": dict(exact)}
         for name, spec in specs.items():
             self.start(name, spec)
         engines = [e for e in (LOOKUP_OV, base, GENAI_LOOKUP) if e in self.workers]
@@ -858,7 +865,7 @@ class Bench:
             if w is not None:
                 w.quit()
         sec: Dict[str, Any] = {"config": LOOKUP_FIELDS, "max_new_tokens": self.s.lookup_out, "engines": engines,
-                               "reps": rounds, "targets": LOOKUP_TARGETS,
+                               "reps": rounds, "targets": LOOKUP_TARGETS, "properties": exact or "defaults",
                                "how": "end-to-end tokens/s (generated tokens / wall time of the streamed call, TTFT "
                                       "included); ratios are geometric means of per-round paired ratios; the prompt "
                                       "is the same every round, so every engine's prefix cache holds it after the "

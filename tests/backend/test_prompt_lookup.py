@@ -73,6 +73,24 @@ def test_greedy_is_token_exact_with_plain_greedy(pair, lookup_cfg):
         assert multi_token_steps > 0  # drafts were accepted: the comparison exercised the whole verification path
 
 
+def test_bench_prompts_and_long_drafts_are_token_exact(smol_pair):
+    # the benchmark's prompts (its lookup section) under several draft settings, including long drafts and the
+    # unigram fallback: every answer is plain greedy's; the draft length grows past num_assistant_tokens while
+    # whole drafts are accepted (a step takes more than num_assistant_tokens + 1 tokens)
+    from ovgenai_c_tools.bench.prompts import LOOKUP_GROUNDED, LOOKUP_OPEN
+
+    plain, lookup = smol_pair
+    grew = False
+    for prompt in [*LOOKUP_GROUNDED.values(), *LOOKUP_OPEN.values(), PROMPTS[0]]:
+        want = plain.generate(prompt, max_new_tokens=64)
+        for cfg in (dict(num_assistant_tokens=2, max_ngram_size=3), dict(num_assistant_tokens=16, max_ngram_size=1)):
+            got = lookup.generate(prompt, max_new_tokens=64, **cfg)
+            assert str(got) == str(want), (prompt[:40], cfg)
+            assert sum(_steps(got)) == got.perf_metrics.get_num_generated_tokens()
+            grew = grew or max(_steps(got)) > cfg["num_assistant_tokens"] + 1
+    assert grew
+
+
 def test_input_grounded_prompts_take_fewer_steps_than_tokens(smol_pair):
     plain, lookup = smol_pair
     res = lookup.generate(PROMPTS[0], max_new_tokens=64, **LOOKUP)

@@ -7,7 +7,9 @@
 #include "engine/openvino_core.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <sys/resource.h>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -49,6 +51,11 @@ size_t read_max_context(const std::string& dir) {
     }
     return 0;
 }
+
+// Prompt lookup: the most drafts one step may verify once whole drafts keep being accepted (prompt_lookup.hpp)
+constexpr size_t kMaxDraftTokens = 32;
+// ... and the most padding tokens a step feeds to keep the previous inference's shape
+constexpr size_t kMaxPadTokens = 8;
 
 struct Timer {
     Clock::time_point t0 = Clock::now();
@@ -796,37 +803,85 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     // stops. The cache keeps what it holds in plain decoding: the prompt and every generated token but the last.
     const bool lookup = prompt_lookup_ && cfg.is_prompt_lookup() && seqs.size() == 1 && backend_->max_verify_tokens() > 1;
     std::vector<int64_t> lookup_text, fed;
+    // OVGENAI_C_LOOKUP_TRACE=1: one stderr line per step of a prompt-lookup generation (tokens fed, tokens taken,
+    // microseconds in the inference and between the previous inference and this one), for profiling
+    static const bool lookup_trace = [] {
+        const char* e = std::getenv("OVGENAI_C_LOOKUP_TRACE");
+        return e && *e && std::strcmp(e, "0") != 0;
+    }();
+    // OVGENAI_C_LOOKUP_UPSTREAM=1: upstream's draft search and fixed draft length (for comparisons)
+    static const bool upstream_search = [] {
+        const char* e = std::getenv("OVGENAI_C_LOOKUP_UPSTREAM");
+        return e && *e && std::strcmp(e, "0") != 0;
+    }();
+    const size_t verify_cap = backend_->max_verify_tokens() > 1 ? backend_->max_verify_tokens() - 1 : 0;
+    PromptLookup search(std::min(cfg.num_assistant_tokens, verify_cap), cfg.max_ngram_size,
+                        std::min(verify_cap, upstream_search ? cfg.num_assistant_tokens : kMaxDraftTokens));
+    size_t last_fed = 1;        // tokens fed to the last decode inference
+    double accepted_avg = 1.0;  // drafts accepted per verification step, exponentially averaged
+    Timer since_infer;
+    auto cpu_us = [] {
+        rusage ru{};
+        getrusage(RUSAGE_SELF, &ru);
+        return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+    };
+    double cpu_mark = lookup_trace ? cpu_us() : 0;
+    auto trace_step = [&](size_t fed_n, size_t taken_n, float infer_us, float before_us, size_t match = 0) {
+        if (!lookup_trace)
+            return;
+        const double now = cpu_us();
+        std::fprintf(stderr,
+                     "ovgenai_c lookup step: fed %zu taken %zu infer_us %.0f between_us %.0f cpu_us %.0f match %zu\n",
+                     fed_n, taken_n, infer_us, before_us, now - cpu_mark, match);
+        cpu_mark = now;
+    };
     auto lookup_step = [&](Seq& s) -> bool {  // false: no drafts this step (a plain step follows)
         const size_t g = s.gen.size();
-        size_t limit = std::min(cfg.num_assistant_tokens, backend_->max_verify_tokens() - 1);
-        limit = std::min(limit, max_new > g + 1 ? max_new - g - 1 : 0);
+        size_t limit = max_new > g + 1 ? max_new - g - 1 : 0;
         if (max_context_)
             limit = std::min(limit, max_context_ > prompt_len + g + 1 ? max_context_ - prompt_len - g - 1 : 0);
         if (limit == 0)
             return false;
         lookup_text.assign(full.begin(), full.end());
         lookup_text.insert(lookup_text.end(), s.gen.begin(), s.gen.end());
-        const std::vector<int64_t> drafts =
-            PromptLookup::candidates(lookup_text.data(), lookup_text.size(), limit, cfg.max_ngram_size);
-        if (drafts.empty())
+        // The CPU plugin prepares every node again when the input shape changes (about half a one-token step here),
+        // so the step keeps the last inference's shape when it can: drafts fill it, the rest is padding.
+        // Padding pays while drafts keep being accepted (a padded step costs more than a one-token one): with
+        // fewer than one accepted draft per two recent steps, the step goes back to plain decoding's shape.
+        const size_t shape = upstream_search || accepted_avg < 0.5 ? 1 : last_fed;
+        std::vector<int64_t> drafts =
+            upstream_search ? PromptLookup::candidates(lookup_text.data(), lookup_text.size(),
+                                                       std::min(limit, search.draft_length()), cfg.max_ngram_size)
+                            : search.propose(lookup_text.data(), lookup_text.size(), limit, shape - 1);
+        if (shape == 1 && !upstream_search && search.last_match() <= 1)
+            drafts.clear();  // after plain steps a lone-token match is not worth changing the shape for
+        const size_t real = 1 + drafts.size();  // rows that are sampled
+        size_t n_feed = real;
+        if (shape > real && shape - real <= kMaxPadTokens && shape <= backend_->max_verify_tokens() &&
+            (!max_context_ || prompt_len + g - 1 + shape <= max_context_))
+            n_feed = shape;
+        if (n_feed == 1)
             return false;
         fed.assign(1, s.gen.back());
         fed.insert(fed.end(), drafts.begin(), drafts.end());
+        fed.resize(n_feed, s.gen.back());  // padding: its rows are never sampled, its cache entries trimmed
         backend_->prepare_verify(fed.data(), fed.size(), total_len);
+        const float before_us = since_infer.us();
         Timer t;
         req_.start_async();
         req_.wait();
         const float us = t.us();
+        since_infer = Timer{};
         infer_total_us += us;
         perf.raw.token_infer_us.push_back(us);
         perf.raw.token_times.push_back(Clock::now());
         Timer sampling;
         size_t taken = 0;
-        while (taken < fed.size()) {
+        while (taken < real) {
             const SampledToken tok = sample_for(s, taken, 1)[0];
             accept(s, tok);
             ++taken;
-            const bool is_draft = taken < fed.size() && tok.id == fed[taken];
+            const bool is_draft = taken < real && tok.id == fed[taken];
             if (streamer)
                 status = stream_pending(s);
             if (!is_draft || s.finished || status != StreamStatus::Running)
@@ -834,10 +889,14 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         }
         perf.raw.sampling_us.push_back(sampling.us());
         perf.raw.batch_sizes.push_back(taken);  // tokens generated by the step (TPOT counts tokens, not steps)
+        search.verified(drafts.size(), taken - 1, s.finished || status != StreamStatus::Running);
+        accepted_avg = 0.5 * accepted_avg + 0.5 * static_cast<double>(taken - 1);
         if (taken < fed.size())
             backend_->trim(total_len + taken);
         kv_tokens_.insert(kv_tokens_.end(), fed.begin(), fed.begin() + static_cast<long>(taken));
         total_len += taken;
+        trace_step(fed.size(), taken, us, before_us, upstream_search ? 0 : search.last_match());
+        last_fed = fed.size();
         s.row = 0;
         return true;
     };
@@ -863,7 +922,12 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             beam_rows[b] = backend_->sampled_parent_row(seqs[running[b]].row);
         }
         feed_step(step_ids, beam_rows, total_len);
+        const float before_us = since_infer.us();
         run_step(B);
+        since_infer = Timer{};
+        last_fed = B;
+        if (lookup)
+            trace_step(1, 1, perf.raw.token_infer_us.back(), before_us);
         if (B == 1)
             kv_tokens_.push_back(seqs[running[0]].gen.back());
         kv_batch_ = B;

@@ -3,7 +3,7 @@
 // proposed as the next ones. The engine feeds the last token and the drafts in one inference, samples every
 // position and keeps the drafts while they equal what was sampled, so the output is what one-token-per-step
 // decoding gives (greedy: the same argmaxes; multinomial: one draw per generated token, as upstream's validation
-// without draft probabilities).
+// without draft probabilities). How the drafts are chosen only changes the speed, never a token.
 #pragma once
 
 #include <cstddef>
@@ -12,14 +12,39 @@
 
 namespace ovgc {
 
-// The draft search. Every step proposes as many drafts as it finds (up to num_assistant_tokens): decoding is
-// bound by reading the weights, so verifying a few more tokens in the same inference costs next to nothing.
+// The draft search and the draft length of one generation.
+//
+// Search: the last k tokens of the text (k = max_ngram_size down to 1, at most n / 2 as upstream) are looked up
+// at every earlier place; when the longest k matches in several places, the place whose preceding tokens agree
+// with the text for longest wins (the surrounding context, not only the last k tokens, decides which copy of a
+// repeated phrase is being followed), then the one with more tokens after it, then the most recent. Upstream
+// takes the earliest place of the longest k.
+//
+// Length: decoding is bound by reading the weights, so verifying a few more tokens in one inference costs little.
+// A generation starts with num_assistant_tokens drafts per step; after a step whose whole draft was accepted the
+// next may propose twice as many (up to `max_tokens`), and after a rejected draft it is back to
+// num_assistant_tokens. Without a match the step proposes nothing (the engine then runs a plain one-token step).
 class PromptLookup {
 public:
-    // Drafts for the text `ctx` (n tokens): up to `max_count` tokens that followed the earliest earlier
-    // occurrence of its last k tokens, trying k = max_ngram_size down to 1 (upstream's search: k at most n / 2
-    // when max_ngram_size >= n). Empty when nothing matches.
+    PromptLookup(size_t num_assistant_tokens, size_t max_ngram_size, size_t max_tokens);
+
+    // Drafts for the text `ctx` (n tokens), at most `limit` (what is left of max_new_tokens / the context) and at
+    // most the current draft length or `room` (the drafts the step can feed anyway), whichever is more.
+    const std::vector<int64_t>& propose(const int64_t* ctx, size_t n, size_t limit, size_t room = 0);
+    // What the verification of the last proposal kept: `accepted` of its drafts were equal to the sampled tokens
+    // (the step may also have ended early at a stop rule; then nothing is learned).
+    void verified(size_t proposed, size_t accepted, bool ended);
+
+    size_t draft_length() const { return length_; }
+    size_t last_match() const { return match_; }  // tokens the last proposal's match agreed on (n-gram + context)
+
+    // Upstream's search (GenAI's generate_candidates): the tokens after the earliest earlier occurrence of the
+    // longest matching tail of k = max_ngram_size..1 tokens (k at most n / 2 when max_ngram_size >= n).
     static std::vector<int64_t> candidates(const int64_t* ctx, size_t n, size_t max_count, size_t max_ngram_size);
+
+private:
+    size_t base_, ngram_, max_tokens_, length_, match_ = 0;
+    std::vector<int64_t> drafts_;
 };
 
 }  // namespace ovgc
