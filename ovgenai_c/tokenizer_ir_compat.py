@@ -16,8 +16,9 @@ own pybind WhisperPipeline both die in ``MakePaddingSatateful::run_on_model``. T
 re-converted by openvino_tokenizers 2026.3 (a Constant max length) loads and transcribes.
 
 :func:`crash_reason` tells whether a folder's tokenizer IR has that shape and the library is of a release that
-crashes on it; the pipelines (LLM, VLM, Whisper) raise :class:`~ovgenai_c.NotSupportedError` with the fix instead of
-letting C take the process down (:func:`refuse_crashing_tokenizer`). Pure standard library (an XML parse of the small tokenizer .xml).
+crashes on it; the pipelines (LLM, VLM, Whisper) raise :class:`~ovgenai_c.NotSupportedError` with the fix instead
+of letting C take the process down (:func:`refuse_crashing_tokenizer`). Pure standard library (an XML parse of the
+small tokenizer .xml).
 """
 from __future__ import annotations
 
@@ -121,4 +122,5 @@ def refuse_crashing_tokenizer(folder: Union[str, os.PathLike], lib: object) -> N
         raise NotSupportedError(why)
 
 
-__all__ = ["FIXED_IN", "refuse_crashing_tokenizer", "crash_reason", "converter_version", "library_release", "unchecked_truncates"]
+__all__ = ["FIXED_IN", "refuse_crashing_tokenizer", "crash_reason", "converter_version", "library_release",
+           "unchecked_truncates"]
