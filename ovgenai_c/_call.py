@@ -4,8 +4,10 @@ its cancellation model: a deadline, Ctrl-C, closing a stream or cancelling a tas
 bridge, and the call then waits until C has returned before anything is raised."""
 from __future__ import annotations
 
+import functools
+import math
 import time
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 from . import config as _config, errors, results as _results
 from ._owner import Job
@@ -45,6 +47,17 @@ class GenerationCall:
     @property
     def timed_out(self) -> bool:
         return self.bridge.cancel_reason == "timeout"
+
+    def known_finish_reason(self) -> Any:
+        """:meth:`finish_reason` when it does not depend on the generated-token count ("cancel", "stop"), else the
+        max_new_tokens limit that count is compared with (an int)."""
+        bridge = self.bridge
+        if bridge.returned == StreamingStatus.CANCEL or bridge.cancel_event.is_set():
+            return "cancel"
+        if bridge.returned == StreamingStatus.STOP:
+            return "stop"
+        limit = self.effective.get_max_new_tokens()
+        return "stop" if limit == _config.SIZE_MAX else limit
 
     def finish_reason(self, generated_tokens: int) -> str:
         """How the call ended: "cancel" (cancelled from outside or by the streamer), "stop" (a stop rule, the
@@ -98,21 +111,44 @@ class GenerationCall:
         :class:`DecodedResults`."""
         job, bridge, effective = self.job, self.bridge, self.effective
         if self.timed_out:
+            job.value = None  # results nobody gets: their native object goes now, not with the traceback
             if job.error is not None and bridge.error is None:
                 job.result()  # C failed on its own meanwhile: that error, not the timeout
             raise self.timeout_error()
         if bridge.error is not None:  # the user's streamer raised: surface it intact
-            job.error = None
+            job.error = job.value = None
             err, bridge.error = bridge.error, None
             raise err
         out = job.result()
+        job.value = None  # the results are the caller's now (the owner may still hold the job for a moment)
+        native = out.native
+        n = effective.expected_sequences()
+        if native is not None and not encoded and n == 1:
+            # one sequence (as with greedy decoding): its text now, everything else read on first use
+            cls = _results.DecodedText if as_text else _results.DecodedResults
+            return cls.deferred(out.text, functools.partial(_fill_results, native, self.known_finish_reason()))
+        if native is not None:
+            perf, scores, reasons = native()
+            out = type(out)(out.text, perf, out.tokens, scores, reasons)
         perf = out.perf or _results.PerfMetrics()
         if encoded:
             return _results.EncodedResults(out.tokens or [], out.scores or [], perf, out.finish_reasons)
-        n = effective.num_return_sequences if (effective.do_sample or effective.is_beam_search()) else 1
         texts, scores = _results.split_results_string(out.text, n)
         if out.scores is not None and len(out.scores) == len(texts):
             scores = out.scores  # the library tells them (bundled): GenAI's values, not NaN
         cls = _results.DecodedText if as_text else _results.DecodedResults
         return cls(texts=texts, scores=scores, perf_metrics=perf, finish_reason=self.finish_reason(perf.num_generation_tokens),
                    finish_reasons=out.finish_reasons)
+
+
+def _fill_results(native: Any, reason: Any, fields: Dict[str, Any]) -> None:
+    """The deferred fields of a one-sequence result (:meth:`DecodedResults.deferred`) from its kept native results
+    (``native()``: perf metrics, scores, finish reasons); ``reason``: :meth:`GenerationCall.known_finish_reason`."""
+    perf, scores, reasons = native()
+    if not isinstance(reason, str):
+        reason = "length" if perf.num_generation_tokens >= reason else "stop"
+    fields.setdefault("perf_metrics", perf)
+    fields.setdefault("scores", [scores[0]] if scores is not None and len(scores) == 1 else [math.nan])
+    fields.setdefault("finish_reason", reason)
+    fields.setdefault("_finish_reasons",
+                      None if reasons is None else [_results.GenerationFinishReason(r) for r in reasons])

@@ -68,8 +68,21 @@ class Wakeup:
         self._fd: Optional[int] = None  # write end of the pipe while the main thread waits
 
     def set(self) -> None:
-        self._event.set()
-        fd = self._fd
+        event = self._event
+        if type(event) is Latch:
+            # the flag first, then the pipe's write end: a main thread that publishes its pipe after this read
+            # sees the flag before it selects; the release (which wakes a plain waiter) comes last but one
+            if event._set:
+                return  # set once only (a second release could undo a waiter's own hold of the lock)
+            event._set = True
+            fd = self._fd
+            try:
+                event._lock.release()
+            except RuntimeError:  # set twice (or concurrently): released already
+                pass
+        else:
+            event.set()
+            fd = self._fd
         if fd is not None:
             try:
                 os.write(fd, b"\0")
@@ -174,47 +187,57 @@ def _python_sigint_handler() -> bool:
 
 
 
+_done_lock = _thread.allocate_lock()  # a job's end against add_done_callback (every job's: rarely contended)
+
+
 class Job:
     """A call queued to an owner thread; :meth:`wait` returns its value or raises its exception."""
 
-    __slots__ = ("fn", "event", "value", "error", "_callbacks", "_lock", "started")
+    __slots__ = ("fn", "event", "value", "error", "_callbacks", "_finished", "started")
 
     def __init__(self, fn: Callable[[], Any]) -> None:
         self.fn = fn
         self.event = Wakeup(once=True)
         self.value: Any = None
         self.error: Optional[BaseException] = None
-        self._callbacks: List[Callable[["Job"], None]] = []
-        self._lock = threading.Lock()
+        self._callbacks: Optional[List[Callable[["Job"], None]]] = None
+        self._finished = False
         self.started = False
 
     def run(self) -> None:
+        """Run the job on the owner thread. Its end is published first (:meth:`done`, the done callbacks), and the
+        waiter is woken last: the owner then goes straight back to its queue, so a woken caller seldom finds the
+        GIL still held by it."""
         self.started = True
         try:
             self.value = self.fn()
         except BaseException as exc:  # handed to the waiting caller
             self.error = exc
-        finally:
-            self.fn = None  # drop references held by the closure
-            with self._lock:
-                self.event.set()
-                callbacks, self._callbacks = self._callbacks, []
+        self.fn = None  # drop references held by the closure
+        with _done_lock:
+            self._finished = True
+            callbacks, self._callbacks = self._callbacks, None
+        if callbacks:
             for cb in callbacks:
                 try:
                     cb(self)
                 except Exception:
                     pass
+        self.event.set()
 
     def add_done_callback(self, cb: Callable[["Job"], None]) -> None:
         """Call ``cb(job)`` when the job ends (at once, on this thread, if it already has)."""
-        with self._lock:
-            if not self.event.is_set():
+        with _done_lock:
+            if not self._finished:
+                if self._callbacks is None:
+                    self._callbacks = []
                 self._callbacks.append(cb)
                 return
         cb(self)
 
     def done(self) -> bool:
-        return self.event.is_set()
+        """Whether the job has ended (its value or error is set; its waiter may not have been woken yet)."""
+        return self._finished
 
     def result(self) -> Any:
         if self.error is not None:
@@ -261,6 +284,7 @@ class OwnerThread:
         self.native_id: Optional[int] = None
         self.ident: Optional[int] = None
         self._stopping = False
+        self._gone = False  # set when the thread's loop has ended (cheaper to read than Thread.is_alive())
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
         self._ready.wait()
@@ -276,23 +300,31 @@ class OwnerThread:
         self.native_id = threading.get_native_id()
         self.ident = threading.get_ident()
         self._ready.set()
-        while True:
-            job = self._queue.get()
-            if job is _STOP:
-                return
-            job.run()
-            del job
+        get = self._queue.get
+        try:
+            while True:
+                job = get()
+                if job is _STOP:
+                    return
+                job.run()  # wakes its waiter last: nothing but this loop runs between that and the next get()
+                del job
+        finally:
+            self._gone = True
 
     def is_current(self) -> bool:
         """True when called from this owner thread (e.g. from inside a streamer callback)."""
         return threading.get_ident() == self.ident
 
     def submit(self, fn: Callable[[], Any]) -> Job:
-        if self._stopping or not self._thread.is_alive():
-            raise RuntimeError("owner thread is stopping or gone")
         job = Job(fn)
-        self._queue.put(job)
+        self.put(job)
         return job
+
+    def put(self, job: Job) -> None:
+        """Queue a job made by the caller (its waiter should block right after: see :meth:`Job.run`)."""
+        if self._stopping or self._gone:
+            raise RuntimeError("owner thread is stopping or gone")
+        self._queue.put(job)
 
     def stop(self) -> None:
         """Let the thread end after the jobs already queued (does not wait)."""

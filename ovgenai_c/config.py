@@ -311,6 +311,17 @@ class GenerationConfig:
     def is_beam_search(self) -> bool:
         return self._values["num_beams"] > 1
 
+    def expected_sequences(self) -> int:
+        """How many texts a call with this config returns: num_return_sequences with sampling or beam search, else
+        one (plain reads of the values: this runs on every call)."""
+        v = self._values
+        return v["num_return_sequences"] if (v["do_sample"] or v["num_beams"] > 1) else 1
+
+    def streams_one_sequence(self) -> bool:
+        """Whether GenAI accepts a streamer with this config: one sequence, no beam search."""
+        v = self._values
+        return v["num_return_sequences"] == 1 and not v["num_beams"] > 1
+
     def is_tree_search(self) -> bool:
         return self._extra["tree_depth"] > 0
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import math
 import os
 import re
@@ -168,9 +169,12 @@ class _State:
         self.history_mode = False  # the last generate outside start_chat() took a ChatHistory
         # the native form of the last per-call config, kept while calls repeat it; freed with the pipeline
         self.config_cache = _native_config.NativeConfigCache()
-        # loaders of the deferred perf metrics of this pipeline's results not read yet (each holds a native copy):
-        # closing the pipeline reads them all, so nothing native outlives it
+        # loaders of what this pipeline's results have not read yet, each holding a native object (kept decoded
+        # results, llm_pipeline.NativeResults, or a perf metrics copy): closing the pipeline reads them all, so
+        # nothing native outlives it; ``native_kind`` of each names its live-handle kind
         self.unread_perf: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        # the cffi objects every generate call reuses (made on the owner thread by the first call)
+        self.buffers: Any = None
 
     def free_on_owner(self) -> Optional[Job]:
         """Queue the free job and the owner's end; never blocks, never runs C on this thread."""
@@ -294,7 +298,7 @@ _NOT_STREAMABLE = ("GenAI streams only one sequence with greedy or multinomial d
 
 def _streamable(cfg: GenerationConfig) -> bool:
     """Whether GenAI accepts a streamer for a call with this (effective) config."""
-    return cfg.num_return_sequences == 1 and not cfg.is_beam_search()
+    return cfg.streams_one_sequence()
 
 
 def resolve_library(library: Union[None, str, os.PathLike, _loader.LoadedLibrary]) -> _loader.LoadedLibrary:
@@ -461,16 +465,21 @@ class LLMPipeline(OwnedPipeline):
 
     def _submit(self, fn: Callable[[_State], Any]) -> Tuple[_State, Job]:
         st = self._live_state()
+        return st, self._put(st, Job(lambda: _run_if_open(st, fn)))
+
+    @staticmethod
+    def _put(st: _State, job: Job) -> Job:
+        """Queue ``job`` to the pipeline's owner (refused from the owner itself, or once the pipeline is closed)."""
         if st.owner.is_current():
             raise RuntimeError("re-entrant call: a streamer must not call its own pipeline")
         with st.lock:
             if st.closed:
                 raise errors.PipelineClosedError("the pipeline is closed")
             try:
-                job = st.owner.submit(lambda: _run_if_open(st, fn))
+                st.owner.put(job)
             except RuntimeError:
                 raise errors.PipelineClosedError("the pipeline's owner thread is gone") from None
-        return st, job
+        return job
 
     def _call(self, fn: Callable[[_State], Any]) -> Any:
         _, job = self._submit(fn)
@@ -657,17 +666,25 @@ class LLMPipeline(OwnedPipeline):
             st.history_mode = False
         if request.history is not None and not st.in_chat:
             st.history_mode = True
+        native = st.native
+        if request.images is not None:
+            extra: Dict[str, Any] = {"images": request.images}
+        elif hasattr(native, "CallBuffers"):
+            if st.buffers is None:
+                st.buffers = native.CallBuffers(st.capi.ffi)
+            extra = {"buffers": st.buffers}
+        else:
+            extra = {}
         st.active = bridge
         try:
-            extra = {} if request.images is None else {"images": request.images}
-            out = st.native.generate(st.capi, st.handle, send, bridge, streamable=streamable,
-                                     cancel_only=cancel_only, prompt=request.prompt, history=request.history,
-                                     ids=request.ids, mask=request.mask, config_cache=st.config_cache, **extra)
+            out = native.generate(st.capi, st.handle, send, bridge, streamable=streamable,
+                                  cancel_only=cancel_only, prompt=request.prompt, history=request.history,
+                                  ids=request.ids, mask=request.mask, config_cache=st.config_cache, **extra)
         finally:
             st.active = None
         if out is None:
             return llm_pipeline.Generated(bridge.text, None)
-        load = _results.unread_loader(out.perf)
+        load = out.native if out.native is not None else _results.unread_loader(out.perf)
         if load is not None:
             st.unread_perf.add(load)
         return out
@@ -690,8 +707,16 @@ class LLMPipeline(OwnedPipeline):
         want_text = on_text is not None or timeout is not None
         bridge = StreamBridge(on_text, on_tokens)
         call = GenerationCall(bridge, effective, timeout, entry)
-        _, call.job = self._submit(lambda st: self._run_generate(st, request, send, bridge, streamable, want_text))
+        st = self._live_state()
+        call.job = self._put(st, Job(functools.partial(self._generate_job, st, request, send, bridge, streamable,
+                                                       want_text)))
         return call
+
+    def _generate_job(self, st: _State, *args: Any) -> llm_pipeline.Generated:
+        """The owner's job of a generate call: :meth:`_run_generate` unless the pipeline was closed meanwhile."""
+        if st.closed or st.handle is None:
+            raise errors.PipelineClosedError("the pipeline was closed before this call could start")
+        return self._run_generate(st, *args)
 
     def _check_streamer(self, streamer: Any) -> Tuple[Optional[Callable[[str], Any]],
                                                       Optional[Callable[[List[int]], Any]], Any]:
@@ -725,6 +750,8 @@ class LLMPipeline(OwnedPipeline):
         ``timeout`` (seconds) cancels natively and raises :class:`GenerationTimeoutError`. Extra keyword
         arguments set GenerationConfig fields for this call.
         """
+        if type(inputs) is str and streamer is None and timeout is None:  # the common call, checked as below
+            return self._generate_one(inputs, generation_config, None, None, None, kwargs, True, False)
         on_text, on_tokens, token_streamer = self._check_streamer(streamer)
         check_timeout(timeout)
         if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):

@@ -213,6 +213,8 @@ class GenerationFinishReason(enum.IntEnum):
 
 _FINISH = {"stop": GenerationFinishReason.STOP, "length": GenerationFinishReason.LENGTH,
            "cancel": GenerationFinishReason.STOP}
+# the fields of DecodedResults.deferred() that come from its fill on first use
+_DEFERRED_FIELDS = frozenset(("scores", "perf_metrics", "finish_reason", "_finish_reasons"))
 
 
 class DecodedResults:
@@ -235,6 +237,28 @@ class DecodedResults:
         self.perf_metrics = perf_metrics if perf_metrics is not None else PerfMetrics()
         self.finish_reason = finish_reason
         self._finish_reasons = None if finish_reasons is None else [GenerationFinishReason(r) for r in finish_reasons]
+
+    @classmethod
+    def deferred(cls, text: str, fill: Callable[[Dict[str, Any]], None]) -> "DecodedResults":
+        """One sequence whose text is known now and whose other fields (scores, perf metrics, finish reason(s))
+        ``fill(fields)`` puts into the instance's ``__dict__`` on first use — from any thread, the same values
+        every time (it is called again, with the fields already there, by a thread that raced the first)."""
+        self = str.__new__(cls, text) if issubclass(cls, str) else object.__new__(cls)
+        d = self.__dict__
+        d["texts"] = [text]
+        d["_fill"] = fill
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached for an attribute not set: the deferred fields of a result made by deferred()
+        if name in _DEFERRED_FIELDS:
+            d = self.__dict__
+            fill = d.get("_fill")
+            if fill is not None:
+                fill(d)
+                d.pop("_fill", None)
+                return d[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def finish_reasons(self) -> List[GenerationFinishReason]:

@@ -25,14 +25,18 @@ def bundled_library_path() -> "Path | None":
 def kept_native_objects(library_path: Any) -> Dict[str, int]:
     """The native objects of the library at ``library_path`` that open pipelines keep between calls without any
     being leaked, by live-handle kind: "config", the native form of a pipeline's last per-call config (one at most
-    each, freed with the pipeline), and "perf_metrics", the copies behind results still alive whose perf metrics
-    were not read yet (freed when read, when the results go, at the latest when their pipeline closes)."""
+    each, freed with the pipeline), "results", the decoded results behind LLM results still alive whose perf
+    metrics, scores and finish reasons were not read yet, and "perf_metrics", the copies behind VLM results whose
+    perf metrics were not read yet (both freed when read, when the results go, at the latest when their pipeline
+    closes)."""
     from ovgenai_c import pipeline
 
     path = os.path.realpath(str(library_path))
     states = [st for st in list(pipeline._live_states) if os.path.realpath(st.lib.path) == path]
+    unread = [getattr(load, "native_kind", "perf_metrics") for st in states for load in list(st.unread_perf)
+              if getattr(load, "pending", True)]  # (a read one may outlive its read for a moment: it holds nothing)
     return {"config": sum(1 for st in states if st.config_cache.holds),
-            "perf_metrics": sum(len(st.unread_perf) for st in states)}
+            "results": unread.count("results"), "perf_metrics": unread.count("perf_metrics")}
 
 
 def transient_native_objects(library: Any, kinds: Any) -> Dict[str, int]:

@@ -44,24 +44,29 @@ class NativeConfigCache:
     arguments materialise nothing. Owned by one pipeline and used on its owner thread only; :meth:`clear` (at
     the latest when the pipeline is freed) frees the native config. At most one native config is live per cache."""
 
-    __slots__ = ("_key", "_handle")
+    __slots__ = ("_key", "_handle", "_config")
 
     def __init__(self) -> None:
         self._key: Any = None
         self._handle: Any = None
+        self._config: Any = None  # the config object the cached one was made from
 
     def get(self, capi: CApi, config: Any) -> Any:
         """The native config for ``config`` (made now unless the cached one has the same values). A config
         without a fingerprint (an unhashable value) is materialised for this call only: the caller releases it
-        when :meth:`owns` says the cache does not."""
+        when :meth:`owns` says the cache does not. The pipeline never changes a config it sends once made (a
+        repeated call sends the same object), so the same object is a hit without comparing values."""
+        if config is self._config and self._handle is not None:
+            return self._handle
         key = config.fingerprint()
         if key is not None and self._handle is not None and key == self._key:
+            self._config = config
             return self._handle
         handle = materialise(capi, config)
         if key is None:
             return handle
         self.clear(capi)
-        self._key, self._handle = key, handle
+        self._key, self._handle, self._config = key, handle, config
         return handle
 
     def owns(self, handle: Any) -> bool:
@@ -74,7 +79,7 @@ class NativeConfigCache:
 
     def clear(self, capi: CApi) -> None:
         """Free the cached native config (if any)."""
-        handle, self._handle, self._key = self._handle, None, None
+        handle, self._handle, self._key, self._config = self._handle, None, None, None
         if handle is not None:
             capi.ffi.release(handle)
 

@@ -1,6 +1,7 @@
 """cdefs/05_llm_pipeline.h: pipelines, generate calls, their decoded results and the streamer callback."""
 from __future__ import annotations
 
+import threading
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..results import PerfMetrics
@@ -11,13 +12,116 @@ _UNKNOWN_EXCEPTION = -17  # ov_status_e UNKNOW_EXCEPTION: the C API drops the C+
 
 
 class Generated(NamedTuple):
-    """What one generate call's native results hold (the bundled extras' fields are None without them)."""
+    """What one generate call's native results hold (the bundled extras' fields are None without them). With
+    ``native`` (a :class:`NativeResults`) only the text was read: the perf metrics, scores and finish reasons
+    come from it on first use."""
 
     text: str
     perf: Optional[PerfMetrics]
     tokens: Optional[List[List[int]]] = None
     scores: Optional[List[float]] = None
     finish_reasons: Optional[List[int]] = None
+    native: Optional["NativeResults"] = None
+
+
+_OUT_OF_BOUNDS = -6  # ov_status_e OUT_OF_BOUNDS: the buffer given to a get_string is too small
+TEXT_BUFFER_BYTES = 4096  # the first size of a pipeline's text buffer (it grows to the longest answer read)
+
+
+class CallBuffers:
+    """What every generate call of one pipeline needs from cffi, made once and reused: its results pointer, the
+    two streamer structs (the callback functions are fixed, only ``args`` changes per call), the text buffer and
+    its size, and whether the bundled cancel-only mode is on for the owner thread. Used on the owner thread only,
+    one call at a time."""
+
+    __slots__ = ("results_pp", "size", "text", "text_bytes", "cancel_streamer", "text_streamer", "cancel_only_on")
+
+    def __init__(self, ffi: Any, results_type: str = "ov_genai_decoded_results**") -> None:
+        self.results_pp = ffi.new(results_type)
+        self.size = ffi.new("size_t*")
+        self.text_bytes = TEXT_BUFFER_BYTES
+        self.text = ffi.new("char[]", TEXT_BUFFER_BYTES)
+        self.cancel_streamer = ffi.new("streamer_callback*")
+        self.cancel_streamer.callback_func = cancel_callback(ffi)
+        self.text_streamer = ffi.new("streamer_callback*")
+        self.text_streamer.callback_func = text_callback(ffi)
+        self.cancel_only_on = False  # the bundled library's per-thread cancel-only mode, as last set
+
+    def streamer(self, cancel_only: bool, args: Any) -> Any:
+        streamer = self.cancel_streamer if cancel_only else self.text_streamer
+        streamer.args = args
+        return streamer
+
+
+def read_text(capi: CApi, results: Any, buffers: CallBuffers, fn: str = "ov_genai_decoded_results_get_string",
+              getter: Any = None) -> str:
+    """The C string form of decoded results: one call into the pipeline's buffer when the text fits (it grows to
+    what did not), else the size query and a second call, as the C ABI's two-call protocol."""
+    ffi = capi.ffi
+    get = getter if getter is not None else getattr(capi.lib, fn)
+    size = buffers.size
+    size[0] = buffers.text_bytes
+    status = get(results, buffers.text, size)
+    if status != 0:
+        # too small (or failed): ask for the size, as the two-call protocol does (a failure is raised from there)
+        size[0] = 0
+        capi.check(get(results, ffi.NULL, size), fn)
+        need = size[0]
+        if need > buffers.text_bytes:
+            buffers.text = ffi.new("char[]", need)
+            buffers.text_bytes = need
+        size[0] = buffers.text_bytes
+        capi.check(get(results, buffers.text, size), fn)
+    return ffi.string(buffers.text, size[0]).decode("utf-8", "replace")
+
+
+_read_lock = threading.Lock()  # every NativeResults' first read (off the call's path: one lock for all is enough)
+
+
+class NativeResults:
+    """Native decoded results kept after their call, whose text was read at once: the perf metrics (and, with the
+    bundled extras, the scores and finish reasons) are read on first use — from any thread: the results object
+    is a value owned by nothing else — and the native object is freed then (or when this is dropped unread, or
+    when the pipeline closes, which reads it first). ``native_kind``: its live-handle kind."""
+
+    native_kind = "results"
+    __slots__ = ("_capi", "_handle", "_values", "__weakref__")
+
+    def __init__(self, capi: CApi, handle: Any) -> None:
+        self._capi = capi
+        self._handle = handle  # ffi.gc'd: freed with this object if never read
+        self._values: Any = None
+
+    @property
+    def pending(self) -> bool:
+        """Whether the native results are still held (not read yet)."""
+        return self._handle is not None
+
+    def __call__(self) -> Tuple[PerfMetrics, Optional[List[float]], Optional[List[int]]]:
+        """(perf metrics, scores, finish reasons) — the same values on every call; a failure is raised again."""
+        with _read_lock:
+            values = self._values
+            if values is None:
+                handle, self._handle = self._handle, None
+                capi = self._capi
+                try:
+                    metrics = capi.ffi.new("ov_genai_perf_metrics**")
+                    capi.check(capi.lib.ov_genai_decoded_results_get_perf_metrics(handle, metrics),
+                               "ov_genai_decoded_results_get_perf_metrics")
+                    try:
+                        perf = perf_metrics.read(capi, metrics[0])
+                    finally:
+                        capi.lib.ov_genai_decoded_results_perf_metrics_free(metrics[0])
+                    _, scores, reasons = bundled.read_sequences(capi, handle, want_tokens=False)
+                    values = (perf, scores, reasons)
+                except BaseException as exc:  # every later use raises it again
+                    values = exc
+                finally:
+                    capi.ffi.release(handle)
+                self._values = values
+        if isinstance(values, BaseException):
+            raise values
+        return values
 
 
 def create(capi: CApi, models_path: str, device: str, properties: Sequence[Tuple[str, str]]) -> Any:
@@ -91,29 +195,30 @@ def cancel_callback(ffi: Any) -> Any:
 def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, streamable: bool, cancel_only: bool,
              prompt: Optional[bytes] = None, history: Optional[Any] = None, ids: Optional[List[int]] = None,
              mask: Optional[List[int]] = None,
-             config_cache: Optional[generation_config.NativeConfigCache] = None) -> Optional[Generated]:
+             config_cache: Optional[generation_config.NativeConfigCache] = None,
+             buffers: Optional[CallBuffers] = None) -> Optional[Generated]:
     """One generate call from a prompt, a conversation (a ChatHistory) or token ids (the bundled extra), with
     ``config`` (a GenerationConfig; None: the pipeline's own). ``bridge`` (a StreamBridge) gets the text through
     the ``streamer_callback`` when ``streamable``, the token ids when it has ``on_tokens`` (the bundled token
     streamer), and its ``finish()`` runs as soon as C returns, before the status is checked. ``cancel_only``: nobody
     reads the text, the callback checks the cancel token only (:func:`cancel_callback`) and the bundled library
-    calls it without detokenising. ``config_cache``: where the native config is kept
-    between calls (else it is freed after this one). Token ids of the results are read for token input only (the
-    text carries them otherwise); the perf metrics are read on first use. None when the library returned no
-    results."""
+    calls it without detokenising. ``config_cache``: where the native config is kept between calls (else it is
+    freed after this one). ``buffers``: the pipeline's :class:`CallBuffers` (else made for this call). For text
+    input only the text is read now, the rest on first use (:class:`NativeResults`); for token input everything
+    is read now, the token ids included. None when the library returned no results."""
     ffi, lib = capi.ffi, capi.lib
+    if buffers is None:
+        buffers = CallBuffers(ffi)
     args = ffi.new_handle(bridge)
-    streamer = ffi.NULL
-    if streamable:
-        streamer = ffi.new("streamer_callback*")
-        streamer.callback_func = cancel_callback(ffi) if cancel_only else text_callback(ffi)
-        streamer.args = args
+    streamer = buffers.streamer(cancel_only, args) if streamable else ffi.NULL
     token_streaming = bridge.on_tokens is not None
     native_config = ffi.NULL
-    results_pp = ffi.new("ov_genai_decoded_results**")
-    cancel_only = cancel_only and capi.has(bundled.CANCEL_ONLY_STREAMING)  # (from here: the bundled extra is on)
-    if cancel_only:
-        bundled.set_cancel_only_streaming(capi, True)
+    results_pp = buffers.results_pp
+    results_pp[0] = ffi.NULL
+    if cancel_only != buffers.cancel_only_on and capi.has(bundled.CANCEL_ONLY_STREAMING):
+        # per thread in the library, so per pipeline (its owner's): switched only when a call needs the other mode
+        bundled.set_cancel_only_streaming(capi, cancel_only)
+        buffers.cancel_only_on = cancel_only
     if token_streaming:
         bundled.set_token_streamer(capi, args)
     try:
@@ -136,17 +241,25 @@ def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, strea
             fn = "ov_genai_llm_pipeline_generate"
             status = lib.ov_genai_llm_pipeline_generate(pipe, prompt, native_config, streamer, results_pp)
         results = results_pp[0]
+        results_pp[0] = ffi.NULL
+        if ids is not None or status != 0 or results == ffi.NULL:
+            try:
+                bridge.finish()
+                if status != 0:
+                    raise capi.error(status, fn)
+                return None if results == ffi.NULL else read_results(capi, results, want_tokens=ids is not None)
+            finally:
+                if results != ffi.NULL:
+                    lib.ov_genai_decoded_results_free(results)
+        owned = ffi.gc(results, lib.ov_genai_decoded_results_free)
         try:
             bridge.finish()
-            if status != 0:
-                raise capi.error(status, fn)
-            return None if results == ffi.NULL else read_results(capi, results, want_tokens=ids is not None)
-        finally:
-            if results != ffi.NULL:
-                lib.ov_genai_decoded_results_free(results)
+            text = read_text(capi, owned, buffers, getter=lib.ov_genai_decoded_results_get_string)
+        except BaseException:
+            ffi.release(owned)
+            raise
+        return Generated(text, None, native=NativeResults(capi, owned))
     finally:
-        if cancel_only:
-            bundled.set_cancel_only_streaming(capi, False)
         if token_streaming:
             bundled.set_token_streamer(capi, None)
         if native_config != ffi.NULL and (config_cache is None or not config_cache.owns(native_config)):

@@ -74,4 +74,5 @@ def deferred(capi: CApi, handle: Any, free: Any) -> PerfMetrics:
                 raise done["error"]
             return done["perf"]
 
+    load.native_kind = "perf_metrics"  # type: ignore[attr-defined]  # (its live-handle kind, for the accounting)
     return PerfMetrics.deferred(load, num_generation_tokens=int(n[0]))

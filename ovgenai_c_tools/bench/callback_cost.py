@@ -39,8 +39,9 @@ def measure(model_dir: Path, tokens: int, reps: int) -> Dict[str, Any]:
                 return pipe.generate(PROMPT, cfg).perf_metrics
 
             def call(s: Any) -> Any:  # on the owner thread, as every C call of the pipeline
-                return llm_pipeline.generate(s.capi, s.handle, cfg, StreamBridge(), streamable=False,
-                                             cancel_only=False, prompt=prompt).perf
+                out = llm_pipeline.generate(s.capi, s.handle, cfg, StreamBridge(), streamable=False,
+                                            cancel_only=False, prompt=prompt)
+                return out.perf if out.native is None else out.native()[0]  # (the perf metrics are read on use)
 
             return pipe._call(call)
 

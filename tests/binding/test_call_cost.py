@@ -1,12 +1,14 @@
 """What the cheap per-call path keeps between calls, on the ABI double: the native form of a repeated per-call
-config (one per pipeline, freed with it on its owner thread), results whose perf metrics are read on first use
-(a native copy lives until then, and never past the pipeline's close), and checked configs remembered per set of
-keyword arguments (forgotten when the pipeline's config changes)."""
+config (one per pipeline, freed with it on its owner thread), results of which only the text is read with the
+call (the native results live until their perf metrics, scores or finish reason are first used, and never past
+the pipeline's close), and checked configs remembered per set of keyword arguments (forgotten when the
+pipeline's config changes)."""
 from __future__ import annotations
 
 import copy
 import dataclasses
 import gc
+import math
 import pickle
 from typing import Any, Dict
 
@@ -83,42 +85,113 @@ def test_an_unhashable_per_call_value_materialises_for_that_call_only(make_pipe,
     assert double.live() == 0
 
 
-def test_perf_metrics_are_read_on_first_use_from_a_copy_freed_then(counted, double):
+def test_only_the_text_is_read_with_the_results_the_rest_on_first_use(counted, double):
     pipe, lib = counted
     gc.collect()
     res = pipe.generate("hello world", max_new_tokens=50)
-    assert res.finish_reason == "stop"  # needs only the generated-token count, read with the results
+    assert str(res) == "Echo: hello world" and res.texts == ["Echo: hello world"]
+    # the decoded results are kept, nothing else read from them yet
     assert lib.calls["ov_genai_perf_metrics_get_ttft"] == 0
-    assert double.live("perf_metrics") == 1 and double.live("results") == 0
-    pm = res.perf_metrics
-    assert pm.get_num_generated_tokens() == 3 and lib.calls["ov_genai_perf_metrics_get_ttft"] == 0
-    assert pm.get_ttft().mean == pytest.approx(20.0)
+    assert double.live("results") == 1 and double.live("perf_metrics") == 0
+    assert res.finish_reason == "stop"  # the first deferred field read reads them all, then frees them
     assert lib.calls["ov_genai_perf_metrics_get_ttft"] == 1
-    assert double.live("perf_metrics") == 0
+    assert double.live("results") == 0 and double.live("perf_metrics") == 0
+    pm = res.perf_metrics
     assert type(pm) is ovgenai_c.PerfMetrics
+    assert pm.get_num_generated_tokens() == 3 and pm.get_ttft().mean == pytest.approx(20.0)
     assert pm.get_num_input_tokens() == 2 and pm.get_load_time() == pytest.approx(12.5)
-    assert res.perf_metrics.get_ttft().mean == pytest.approx(20.0)
+    assert res.scores == [res.scores[0]] and res.finish_reasons == [ovgenai_c.GenerationFinishReason.STOP]
     assert lib.calls["ov_genai_perf_metrics_get_ttft"] == 1  # read once
 
 
-def test_unread_perf_metrics_are_freed_with_their_results(make_pipe, double):
+@pytest.mark.parametrize("field", ["perf_metrics", "scores", "finish_reason", "finish_reasons"])
+def test_any_deferred_field_reads_the_same_values(make_pipe, double, field):
+    pipe = make_pipe()
+    eager = pipe.generate("a b c d e", max_new_tokens=2)
+    eager.perf_metrics.get_ttft()  # everything read
+    lazy = pipe.generate("a b c d e", max_new_tokens=2)
+    assert double.live("results") == 1
+    getattr(lazy, field)
+    assert double.live("results") == 0
+    assert lazy == eager and lazy.finish_reason == eager.finish_reason == "length"
+    assert lazy.perf_metrics == eager.perf_metrics and lazy.finish_reasons == eager.finish_reasons
+    assert [math.isnan(x) for x in lazy.scores] == [math.isnan(x) for x in eager.scores]
+    with pytest.raises(AttributeError):
+        lazy.no_such_field  # noqa: B018
+    # a conversation gives DecodedResults (not a str): deferred alike
+    hist = pipe.generate([{"role": "user", "content": "x y"}], max_new_tokens=50)
+    assert type(hist) is ovgenai_c.DecodedResults and double.live("results") == 1
+    assert hist.finish_reason == "stop" and double.live("results") == 0
+    pipe.finish_chat()
+
+
+def test_deferred_results_copy_pickle_and_compare_as_plain_ones(make_pipe, double):
+    pipe = make_pipe()
+    a = pipe.generate("hello world", max_new_tokens=50)
+    back = pickle.loads(pickle.dumps(a))  # reads the deferred fields first
+    assert double.live("results") == 0
+    assert back == a and back.finish_reason == a.finish_reason and back.perf_metrics == a.perf_metrics
+    b = pipe.generate("hello world", max_new_tokens=50)
+    c = copy.copy(b)
+    assert c == b and c.perf_metrics == b.perf_metrics
+    hist = pipe.generate([{"role": "user", "content": "x y"}], max_new_tokens=50)
+    assert pickle.loads(pickle.dumps(hist)) == hist
+    pipe.finish_chat()
+
+
+def test_the_text_is_read_in_one_call_into_a_buffer_that_grows_to_fit(double, model_dir):
+    lib = CountingLib(double.library.lib, ("ov_genai_decoded_results_get_string",))
+    pipe = ovgenai_c.LLMPipeline(model_dir, library=dataclasses.replace(double.library, lib=lib))
+    try:
+        assert str(pipe.generate("a b", max_new_tokens=50)) == "Echo: a b"
+        assert lib.calls["ov_genai_decoded_results_get_string"] == 1
+        long = " ".join(f"word{i}" for i in range(2000))  # ~16 kB: over the first buffer
+        assert str(pipe.generate(long, max_new_tokens=5000)) == f"Echo: {long}"
+        assert lib.calls["ov_genai_decoded_results_get_string"] == 4  # too small, the size, the copy
+        assert str(pipe.generate(long, max_new_tokens=5000)) == f"Echo: {long}"
+        assert lib.calls["ov_genai_decoded_results_get_string"] == 5  # the grown buffer fits
+        assert str(pipe.generate("a b", max_new_tokens=50)) == "Echo: a b"
+    finally:
+        pipe.close()
+    assert double.live() == 0
+
+
+def test_a_failing_deferred_read_raises_at_first_use_and_every_use_after(make_pipe, double):
+    pipe = make_pipe()
+    res = pipe.generate("hello world", max_new_tokens=50)
+    double.fail("ov_genai_decoded_results_get_perf_metrics", -17, 0)
+    try:
+        for _ in range(2):
+            with pytest.raises(errors.GenAIError, match="ov_genai_decoded_results_get_perf_metrics"):
+                res.perf_metrics  # noqa: B018
+            with pytest.raises(errors.GenAIError):
+                res.finish_reason  # noqa: B018
+    finally:
+        double.reset()
+    assert double.live("results") == 0  # freed after the failed read all the same
+    assert str(res) == "Echo: hello world"
+    assert pipe.generate("again", max_new_tokens=50).finish_reason == "stop"
+
+
+def test_unread_results_are_freed_when_dropped(make_pipe, double):
     pipe = make_pipe()
     gc.collect()
     for i in range(20):
         pipe.generate(f"x {i}", max_new_tokens=5)
-    assert double.live("perf_metrics") == 0
+    assert double.live("perf_metrics") == 0 and double.live("results") == 0
 
 
 def test_closing_the_pipeline_reads_what_its_live_results_have_not(make_pipe, double):
     pipe = make_pipe()
     gc.collect()
     kept = [pipe.generate("hello world", max_new_tokens=50) for _ in range(3)]
-    assert double.live("perf_metrics") == 3
+    assert double.live("results") == 3
     pipe.close()
     assert double.live() == 0
     for res in kept:
         assert res.perf_metrics.get_ttft().mean == pytest.approx(20.0)
         assert res.perf_metrics.get_num_input_tokens() == 2
+        assert res.finish_reason == "stop"
 
 
 def test_deferred_perf_metrics_compare_copy_and_pickle_as_plain_ones(make_pipe, double):
@@ -258,3 +331,32 @@ def test_a_timeout_still_cancels_natively_with_the_partial_text(make_pipe, doubl
     assert double.ctl.ovd_last_callback_status() == 2
     assert info.value.partial_text.startswith("Echo: w")
     double.ctl.ovd_set_token_delay_us(0)
+
+
+# --- the owner's end of a job ----------------------------------------------------------------------------------
+def test_a_job_runs_its_done_callbacks_before_waking_its_waiter():
+    import threading
+
+    from ovgenai_c._owner import OwnerThread
+
+    owner = OwnerThread("test-owner")
+    try:
+        gate = threading.Event()
+        job = owner.submit(lambda: gate.wait(5) and 42)
+        seen = []
+        job.add_done_callback(lambda j: seen.append((j.done(), j.event.is_set(), j.value)))
+        assert not job.done()
+        gate.set()
+        assert job.wait() == 42
+        assert seen == [(True, False, 42)]  # published as done first, the waiter woken last
+        late = []
+        job.add_done_callback(lambda j: late.append(j.value))  # after the end: at once, on this thread
+        assert late == [42]
+        job.event.set()  # a second set changes nothing
+        assert job.event.wait(0) and job.wait() == 42
+        failing = owner.submit(lambda: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            failing.wait()
+    finally:
+        owner.stop()
+        assert owner.join(5)

@@ -3,6 +3,7 @@ the typed exception of the status table, its message names the C function, nothi
 pipeline works again once the fault is gone."""
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -55,6 +56,14 @@ PERF_FUNCS = ["ov_genai_perf_metrics_get_load_time", "ov_genai_perf_metrics_get_
                                                "detokenization_duration", "chat_template_duration")]
 
 _HIST = [{"role": "system", "content": "s"}, {"role": "user", "content": "hello there"}]
+_LONGER = itertools.count(1500)
+
+
+def _longer_than_before(p):
+    """A call whose answer is longer than any before it on the shared pipeline: it never fits the text buffer, which
+    grows to the longest answer read (so the size query and the second call of the two-call protocol run)."""
+    n = next(_LONGER) * 2
+    return p.generate(" ".join(f"word{i}" for i in range(n)), max_new_tokens=n + 10)
 
 
 def _history_call(p):
@@ -79,10 +88,16 @@ FAULTS += [
     ("config_create", "ov_genai_generation_config_create", 0, OV, lambda p: p.generate("a", max_new_tokens=6)),
     ("generate", "ov_genai_llm_pipeline_generate", 0, OV, lambda p: p.generate("a", max_new_tokens=5)),
     ("generate-stream", "ov_genai_llm_pipeline_generate", 0, OV, lambda p: list(p.stream("a", max_new_tokens=5))),
-    ("get_string-size", "ov_genai_decoded_results_get_string", 0, OV, lambda p: p.generate("a", max_new_tokens=5)),
-    ("get_string-copy", "ov_genai_decoded_results_get_string", 1, OV, lambda p: p.generate("a", max_new_tokens=5)),
+    # the text is read in one call into the pipeline's buffer; an answer that does not fit it takes the size
+    # query and a second call (the two-call protocol), and a failure in any of them is raised
+    ("get_string", "ov_genai_decoded_results_get_string", 0, OV, lambda p: p.generate("a", max_new_tokens=5)),
+    ("get_string-size", "ov_genai_decoded_results_get_string", 1, OV,
+     _longer_than_before),
+    ("get_string-copy", "ov_genai_decoded_results_get_string", 2, OV,
+     _longer_than_before),
+    # the perf metrics (and the rest but the text) are read on first use: a failure is raised there
     ("get_perf_metrics", "ov_genai_decoded_results_get_perf_metrics", 0, OV,
-     lambda p: p.generate("a", max_new_tokens=5)),
+     lambda p: p.generate("a", max_new_tokens=5).perf_metrics),
     ("json-messages", "ov_genai_json_container_create_from_json_string", 0, "json_container", _history_call),
     ("json-tools", "ov_genai_json_container_create_from_json_string", 1, "json_container", _history_call),
     ("json-extra", "ov_genai_json_container_create_from_json_string", 2, "json_container", _history_call),
