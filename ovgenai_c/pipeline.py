@@ -23,6 +23,7 @@ from .chat import ChatHistory
 from .config import GenerationConfig
 from .ir_folder import DESCRIPTION as IR_DESCRIPTION, IR_FILES, missing_ir_files  # noqa: F401 (IR_FILES: tests)
 from .results import DecodedResults
+from .tokenizer_ir_compat import refuse_crashing_tokenizer
 
 Inputs = Union[str, ChatHistory, List[Dict[str, Any]]]
 Streamer = Callable[[str], Any]
@@ -382,6 +383,7 @@ class LLMPipeline(OwnedPipeline):
         self._resolved_base: Optional[GenerationConfig] = None  # the pipeline config self._resolved builds on
         lib = resolve_library(library)
         path = self._check_model_path(models_path, lib)
+        refuse_crashing_tokenizer(path, lib)  # (a tokenizer IR GenAI <= 2026.3 would die on)
         if not isinstance(device, str):
             raise errors.DeviceError(f"device must be a str such as 'CPU', not {type(device).__name__}")
         if not _DEVICE_RE.fullmatch(device):

@@ -230,8 +230,14 @@ class WhisperGenerationConfig(GenerationConfig):
 
     # --- the C side -------------------------------------------------------------------------------
     def c_values(self) -> Dict[str, Any]:
-        """The fields whisper_generation_config.h sets, as plain values (for :mod:`ovgenai_c._capi`)."""
-        return {name: self._whisper[name] for name in C_FIELDS}
+        """The fields whisper_generation_config.h sets, as plain values (for :mod:`ovgenai_c._capi`). ``language``
+        goes as its lang_to_id key (``"de"`` → ``"<|de|>"``): GenAI up to 2026.3 validates and looks the language up
+        as given (a plain code fails validate(), and the C ABI drops that message), later releases wrap a plain code
+        themselves; Python's validate() accepts both forms, as GenAI >= 2026.4 does."""
+        values = {name: self._whisper[name] for name in C_FIELDS}
+        if values["language"] is not None:
+            values["language"] = wrapped_language(values["language"])
+        return values
 
     def python_only_state(self) -> Dict[str, Any]:
         """Every field the C ABI cannot set: the base ones and lang_to_id / word_timestamps / alignment_heads."""

@@ -29,6 +29,7 @@ from ._owner import OwnerThread
 from .audio import as_samples
 from .pipeline import (OwnedPipeline, _DEVICE_RE, _check_text, _finalize, _live_states,
                        _refuse_unsupported_properties, _run_if_open, _State, property_strings, resolve_library)
+from .tokenizer_ir_compat import refuse_crashing_tokenizer
 from .whisper_config import WhisperGenerationConfig, plain_language
 from .whisper_results import WhisperDecodedResultChunk, WhisperDecodedResults
 
@@ -103,6 +104,7 @@ class WhisperPipeline(OwnedPipeline):
                 f"the {lib.kind} GenAI C library {lib.path} has no Whisper support: it does not export "
                 f"{', '.join(missing[:4])}{' and %d more' % (len(missing) - 4) if len(missing) > 4 else ''}")
         path = check_whisper_folder(models_path)
+        refuse_crashing_tokenizer(path, lib)  # (a tokenizer IR GenAI <= 2026.3 would die on)
         if not isinstance(device, str):
             raise errors.DeviceError(f"device must be a str such as 'CPU', not {type(device).__name__}")
         if not _DEVICE_RE.fullmatch(device):
