@@ -62,13 +62,10 @@ class GenerationCall:
     def finish_reason(self, generated_tokens: int) -> str:
         """How the call ended: "cancel" (cancelled from outside or by the streamer), "stop" (a stop rule, the
         model's end or the streamer's STOP) or "length" (``generated_tokens`` reached max_new_tokens)."""
-        bridge = self.bridge
-        if bridge.returned == StreamingStatus.CANCEL or bridge.cancel_event.is_set():
-            return "cancel"
-        if bridge.returned == StreamingStatus.STOP:
-            return "stop"
-        limit = self.effective.get_max_new_tokens()
-        return "length" if limit != _config.SIZE_MAX and generated_tokens >= limit else "stop"
+        known = self.known_finish_reason()
+        if isinstance(known, str):
+            return known
+        return "length" if generated_tokens >= known else "stop"
 
     # --- cancellation --------------------------------------------------------------------------------------
     def cancel(self, reason: str = "cancelled") -> None:
