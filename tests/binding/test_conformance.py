@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import pytest
 
@@ -265,7 +265,8 @@ def test_corrupt_model_fails_with_an_exception_not_a_crash(real_lib, tmp_path):
 
 
 ORACLE_PROMPTS = [("Hello", 16), ("What is the capital of France?", 32), ("é中🎉", 20)]
-_ORACLE = r"""
+# the start of every oracle script: its arguments, and openvino_genai (an import failure is reported as the result)
+_ORACLE_PRELUDE = r"""
 import json, sys
 args = json.loads(sys.argv[1])
 try:
@@ -273,6 +274,8 @@ try:
 except ImportError as exc:
     print(json.dumps({"error": f"{type(exc).__name__}: {exc}".splitlines()[0]}))
     raise SystemExit(0)
+"""
+_ORACLE = _ORACLE_PRELUDE + r"""
 pipe = ov_genai.LLMPipeline(args["model"], "CPU", ATTENTION_BACKEND="SDPA", **args["properties"])
 print(json.dumps({"version": ov_genai.get_version(), "module": ov_genai.__file__,
                   "texts": [str(pipe.generate(p, max_new_tokens=n, ignore_eos=True)) for p, n in args["prompts"]]}))
@@ -293,21 +296,29 @@ def oracle_env(library_path: str, env: dict, tokenizers_path: Optional[str]) -> 
     return out, ("the archive's python/openvino_genai" if archive is not None else "the installed openvino_genai")
 
 
-def test_matches_openvino_genai_sdpa_on_the_tiny_model(real_lib, tmp_path):
+def run_oracle(script: str, args: dict, lib: Any, cwd: Path, timeout: float, what: str) -> Tuple[dict, str]:
+    """Run an oracle script in a child with :func:`oracle_env`'s environment for ``lib``; its result (the JSON of its
+    last line) and where its openvino_genai came from. Skips when that cannot be imported, or when ``lib`` is an
+    official library and the oracle is of another release."""
     from ovgenai_c_tools.bench.official import release
 
-    env, origin = oracle_env(real_lib.path, dict(os.environ), real_lib.tokenizers_path)
-    args = {"model": str(TINY_IR), "properties": PRECISION_HINT, "prompts": ORACLE_PROMPTS}
-    proc = subprocess.run([sys.executable, "-c", _ORACLE, json.dumps(args)], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"the oracle ({origin}) failed:\n{proc.stderr[-3000:]}"
-    oracle = json.loads(proc.stdout.strip().splitlines()[-1])
-    if "error" in oracle:
-        pytest.skip(f"openvino_genai (oracle, {origin}) cannot be imported: {oracle['error']}")
-    ours_release, oracle_release = release(real_lib.openvino_version), release(oracle["version"])
-    if real_lib.kind == "official" and ours_release and ours_release != oracle_release:
+    env, origin = oracle_env(lib.path, dict(os.environ), lib.tokenizers_path)
+    proc = subprocess.run([sys.executable, "-c", script, json.dumps(args)], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"the {what} ({origin}) failed:\n{proc.stderr[-3000:]}"
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    if "error" in out:
+        pytest.skip(f"openvino_genai (oracle, {origin}) cannot be imported: {out['error']}")
+    ours_release = release(lib.openvino_version)
+    if lib.kind == "official" and ours_release and ours_release != release(out["version"]):
         pytest.skip(f"no openvino_genai of the library's release: the library runs on OpenVINO "
-                    f"{real_lib.openvino_version}, the oracle ({origin}) is openvino_genai {oracle['version']}")
+                    f"{lib.openvino_version}, the oracle ({origin}) is openvino_genai {out['version']}")
+    return out, origin
+
+
+def test_matches_openvino_genai_sdpa_on_the_tiny_model(real_lib, tmp_path):
+    args = {"model": str(TINY_IR), "properties": PRECISION_HINT, "prompts": ORACLE_PROMPTS}
+    oracle, origin = run_oracle(_ORACLE, args, real_lib, tmp_path, 600, "oracle")
     with ovgenai_c.LLMPipeline(TINY_IR, library=real_lib, ATTENTION_BACKEND="SDPA", **PRECISION_HINT) as ours:
         for (prompt, n), want in zip(ORACLE_PROMPTS, oracle["texts"]):
             got = str(ours.generate(prompt, max_new_tokens=n, ignore_eos=True))
@@ -446,15 +457,8 @@ def speech(tmp_path_factory) -> Path:
     return path
 
 
-_WHISPER_ORACLE = r"""
-import json, sys
+_WHISPER_ORACLE = _ORACLE_PRELUDE + r"""
 import numpy as np
-args = json.loads(sys.argv[1])
-try:
-    import openvino_genai as ov_genai
-except ImportError as exc:
-    print(json.dumps({"error": f"{type(exc).__name__}: {exc}".splitlines()[0]}))
-    raise SystemExit(0)
 pipe = ov_genai.WhisperPipeline(args["model"], "CPU")
 out = []
 for samples, fields in args["requests"]:
@@ -482,9 +486,7 @@ def whisper_oracle(whisper_lib, tmp_path_factory):
     import numpy as np
 
     from ovgenai_c.whisper_config import C_FIELDS
-    from ovgenai_c_tools.bench.official import release
 
-    env, origin = oracle_env(whisper_lib.path, dict(os.environ), whisper_lib.tokenizers_path)
     folder = tmp_path_factory.mktemp("whisper_oracle")
 
     def oracle(model: Path, requests: list) -> dict:
@@ -495,16 +497,7 @@ def whisper_oracle(whisper_lib, tmp_path_factory):
             reqs.append([str(npy), fields])
         args = {"model": str(model), "requests": reqs,
                 "config_fields": [*C_FIELDS, "lang_to_id", "max_length", "eos_token_id", "max_new_tokens"]}
-        proc = subprocess.run([sys.executable, "-c", _WHISPER_ORACLE, json.dumps(args)], env=env, cwd=folder,
-                              capture_output=True, text=True, timeout=900)
-        assert proc.returncode == 0, f"the Whisper oracle ({origin}) failed:\n{proc.stderr[-3000:]}"
-        out = json.loads(proc.stdout.strip().splitlines()[-1])
-        if "error" in out:
-            pytest.skip(f"openvino_genai (oracle, {origin}) cannot be imported: {out['error']}")
-        ours_release = release(whisper_lib.openvino_version)
-        if whisper_lib.kind == "official" and ours_release and ours_release != release(out["version"]):
-            pytest.skip(f"no openvino_genai of the library's release: the library runs on OpenVINO "
-                        f"{whisper_lib.openvino_version}, the oracle ({origin}) is openvino_genai {out['version']}")
+        out, origin = run_oracle(_WHISPER_ORACLE, args, whisper_lib, folder, 900, "Whisper oracle")
         out["origin"] = f"{origin} {out['version']}"
         return out
 
