@@ -110,11 +110,11 @@ class Wakeup:
             return self._event.wait(timeout)
         r, w = _main_pipe()
         try:
-            previous = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
-        except ValueError:  # not the main interpreter's main thread after all
-            return self._event.wait(timeout)
-        self._fd = w
-        try:
+            try:
+                previous = _install_wakeup_fd(w)
+            except ValueError:  # not the main interpreter's main thread after all
+                return self._event.wait(timeout)
+            self._fd = w
             deadline = None if timeout is None else time.monotonic() + timeout
             while not self._event.is_set():
                 left = None if deadline is None else deadline - time.monotonic()
@@ -127,8 +127,35 @@ class Wakeup:
                 _drain(r, previous)
             return True
         finally:
+            # first: a Ctrl-C arriving in this block must not leave our pipe installed
+            _restore_wakeup_fd(w)
             self._fd = None
-            signal.set_wakeup_fd(previous)
+
+
+# The wakeup fd that was set before a wait installed its pipe's write end (restored when the wait ends). Kept here,
+# not in a local: a KeyboardInterrupt can arrive between set_wakeup_fd() returning and the local being assigned.
+_outer_wakeup_fd = -1
+
+
+def _install_wakeup_fd(w: int) -> int:
+    """Install ``w`` as Python's signal wakeup fd; returns the fd it replaced (never ``w`` itself: one left installed
+    by an interrupted earlier wait is not an outer fd to forward signal numbers to)."""
+    global _outer_wakeup_fd
+    previous = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    if previous != w:
+        _outer_wakeup_fd = previous
+    return _outer_wakeup_fd
+
+
+def _restore_wakeup_fd(w: int) -> None:
+    """Put the outer wakeup fd back if ``w`` is installed (and nothing if it is not: the wait ended before it
+    installed it, or someone else set their own since)."""
+    try:
+        current = signal.set_wakeup_fd(_outer_wakeup_fd)
+        if current != w:
+            signal.set_wakeup_fd(current)
+    except ValueError:  # not the main thread
+        pass
 
 
 _pipe_fds: Optional[Tuple[int, int]] = None
@@ -170,7 +197,7 @@ def _drain(r: int, previous: int) -> None:
             return
         if not data:
             return
-        if previous != -1:
+        if previous != -1:  # (never our own pipe: _install_wakeup_fd)
             signals = data.replace(b"\0", b"")
             if signals:
                 try:
