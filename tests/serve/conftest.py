@@ -35,6 +35,18 @@ def tiny_root(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def tiny_server(bundled, tiny_root):
+    """A server on 127.0.0.1 with the tiny model as its default (one per module), e.g. standing in for a remote
+    OpenAI-compatible endpoint."""
+    from ovgenai_c.serve import ServeConfig, create_app
+    from serve_helpers import ServerThread
+
+    cfg = ServeConfig(models_root=tiny_root, default_model=tiny_root / "tiny", max_queue=8)
+    with ServerThread(create_app(cfg, library=bundled)) as srv:
+        yield srv
+
+
 @pytest.fixture(autouse=True)
 def _no_device_env(monkeypatch):
     monkeypatch.delenv("OVGENAI_DEVICE", raising=False)

@@ -17,10 +17,8 @@ HELLO = [{"role": "user", "content": "Hello"}]
 
 
 @pytest.fixture(scope="module")
-def upstream(bundled, tiny_root):
-    cfg = ServeConfig(models_root=tiny_root, default_model=tiny_root / "tiny", max_queue=8)
-    with ServerThread(create_app(cfg, library=bundled)) as srv:
-        yield srv
+def upstream(tiny_server):
+    return tiny_server
 
 
 @pytest.fixture(scope="module")
