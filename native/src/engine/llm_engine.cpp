@@ -27,6 +27,12 @@ namespace ovgc {
 
 namespace {
 
+// An environment switch: set, not empty and not "0".
+bool env_flag(const char* name) {
+    const char* e = std::getenv(name);
+    return e && *e && std::strcmp(e, "0") != 0;
+}
+
 bool ends_with(const std::string& s, const std::string& suf) {
     return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
@@ -188,8 +194,7 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     // Upstream's stateful pipeline (2026.4) feeds beam_idx 0 for every sampled sequence when
     // num_return_sequences > 1, so all sequences attend to sequence 0's KV cache. We keep each
     // sequence's own cache; this switch reproduces upstream token for token (for parity tests; SDPA only).
-    const char* row0 = std::getenv("OVGENAI_C_BUNDLED_COMPAT_ROW0");
-    const bool compat_row0 = row0 && *row0 && std::string(row0) != "0";
+    const bool compat_row0 = env_flag("OVGENAI_C_BUNDLED_COMPAT_ROW0");
     // the one place the two attention forms differ for the engine: which backend rewrites and drives the model
     if (use_pa)
         backend_ = std::make_unique<PagedBackend>(model, scheduler);
@@ -805,15 +810,9 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     std::vector<int64_t> lookup_text, fed;
     // OVGENAI_C_LOOKUP_TRACE=1: one stderr line per step of a prompt-lookup generation (tokens fed, tokens taken,
     // microseconds in the inference and between the previous inference and this one), for profiling
-    static const bool lookup_trace = [] {
-        const char* e = std::getenv("OVGENAI_C_LOOKUP_TRACE");
-        return e && *e && std::strcmp(e, "0") != 0;
-    }();
+    static const bool lookup_trace = env_flag("OVGENAI_C_LOOKUP_TRACE");
     // OVGENAI_C_LOOKUP_UPSTREAM=1: upstream's draft search and fixed draft length (for comparisons)
-    static const bool upstream_search = [] {
-        const char* e = std::getenv("OVGENAI_C_LOOKUP_UPSTREAM");
-        return e && *e && std::strcmp(e, "0") != 0;
-    }();
+    static const bool upstream_search = env_flag("OVGENAI_C_LOOKUP_UPSTREAM");
     const size_t verify_cap = backend_->max_verify_tokens() > 1 ? backend_->max_verify_tokens() - 1 : 0;
     PromptLookup search(std::min(cfg.num_assistant_tokens, verify_cap), cfg.max_ngram_size,
                         std::min(verify_cap, upstream_search ? cfg.num_assistant_tokens : kMaxDraftTokens));
