@@ -1,6 +1,7 @@
 """Helpers shared by the test folders (importable: tests/ is on sys.path via tests/conftest.py)."""
 from __future__ import annotations
 
+import gc
 import json
 import os
 import threading
@@ -41,10 +42,18 @@ def kept_native_objects(library_path: Any) -> Dict[str, int]:
 
 def transient_native_objects(library: Any, kinds: Any) -> Dict[str, int]:
     """Live handles of ``library`` (a LoadedLibrary with the bundled counter, or the double) by kind, minus what
-    :func:`kept_native_objects` accounts for: all zero when nothing leaked."""
-    kept = kept_native_objects(library.path if hasattr(library, "path") else library.library.path)
-    count = library.live_handles if hasattr(library, "live_handles") else library.live
-    return {k: count(k) - kept.get(k, 0) for k in kinds}
+    :func:`kept_native_objects` accounts for: all zero when nothing leaked. Both are read with the cyclic GC off:
+    a collection between the two reads (any allocation can start one) would free results that only a garbage cycle
+    still held — counted as kept by the first read, gone from the second (a false "-4 results" seen here)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        kept = kept_native_objects(library.path if hasattr(library, "path") else library.library.path)
+        count = library.live_handles if hasattr(library, "live_handles") else library.live
+        return {k: count(k) - kept.get(k, 0) for k in kinds}
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # ---- model folders the ABI double accepts ------------------------------------------------------------------------

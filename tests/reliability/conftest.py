@@ -25,11 +25,12 @@ def double(double):
     while any(transient_native_objects(double, _LEAK_KINDS).values()) and time.monotonic() < deadline:
         gc.collect()  # exceptions kept in tracebacks hold cdata owners (ffi.gc) until collected
         time.sleep(0.01)
-    leaked = sum(transient_native_objects(double, _LEAK_KINDS).values())
+    left = transient_native_objects(double, _LEAK_KINDS)
+    leaked = sum(left.values())
     if leaked:
         with STATS.lock:
             STATS.leaked += leaked
-        pytest.fail(f"leaked native objects on the double: "
+        pytest.fail(f"leaked native objects on the double (live minus what open pipelines keep): {left}; live "
                     f"{ {k: double.live(k) for k in _LEAK_KINDS} }")
 
 
