@@ -52,6 +52,12 @@ ov_status_e ovgenai_c_bundled_batching_pipeline_get_stats(const ovgenai_c_bundle
                                                           size_t* block_limit, size_t* preempted,
                                                           size_t* prompt_tokens, size_t* reused_tokens);
 
+/* For event loops: *fd becomes readable after every step (once the step's tokens, text and statuses are
+   published; also after the free fails what was unfinished). Non-blocking: drain it (read until EAGAIN), then poll
+   the handles, so that a later step leaves a byte behind. Owned by the pipeline and closed by its free: dup() it to
+   keep watching, and the dup then reads end of file once the pipeline is freed. */
+ov_status_e ovgenai_c_bundled_batching_pipeline_get_event_fd(const ovgenai_c_bundled_batching_pipeline* pipe, int* fd);
+
 /* GenAI's GenerationStatus: 0 RUNNING, 1 FINISHED, 2 IGNORED (failed: the handle's error says why), 3 CANCEL,
    4 STOP. */
 ov_status_e ovgenai_c_bundled_generation_handle_get_status(const ovgenai_c_bundled_generation_handle* handle,

@@ -8,9 +8,11 @@ GenAI C library has no such ABI: on it the class refuses with NotSupportedError.
 """
 from __future__ import annotations
 
+import asyncio
 import enum
 import os
 import threading
+import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
@@ -20,6 +22,7 @@ from ._capi import batching as native
 from ._capi import bind
 from ._capi.chat_history import materialise as native_history
 from ._capi.generation_config import native as native_config
+from ._step_events import StepEvents
 from .chat import ChatHistory
 from .config import GenerationConfig
 from .pipeline import check_model_path, property_strings, resolve_library
@@ -77,6 +80,8 @@ class GenerationHandle:
         self._capi = pipe._capi
         self._handle = handle
         self.request_id = request_id
+        self._events: Optional[StepEvents] = pipe._events
+        self._text_buf: Any = None
         self._finalizer = weakref.finalize(self, _free_handle, self._capi, handle)
 
     def _live(self) -> Any:
@@ -123,6 +128,43 @@ class GenerationHandle:
     def read_text(self) -> str:
         """The streamed text since the last call (non-blocking; complete UTF-8 chunks). Ours, not pybind's."""
         return native.read_text(self._capi, self._live())
+
+    async def read_text_async(self, timeout: Optional[float] = None) -> str:
+        """Await streamed text (ours): the next non-empty chunk, or the rest once the request ended ('' when there
+        is none: then :meth:`get_status` is no longer RUNNING). No worker thread: the running asyncio loop watches
+        the pipeline's step signal. TimeoutError when ``timeout`` seconds pass with nothing new."""
+        events = self._events
+        if events is None:  # a library without the step signal: wait in a worker thread
+            return await asyncio.get_running_loop().run_in_executor(None, self._read_text_blocking, timeout)
+        if self._text_buf is None:
+            self._text_buf = native.text_buffer(self._capi)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            mark = events.mark()
+            handle = self._live()
+            text = native.read_text(self._capi, handle, self._text_buf)
+            if text:
+                return text
+            if native.status(self._capi, handle) != GenerationStatus.RUNNING:
+                return native.read_text(self._capi, handle, self._text_buf)  # what came with the end
+            left = None if deadline is None else deadline - time.monotonic()
+            if (left is not None and left <= 0) or not await events.wait(mark, left):
+                raise TimeoutError(f"no new text from request {self.request_id} within {timeout} s")
+
+    def _read_text_blocking(self, timeout: Optional[float]) -> str:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            text = native.read_text(self._capi, self._live())
+            if text:
+                return text
+            if self.get_status() != GenerationStatus.RUNNING:
+                return native.read_text(self._capi, self._live())
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError(f"no new text from request {self.request_id} within {timeout} s")
+            slice_ms = WAIT_SLICE_MS if left is None else min(WAIT_SLICE_MS, int(left * 1000) + 1)
+            native.wait(self._capi, self._live(), slice_ms)
+            native.read(self._capi, self._live())  # take the ids, so that the next wait blocks
 
     def read_all(self) -> List[GenerationOutput]:
         """Wait for the end; every generated id of each sequence."""
@@ -193,6 +235,8 @@ class ContinuousBatchingPipeline:
         self._capi = capi
         self._pipe = native.create(capi, path, device, props)
         self._finalizer = weakref.finalize(self, _free_pipeline, capi, self._pipe)
+        # our own descriptor of the step signal, taken now (the pipeline's is closed by its free)
+        self._events = StepEvents(os.dup(native.event_fd(capi, self._pipe))) if native.has_events(capi) else None
         self._ids = 0
         self._manual = False
         self._ids_lock = threading.Lock()

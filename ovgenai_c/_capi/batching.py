@@ -80,6 +80,18 @@ def stats(capi: CApi, pipe: Any) -> Dict[str, int]:
     return {name: int(c[0]) for name, c in zip(_STATS, cells)}
 
 
+def has_events(capi: CApi) -> bool:
+    """Whether the library has the step signal (:func:`event_fd`)."""
+    return capi.has("ovgenai_c_bundled_batching_pipeline_get_event_fd")
+
+
+def event_fd(capi: CApi, pipe: Any) -> int:
+    """The pipeline's step signal: readable after every step, closed by :func:`free` (dup it to keep it)."""
+    out = capi.ffi.new("int*")
+    capi.call("ovgenai_c_bundled_batching_pipeline_get_event_fd", pipe, out)
+    return int(out[0])
+
+
 def free_handle(capi: CApi, handle: Any) -> None:
     capi.lib.ovgenai_c_bundled_generation_handle_free(handle)
 
@@ -135,9 +147,23 @@ def text(capi: CApi, handle: Any) -> str:
     return _two_call_text(capi, "ovgenai_c_bundled_generation_handle_get_text", handle)
 
 
-def read_text(capi: CApi, handle: Any) -> str:
-    """The unread streamed text (taken)."""
+def read_text(capi: CApi, handle: Any, buf: Any = None) -> str:
+    """The unread streamed text (taken). ``buf`` (a ``size_t*`` and a ``char[]`` from :func:`text_buffer`, reused
+    by one reader): one call while the text fits, the two-call form when it does not."""
+    if buf is not None:
+        size, chars = buf
+        size[0] = len(chars)
+        status_ = capi.lib.ovgenai_c_bundled_generation_handle_read_text(handle, chars, size)
+        if status_ == 0:
+            return capi.ffi.unpack(chars, size[0] - 1).decode("utf-8", "replace") if size[0] > 1 else ""
+        if status_ != -6:  # OUT_OF_BOUNDS: longer than the buffer, taken below
+            capi.check(status_, "ovgenai_c_bundled_generation_handle_read_text")
     return _two_call_text(capi, "ovgenai_c_bundled_generation_handle_read_text", handle)
+
+
+def text_buffer(capi: CApi, capacity: int = 512) -> Tuple[Any, Any]:
+    """A reusable buffer for :func:`read_text` (one reader at a time)."""
+    return capi.ffi.new("size_t*"), capi.ffi.new("char[]", capacity)
 
 
 def error_text(capi: CApi, handle: Any) -> str:

@@ -83,13 +83,14 @@ class BatchedProvider(Provider):
     async def astream(self, messages: Messages, tools: Optional[List[Any]] = None, *,  # type: ignore[override]
                       system: Optional[str] = None, think: Optional[bool] = None,
                       **options: Any) -> AsyncIterator[str]:
-        """Async iterator of text chunks (each fetched in a worker thread); closing it cancels the request."""
+        """Async iterator of text chunks (awaited on the event loop: no thread per chunk); closing it cancels the
+        request."""
         import asyncio
 
-        s = self.stream(messages, tools, system=system, think=think, **options)
+        s = await asyncio.to_thread(self.stream, messages, tools, system=system, think=think, **options)
         try:
             while True:
-                chunk = await asyncio.to_thread(next, s, None)
+                chunk = await s.anext_chunk()
                 if chunk is None:
                     return
                 yield chunk
@@ -208,6 +209,30 @@ class BatchedStream(Iterator[str]):
                 self._text.append(text)
                 return text
         raise StopIteration
+
+    async def anext_chunk(self) -> Optional[str]:
+        """The next text chunk, awaited on the running asyncio loop (the pipeline's step signal wakes it: no worker
+        thread), or None at the end (then :attr:`result` is set). Same timeout rule as iterating."""
+        h = self._handle
+        while not self._done:
+            left = None if self._deadline is None else self._deadline - time.monotonic()
+            try:
+                if left is not None and left <= 0:
+                    raise TimeoutError
+                text = await h.read_text_async(left)
+            except TimeoutError:
+                self.close()
+                raise errors.GenerationTimeoutError(
+                    f"the request exceeded its timeout of {self._timeout} s and was cancelled") from None
+            if self._first is None:
+                self._first = time.monotonic()
+            if h.get_status() != GenerationStatus.RUNNING:
+                text += h.read_text()
+                self._finish()
+            if text:
+                self._text.append(text)
+                return text
+        return None
 
     def _finish(self) -> None:
         self._done = True

@@ -1,11 +1,14 @@
 """One request's generation on a leased provider, driven from the event loop.
 
 The provider's :class:`~ovgenai_c.provider.ChatStream` runs the native call on the pipeline's owner thread; each
-chunk is fetched in a worker thread. :meth:`Generation.close` (client gone, timeout, error, or done) closes the
-stream — a native CANCEL within one token, waiting until C has let go — and gives the provider back to its slot.
+chunk is fetched in a worker thread. A batched stream (continuous batching, bundled backend) is awaited on the event
+loop itself, woken by the pipeline's steps: no thread per token. :meth:`Generation.close` (client gone, timeout, error,
+or done) closes the stream — a native CANCEL within one token, waiting until C has let go — and gives the provider
+back to its slot.
 """
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -18,6 +21,15 @@ from .errors import RequestTimeoutError
 from .registry import ModelRegistry, ModelSlot
 
 _END = object()
+
+
+def _on_asyncio() -> bool:
+    """Whether this runs on an asyncio loop (anyio may run on trio too)."""
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        return False
 
 
 @dataclass
@@ -55,6 +67,8 @@ class Generation:
         self.disconnected = False
         self._closed = False
         self.error: Optional[BaseException] = None
+        # chunks awaited on the event loop itself (asyncio, a stream that can): no worker thread per token
+        self._awaitable = hasattr(stream, "anext_chunk") and _on_asyncio()
 
     @classmethod
     async def start(cls, registry: ModelRegistry, model: Optional[str], ask: Ask,
@@ -91,7 +105,12 @@ class Generation:
         if self.finished:
             return None
         try:
-            item = await anyio.to_thread.run_sync(next, self.stream, _END, abandon_on_cancel=True)
+            if self._awaitable:  # a batched stream: awaited on the loop, woken by the pipeline's steps
+                item = await self.stream.anext_chunk()
+                if item is None:
+                    item = _END
+            else:
+                item = await anyio.to_thread.run_sync(next, self.stream, _END, abandon_on_cancel=True)
         except BaseException as exc:
             if not isinstance(exc, anyio.get_cancelled_exc_class()):  # cancelled: the client went away
                 self.error = exc
@@ -135,7 +154,10 @@ class Generation:
         self._closed = True
         with anyio.CancelScope(shield=True):
             try:
-                await anyio.to_thread.run_sync(self.stream.close)
+                if self._awaitable:  # cancels and frees the handle: no native wait
+                    self.stream.close()
+                else:
+                    await anyio.to_thread.run_sync(self.stream.close)
             finally:
                 stats = self.slot.stats
                 res = self.result

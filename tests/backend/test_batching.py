@@ -238,6 +238,51 @@ def test_background_loop_streams_text_and_handles_return_to_zero(tiny_dir):
     assert lib.live_handles("batching_pipeline") == 0
 
 
+def test_read_text_async_streams_every_request_on_the_loop_without_threads(tiny_dir):
+    """Awaited reads of concurrent requests, woken by the pipeline's step signal: each stream's text is its whole
+    result; no executor thread is started; a timeout with nothing new raises TimeoutError; a free mid-wait ends
+    the wait (status IGNORED)."""
+    import asyncio
+
+    with ContinuousBatchingPipeline(tiny_dir, None, "CPU", PRECISION_HINT) as cb:
+        async def stream(h):
+            chunks = []
+            while True:
+                text = await h.read_text_async(30)
+                if text:
+                    chunks.append(text)
+                elif h.get_status() != GenerationStatus.RUNNING:
+                    return chunks
+
+        async def main():
+            handles = [cb.add_request(i, p, cfg(max_new_tokens=n), templated=True)
+                       for i, (p, n) in enumerate(zip(PROMPTS, (12, 20, 7, 16)))]
+            streamed = await asyncio.gather(*(stream(h) for h in handles))
+            assert asyncio.get_running_loop()._default_executor is None  # no worker thread was used
+            return handles, streamed
+
+        handles, streamed = asyncio.run(main())
+        for h, chunks in zip(handles, streamed):
+            assert len(chunks) >= 3  # streamed as the steps came, not all at the end
+            assert "".join(chunks) == h.result().m_generation_ids[0]
+            h.close()
+
+        cb.step()  # the caller steps from now on: nothing moves unless it does
+        h = cb.add_request(9, PROMPTS[0], cfg(max_new_tokens=50), templated=True)
+
+        async def stalled():
+            with pytest.raises(TimeoutError, match="within 0.2 s"):
+                await h.read_text_async(0.2)
+            waiter = asyncio.ensure_future(h.read_text_async(30))
+            await asyncio.sleep(0.05)
+            await asyncio.get_running_loop().run_in_executor(None, cb.close)
+            return await asyncio.wait_for(waiter, 10)
+
+        assert asyncio.run(stalled()) == ""
+        assert h.get_status() == GenerationStatus.IGNORED
+        h.close()
+
+
 def test_kv_block_limit_queues_and_preempts_and_refuses_what_never_fits(tiny_dir):
     from ovgenai_c import SchedulerConfig
 
@@ -278,8 +323,9 @@ def test_bad_input_gives_clear_errors(tiny_dir, tiny_cb):
 
 
 def test_c_level_null_arguments_and_free_with_running_requests(tiny_dir):
-    """In a child: NULL arguments give INVALID_C_PARAM; freeing the pipeline with requests running ends them
-    IGNORED and leaves their handles usable."""
+    """In a child: NULL arguments give INVALID_C_PARAM; a step rings the event fd (non-blocking, drained by a read);
+    freeing the pipeline with requests running ends them IGNORED, leaves their handles usable and a dup of the event
+    fd at end of file."""
     body = """
 ffi, lib = api.ffi, api.lib
 out = ffi.new("ovgenai_c_bundled_batching_pipeline**")
@@ -296,8 +342,29 @@ hs = []
 for i in range(3):
     assert lib.ovgenai_c_bundled_batching_pipeline_add_request(pipe, b"hello there", 1, cfg.ptr, h) == 0
     hs.append(h[0])
+fd = ffi.new("int*")
+assert lib.ovgenai_c_bundled_batching_pipeline_get_event_fd(ffi.NULL, fd) == -14
+assert lib.ovgenai_c_bundled_batching_pipeline_get_event_fd(pipe, ffi.NULL) == -14
+assert lib.ovgenai_c_bundled_batching_pipeline_get_event_fd(pipe, fd) == 0 and fd[0] >= 0
+import os, select
+mine = os.dup(fd[0])
 assert lib.ovgenai_c_bundled_batching_pipeline_step(pipe) == 0  # the caller steps from now on: none runs on
+assert select.select([mine], [], [], 5)[0] == [mine]  # a step rang
+assert len(os.read(mine, 4096)) >= 1
+try:
+    os.read(mine, 1)
+    raise AssertionError("the drained signal is still readable")
+except BlockingIOError:
+    pass  # non-blocking and empty until the next step
 lib.ovgenai_c_bundled_batching_pipeline_free(pipe)
+drained = b""
+while True:  # the free's ring, then end of file: the pipeline's own ends are closed
+    assert select.select([mine], [], [], 5)[0] == [mine]
+    chunk = os.read(mine, 4096)
+    if not chunk:
+        break
+    drained += chunk
+os.close(mine)
 st = ffi.new("int*")
 for x in hs:
     assert lib.ovgenai_c_bundled_generation_handle_get_status(x, st) == 0 and st[0] == 2, st[0]

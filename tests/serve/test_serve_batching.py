@@ -46,17 +46,32 @@ def ask_all(url, prompts, n):
     return got
 
 
-def test_concurrent_requests_share_one_batching_pipeline(bundled, tiny_root, reference):
+def test_concurrent_requests_share_one_batching_pipeline(bundled, tiny_root, reference, monkeypatch):
+    """... and their tokens are awaited on the event loop (woken by the pipeline's steps), not fetched one by one
+    in worker threads: a few thread hops per request, not one per token."""
+    import anyio.to_thread
+
+    hops = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counted(fn, *args, **kw):
+        hops.append(getattr(fn, "__name__", repr(fn)))
+        return await run_sync(fn, *args, **kw)
+
     want = {p: reference.prompt_result(p, num_predict=40, temperature=0).text for p in PROMPTS}
     cfg = ServeConfig(models_root=tiny_root, default_model=tiny_root / "tiny", batch_size=4)
     with ServerThread(create_app(cfg, library=bundled)) as srv:
+        monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
         got = ask_all(srv.url, PROMPTS, 40)
+        monkeypatch.undo()
         slot = srv.state.registry.get_loaded("tiny")
         assert slot.batched and len(slot.distinct_providers()) == 1 and len(slot.providers) == 4
         metrics = slot.providers[0].pipeline().get_metrics()
         ps = httpx.get(srv.url + "/api/ps").json()["models"][0]["ovgenai_c"]
         (info,) = httpx.get(srv.url + "/ovgenai_c/info").json()["models"]
     assert got == want
+    assert all(len(t) > 10 for t in got.values()), got  # long enough for a per-token hop to show
+    assert len(hops) <= 2 * len(PROMPTS), hops
     assert info["scheduling"] == {"mode": "continuous_batching", "pipelines": 1, "batch_size": 4}
     assert metrics["shared_steps"] >= 1 and metrics["used_blocks"] == 0, metrics
     assert ps["batched"] is True and ps["pipelines"] == 1 and ps["concurrent"] == 4

@@ -173,6 +173,16 @@ ov_status_e ovgenai_c_bundled_batching_pipeline_has_unfinished(const ovgenai_c_b
     });
 }
 
+ov_status_e ovgenai_c_bundled_batching_pipeline_get_event_fd(const ovgenai_c_bundled_batching_pipeline* pipe,
+                                                              int* fd) {
+    if (!pipe || !pipe->engine)
+        return null_arg(__func__, "pipe", INVALID_C_PARAM);
+    if (!fd)
+        return null_arg(__func__, "fd", INVALID_C_PARAM);
+    *fd = pipe->engine->event_fd();
+    return OK;
+}
+
 ov_status_e ovgenai_c_bundled_batching_pipeline_get_stats(const ovgenai_c_bundled_batching_pipeline* pipe,
                                                           size_t* steps, size_t* shared_steps, size_t* max_batch,
                                                           size_t* running, size_t* waiting, size_t* used_blocks,

@@ -87,6 +87,7 @@ BatchingEngine::~BatchingEngine() {
         end(*r);
     for (auto& r : incoming_)
         end(*r);
+    signal_.ring();  // the failures above; the signal's own end of file follows with the engine
 }
 
 // ---------------------------------------------------------------- requests
@@ -364,10 +365,13 @@ void BatchingEngine::guarded_step() noexcept {
                 fail(*r, "unknown error in the batching step");
         running_.clear();
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.running = running_.size();
-    stats_.waiting = waiting_.size();
-    stats_.used_blocks = kv_->used_blocks();
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        stats_.running = running_.size();
+        stats_.waiting = waiting_.size();
+        stats_.used_blocks = kv_->used_blocks();
+    }
+    signal_.ring();  // after the step's outputs and the counters: an event loop wakes to read them
 }
 
 // Prefix caching between running requests (SchedulerConfig enable_prefix_caching, GenAI's default): a new

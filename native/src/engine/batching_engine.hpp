@@ -28,6 +28,7 @@
 #include "engine/paged_backend.hpp"
 #include "engine/paged_kv.hpp"
 #include "engine/sampler.hpp"
+#include "engine/step_signal.hpp"
 #include "engine/text_streamer.hpp"
 
 namespace ovgc {
@@ -91,6 +92,9 @@ public:
     void step_now();
     bool has_unfinished() const;
     BatchingStats stats() const;
+    // Readable after every step (its outputs published first); end of file once the engine is gone (see
+    // StepSignal). Owned by the engine.
+    int event_fd() const { return signal_.read_fd(); }
     const GenerationConfig& generation_config() const { return base_->generation_config(); }
 
 private:
@@ -125,6 +129,7 @@ private:
     std::vector<std::unique_ptr<Request>> running_;  // in admission order
     std::deque<std::unique_ptr<Request>> waiting_;
     std::vector<float> row_buf_;
+    StepSignal signal_;  // declared before thread_: it outlives the step thread
     std::thread thread_;
 };
 
