@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import time
 from typing import Any, Dict, Optional
 
@@ -25,15 +26,17 @@ def check_timeout(timeout: Any) -> Optional[float]:
 class GenerationCall:
     """A submitted generation: ``job`` runs it on the owner thread, ``bridge`` carries its text and cancel token."""
 
-    __slots__ = ("job", "bridge", "effective", "timeout", "deadline", "entry")
+    __slots__ = ("job", "bridge", "effective", "timeout", "deadline", "entry", "cancellable")
 
-    def __init__(self, bridge: StreamBridge, effective: Any, timeout: Optional[float], entry: str) -> None:
+    def __init__(self, bridge: StreamBridge, effective: Any, timeout: Optional[float], entry: str,
+                 cancellable: bool = True) -> None:
         self.job: Job = None  # type: ignore[assignment]  # set once submitted (the caller does nothing after it)
         self.bridge = bridge
         self.effective = effective  # the config the call runs with (for the results' shape and finish reason)
         self.timeout = timeout
         self.deadline = None if timeout is None else time.monotonic() + timeout
         self.entry = entry  # "generate()", "stream()" or "astream()", for messages
+        self.cancellable = cancellable  # False: no callback reaches C, a cancel waits for the call's end
 
     # --- state ---------------------------------------------------------------------------------------------
     def done(self) -> bool:
@@ -52,8 +55,8 @@ class GenerationCall:
         """:meth:`finish_reason` when it does not depend on the generated-token count ("cancel", "stop"), else the
         max_new_tokens limit that count is compared with (an int)."""
         bridge = self.bridge
-        if bridge.returned == StreamingStatus.CANCEL or bridge.cancel_event.is_set():
-            return "cancel"
+        if bridge.returned == StreamingStatus.CANCEL or (self.cancellable and bridge.cancel_event.is_set()):
+            return "cancel"  # (a cancel asked of a call without a callback never reached C: it ran to its end)
         if bridge.returned == StreamingStatus.STOP:
             return "stop"
         limit = self.effective.get_max_new_tokens()
@@ -91,7 +94,13 @@ class GenerationCall:
                 self.job.event.wait()
         except KeyboardInterrupt:
             self.cancel("interrupt")
+            if not self.cancellable and not self.job.done():
+                sys.stderr.write(f"ovgenai_c: Ctrl-C: waiting for {self.entry} to finish — with no streamer and no "
+                                 "timeout it runs without a callback on the official library (as pybind's generate), "
+                                 "so it cannot be cancelled; pass timeout= or a streamer to make such calls "
+                                 "cancellable\n")
             self.job.wait_uninterrupted()
+            self.job.value = None  # results nobody gets: their native object goes now, not with the traceback
             raise
 
     # --- outcome -------------------------------------------------------------------------------------------

@@ -217,8 +217,8 @@ def render_official(off: Dict[str, Any]) -> List[str]:
         rows.append([f"outside ms, {label}", (es.get(ov) or {}).get("outside_engine_ms"),
                      (es.get(g) or {}).get("outside_engine_ms"), None, None])
     out.append(table(["measure", ov, g, "ratio", "95% CI"], rows))
-    out.append("  (outside ms: wall time of the call minus the engine's own generate_duration; no streamer: ovgenai_c "
-               "still installs its cancel callback)")
+    out.append("  (outside ms: wall time of the call minus the engine's own generate_duration; no streamer: no "
+               "callback on either side, as ovgenai_c calls the official library then)")
     return out
 
 
