@@ -11,6 +11,18 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
+def nlohmann_include() -> Path:
+    """The include folder of the nlohmann-json pip package (native/src/json parses with it), for tests that compile
+    native sources with g++."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nlohmann_json")
+    inc = Path(spec.submodule_search_locations[0]) / "include" if spec else None
+    if inc is None or not (inc / "nlohmann" / "json.hpp").is_file():
+        raise RuntimeError("the nlohmann-json headers are missing: pip install nlohmann-json==3.12.0")
+    return inc
+
+
 def bundled_library_path() -> "Path | None":
     """The bundled backend to test: $OVGENAI_C_BUNDLED_LIB / $OVGENAI_C_BUNDLED, else where the binding's own
     loader finds it (the package's _bundled/ — also the installed copy when tests run from a source tree —

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import shutil
@@ -23,6 +22,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
+from testsupport import nlohmann_include  # noqa: F401  (also used by the fixtures below)
 
 ROOT = Path(__file__).resolve().parents[2]
 NATIVE = ROOT / "native" / "src"
@@ -42,15 +43,6 @@ def _sources() -> list[Path]:
 
 def _headers() -> list[Path]:
     return [p for d in HARNESS_DIRS for p in sorted((NATIVE / d).glob("*.hpp"))]
-
-
-def nlohmann_include() -> Path:
-    """The include folder of the nlohmann-json pip package (native/src/json parses with it)."""
-    spec = importlib.util.find_spec("nlohmann_json")
-    inc = Path(spec.submodule_search_locations[0]) / "include" if spec else None
-    if inc is None or not (inc / "nlohmann" / "json.hpp").is_file():
-        raise RuntimeError("the nlohmann-json headers are missing: pip install nlohmann-json==3.12.0")
-    return inc
 
 
 def build_harness(out_dir: Path) -> Path:
