@@ -35,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--serve-parallel", type=int, metavar="N",
                    help="serve section: the server's --parallel (default: the server's own default)")
     p.add_argument("--serve-rounds", type=int, metavar="N", help="serve section: rounds (default 3, --quick 1)")
+    p.add_argument("--serve-per-client", type=int, metavar="N",
+                   help="serve section: requests each client sends back to back per level (default 2, --quick 1); "
+                        "more makes each cell longer and its ratio steadier")
     p.add_argument("--serve-levels", metavar="LIST", help="serve section: comma-separated client counts "
                                                           "(default 1,2,4,8; 1 is always included)")
     p.add_argument("--whisper-rounds", type=int, metavar="N", help="whisper section: paired rounds (default 5, "

@@ -75,6 +75,8 @@ class Settings:
         self.serve_parallel: Optional[int] = getattr(args, "serve_parallel", None)
         if getattr(args, "serve_rounds", None) is not None:
             self.serve_rounds = max(1, args.serve_rounds)
+        if getattr(args, "serve_per_client", None) is not None:
+            self.serve_per_client = max(1, args.serve_per_client)
         if getattr(args, "serve_levels", None):
             self.serve_levels = sorted({max(1, int(x)) for x in args.serve_levels.split(",")} | {1})
         if args.reps is not None:

@@ -65,7 +65,7 @@ def serve_run(tmp_path_factory):
     env = dict(os.environ, XDG_CACHE_HOME=str(out.parent / "cache"))
     env.pop("OVGENAI_C_LIBRARY", None)
     proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--only", "serve", "--model", str(TINY_IR),
-                           "--out", str(out), "--library", str(bundled), "--no-fetch"],
+                           "--out", str(out), "--library", str(bundled), "--no-fetch", "--serve-per-client", "2"],
                           capture_output=True, text=True, timeout=300, env=env, cwd=str(out.parent))
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(out.read_text()), proc.stdout
@@ -76,6 +76,7 @@ def test_serve_section_measures_every_level_over_http(serve_run):
     sec = report["serve"]
     assert "error" not in sec, sec.get("error")
     assert sec["levels"] == [1, 2, 4, 8] and sec["top_level"] == 8
+    assert sec["requests_per_client"] == 2  # --serve-per-client (--quick alone sends 1)
     # the server batches a model's requests on the bundled backend (one continuous-batching pipeline)
     sch = sec["server_scheduling"]
     assert sch["mode"] == "continuous_batching" and sch["pipelines"] == 1 and sch["batch_size"] == 8, sch  # the default --batch-size
@@ -103,7 +104,7 @@ def test_serve_section_runs_genai_continuous_batching_beside_it(serve_run):
     (rnd,) = sec["rounds"]
     for lv in (1, 2, 4, 8):
         cell = rnd[serving.GENAI_CB][str(lv)]
-        assert cell["requests"] == lv and _positive(cell["tokens_per_s"])
+        assert cell["requests"] == lv * sec["requests_per_client"] and _positive(cell["tokens_per_s"])
         assert all(_positive(t) for t in cell["ttft_s"])
     for key in ("server_scaling", "server_vs_genai_cb", "server_ttft_growth", "genai_cb_scaling"):
         st = sec["paired"][key]
