@@ -60,8 +60,8 @@ class StepEvents:
                 return True
             waiters = self._waiters.get(loop)
             if waiters is None:
+                loop.add_reader(self._fd, self._drain)  # first: a loop that cannot watch fds leaves nothing behind
                 waiters = self._waiters[loop] = set()
-                loop.add_reader(self._fd, self._drain)
             waiters.add(fut)
         timer = None if timeout is None else loop.call_later(max(timeout, 0.0), _resolve, fut, False)
         try:
@@ -101,7 +101,10 @@ class StepEvents:
                     for fut in waiters:
                         _resolve(fut, True)
                 else:
-                    loop.call_soon_threadsafe(self._wake, waiters)
+                    try:
+                        loop.call_soon_threadsafe(self._wake, waiters)
+                    except RuntimeError:  # that loop is closed: nobody waits there any more
+                        pass
             if ended:  # end of file stays readable: stop watching now rather than when the waiters leave
                 for loop in list(self._waiters):
                     if loop is here:
