@@ -1,0 +1,43 @@
+/* openvino/genai/c/whisper_generation_config.h (37 functions). The loader treats every ov_genai_whisper_* function
+   (this file and cdefs/08_whisper_pipeline.h) as optional: a library without them still loads, and WhisperPipeline
+   names the missing ones. get_generation_config returns a COPY of the base fields (a new ov_genai_generation_config
+   owned by the caller): the base fields can be read through it, never set. */
+typedef struct ov_genai_whisper_generation_config_opaque ov_genai_whisper_generation_config;
+
+ov_status_e ov_genai_whisper_generation_config_create(ov_genai_whisper_generation_config** config);
+ov_status_e ov_genai_whisper_generation_config_create_from_json(const char* json_path, ov_genai_whisper_generation_config** config);
+void ov_genai_whisper_generation_config_free(ov_genai_whisper_generation_config* config);
+ov_status_e ov_genai_whisper_generation_config_get_generation_config(const ov_genai_whisper_generation_config* config, ov_genai_generation_config** generation_config);
+ov_status_e ov_genai_whisper_generation_config_set_decoder_start_token_id(ov_genai_whisper_generation_config* config, int64_t token_id);
+ov_status_e ov_genai_whisper_generation_config_get_decoder_start_token_id(const ov_genai_whisper_generation_config* config, int64_t* token_id);
+ov_status_e ov_genai_whisper_generation_config_set_pad_token_id(ov_genai_whisper_generation_config* config, int64_t token_id);
+ov_status_e ov_genai_whisper_generation_config_get_pad_token_id(const ov_genai_whisper_generation_config* config, int64_t* token_id);
+ov_status_e ov_genai_whisper_generation_config_set_translate_token_id(ov_genai_whisper_generation_config* config, int64_t token_id);
+ov_status_e ov_genai_whisper_generation_config_get_translate_token_id(const ov_genai_whisper_generation_config* config, int64_t* token_id);
+ov_status_e ov_genai_whisper_generation_config_set_transcribe_token_id(ov_genai_whisper_generation_config* config, int64_t token_id);
+ov_status_e ov_genai_whisper_generation_config_get_transcribe_token_id(const ov_genai_whisper_generation_config* config, int64_t* token_id);
+ov_status_e ov_genai_whisper_generation_config_set_prev_sot_token_id(ov_genai_whisper_generation_config* config, int64_t token_id);
+ov_status_e ov_genai_whisper_generation_config_get_prev_sot_token_id(const ov_genai_whisper_generation_config* config, int64_t* token_id);
+ov_status_e ov_genai_whisper_generation_config_set_no_timestamps_token_id(ov_genai_whisper_generation_config* config, int64_t token_id);
+ov_status_e ov_genai_whisper_generation_config_get_no_timestamps_token_id(const ov_genai_whisper_generation_config* config, int64_t* token_id);
+ov_status_e ov_genai_whisper_generation_config_set_max_initial_timestamp_index(ov_genai_whisper_generation_config* config, size_t index);
+ov_status_e ov_genai_whisper_generation_config_get_max_initial_timestamp_index(const ov_genai_whisper_generation_config* config, size_t* index);
+ov_status_e ov_genai_whisper_generation_config_set_is_multilingual(ov_genai_whisper_generation_config* config, bool is_multilingual);
+ov_status_e ov_genai_whisper_generation_config_get_is_multilingual(const ov_genai_whisper_generation_config* config, bool* is_multilingual);
+ov_status_e ov_genai_whisper_generation_config_set_language(ov_genai_whisper_generation_config* config, const char* language);
+ov_status_e ov_genai_whisper_generation_config_get_language(const ov_genai_whisper_generation_config* config, char* language, size_t* language_size);
+ov_status_e ov_genai_whisper_generation_config_set_task(ov_genai_whisper_generation_config* config, const char* task);
+ov_status_e ov_genai_whisper_generation_config_get_task(const ov_genai_whisper_generation_config* config, char* task, size_t* task_size);
+ov_status_e ov_genai_whisper_generation_config_set_return_timestamps(ov_genai_whisper_generation_config* config, bool return_timestamps);
+ov_status_e ov_genai_whisper_generation_config_get_return_timestamps(const ov_genai_whisper_generation_config* config, bool* return_timestamps);
+ov_status_e ov_genai_whisper_generation_config_set_initial_prompt(ov_genai_whisper_generation_config* config, const char* initial_prompt);
+ov_status_e ov_genai_whisper_generation_config_get_initial_prompt(const ov_genai_whisper_generation_config* config, char* initial_prompt, size_t* prompt_size);
+ov_status_e ov_genai_whisper_generation_config_set_hotwords(ov_genai_whisper_generation_config* config, const char* hotwords);
+ov_status_e ov_genai_whisper_generation_config_get_hotwords(const ov_genai_whisper_generation_config* config, char* hotwords, size_t* hotwords_size);
+ov_status_e ov_genai_whisper_generation_config_set_begin_suppress_tokens(ov_genai_whisper_generation_config* config, const int64_t* tokens, size_t tokens_count);
+ov_status_e ov_genai_whisper_generation_config_get_begin_suppress_tokens_count(const ov_genai_whisper_generation_config* config, size_t* tokens_count);
+ov_status_e ov_genai_whisper_generation_config_get_begin_suppress_tokens(const ov_genai_whisper_generation_config* config, int64_t* tokens, size_t tokens_count);
+ov_status_e ov_genai_whisper_generation_config_set_suppress_tokens(ov_genai_whisper_generation_config* config, const int64_t* tokens, size_t tokens_count);
+ov_status_e ov_genai_whisper_generation_config_get_suppress_tokens_count(const ov_genai_whisper_generation_config* config, size_t* tokens_count);
+ov_status_e ov_genai_whisper_generation_config_get_suppress_tokens(const ov_genai_whisper_generation_config* config, int64_t* tokens, size_t tokens_count);
+ov_status_e ov_genai_whisper_generation_config_validate(ov_genai_whisper_generation_config* config);
