@@ -193,20 +193,14 @@ class BatchedStream(Iterator[str]):
         h = self._handle
         while not self._done:
             if self._deadline is not None and time.monotonic() > self._deadline:
-                self.close()
-                raise errors.GenerationTimeoutError(
-                    f"the request exceeded its timeout of {self._timeout} s and was cancelled")
+                raise self._expire()
             h.wait(_WAIT_S)
             if h.can_read():
                 h.read()  # take the ids (the text is what is streamed), so that the next wait blocks
                 if self._first is None:
                     self._first = time.monotonic()
-            text = h.read_text()
-            if h.get_status() != GenerationStatus.RUNNING:
-                text += h.read_text()
-                self._finish()
+            text = self._take(h.read_text())
             if text:
-                self._text.append(text)
                 return text
         raise StopIteration
 
@@ -221,18 +215,30 @@ class BatchedStream(Iterator[str]):
                     raise TimeoutError
                 text = await h.read_text_async(left)
             except TimeoutError:
-                self.close()
-                raise errors.GenerationTimeoutError(
-                    f"the request exceeded its timeout of {self._timeout} s and was cancelled") from None
+                raise self._expire() from None
             if self._first is None:
                 self._first = time.monotonic()
-            if h.get_status() != GenerationStatus.RUNNING:
-                text += h.read_text()
-                self._finish()
+            text = self._take(text)
             if text:
-                self._text.append(text)
                 return text
         return None
+
+    def _take(self, text: str) -> str:
+        """``text`` just read, with what came with the end when the request has ended (then finished here); kept
+        for :attr:`text` when not empty."""
+        h = self._handle
+        if h.get_status() != GenerationStatus.RUNNING:
+            text += h.read_text()
+            self._finish()
+        if text:
+            self._text.append(text)
+        return text
+
+    def _expire(self) -> errors.GenerationTimeoutError:
+        """The deadline passed: cancel the request; the error to raise."""
+        self.close()
+        return errors.GenerationTimeoutError(f"the request exceeded its timeout of {self._timeout} s and was "
+                                             "cancelled")
 
     def _finish(self) -> None:
         self._done = True

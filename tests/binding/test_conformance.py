@@ -204,25 +204,32 @@ def test_beam_search_returns_ranked_sequences(pipe):
         list(pipe.stream("Tell me something", max_new_tokens=8, num_beams=4))
 
 
-def _official_plain_call_runs_to_its_end(pipe):
-    """On the official library a generate() with neither streamer nor timeout has no callback (as pybind's): a
-    cancel cannot reach it, the call runs to its end and its finish reason says so."""
+def _generate_and_cancel(pipe, max_new_tokens, settle_s, **kwargs):
+    """Start a no-streamer generate() in a thread, cancel its bridge ``settle_s`` after it started, wait for the
+    call: (its result, the bridge)."""
     import threading
     import time
 
     out = {}
-    t = threading.Thread(target=lambda: out.setdefault("r", pipe.generate("Go on", max_new_tokens=40,
-                                                                           ignore_eos=True)))
+    t = threading.Thread(target=lambda: out.setdefault("r", pipe.generate("Go on", max_new_tokens=max_new_tokens,
+                                                                           ignore_eos=True, **kwargs)))
     t.start()
     deadline = time.monotonic() + 30
     while pipe._state.active is None and time.monotonic() < deadline:
         time.sleep(0.005)
+    time.sleep(settle_s)
     bridge = pipe._state.active
     assert bridge is not None
     bridge.cancel("test")
     t.join(60)
     assert not t.is_alive()
-    r = out["r"]
+    return out["r"], bridge
+
+
+def _official_plain_call_runs_to_its_end(pipe):
+    """On the official library a generate() with neither streamer nor timeout has no callback (as pybind's): a
+    cancel cannot reach it, the call runs to its end and its finish reason says so."""
+    r, bridge = _generate_and_cancel(pipe, 40, 0.0)
     assert r.finish_reason == "length" and r.perf_metrics.get_num_generated_tokens() == 40
     assert bridge.chunks == 0  # no callback was called
 
@@ -232,26 +239,10 @@ def test_generate_without_a_streamer_still_cancels(pipe, real_lib, kwargs):
     """Without a user streamer the binding keeps its callback for cancellation; on the bundled library it asks
     for cancel-only calls (no per-token detokenisation), and a cancel still ends the call within a token. On the
     official library only a call with a timeout keeps it (any callback costs a detokenisation per token there)."""
-    import threading
-    import time
-
     if real_lib.kind == "official" and not kwargs:
         _official_plain_call_runs_to_its_end(pipe)
         return
-    out = {}
-    t = threading.Thread(target=lambda: out.setdefault("r", pipe.generate("Go on", max_new_tokens=20000,
-                                                                           ignore_eos=True, **kwargs)))
-    t.start()
-    deadline = time.monotonic() + 30
-    while pipe._state.active is None and time.monotonic() < deadline:
-        time.sleep(0.005)
-    time.sleep(0.3)
-    bridge = pipe._state.active
-    assert bridge is not None
-    bridge.cancel("test")
-    t.join(60)
-    assert not t.is_alive()
-    r = out["r"]
+    r, bridge = _generate_and_cancel(pipe, 20000, 0.3, **kwargs)
     assert r.finish_reason == "cancel" and 0 < r.perf_metrics.get_num_generated_tokens() < 20000
     assert bridge.chunks > 0
     if real_lib.has_cancel_only_streaming and not kwargs:
