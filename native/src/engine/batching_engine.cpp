@@ -214,16 +214,25 @@ void BatchingEngine::publish(Request& r) {
     while (r.given < limit)
         fresh.push_back(r.gen[r.given++]);
     const bool stream_text = r.out->wants_text.load();
+    bool deferred = false;
     if (stream_text) {
-        while (r.streamed < r.given)
-            r.text->put(r.gen[r.streamed++]);  // appends to out->text under its lock
-        if (r.finished)
-            r.text->end();
+        if (defer_text_ && !r.finished && r.given == r.streamed + 1) {
+            r.text->push(r.gen[r.streamed++]);  // its text comes with the step's other requests' (flush_text)
+            text_batch_.push_back(&r);
+            deferred = true;
+        } else {
+            while (r.streamed < r.given)
+                r.text->put(r.gen[r.streamed++]);  // appends to out->text under its lock
+            if (r.finished)
+                r.text->end();
+        }
     }
     {
         std::lock_guard<std::mutex> lock(r.out->mu);
         r.out->tokens.insert(r.out->tokens.end(), fresh.begin(), fresh.end());
     }
+    if (deferred)
+        return;  // the reader is woken once the text is there too
     if (r.finished && !stream_text) {
         std::string all = base_->tokenizer().decode(r.gen.data(), r.given);
         std::lock_guard<std::mutex> lock(r.out->mu);
@@ -231,6 +240,24 @@ void BatchingEngine::publish(Request& r) {
     }
     if (!fresh.empty() || r.finished)
         r.out->cv.notify_all();
+}
+
+// The text of the step's deferred tokens (publish): one detokenizer call for all of them, each streamer then going on
+// as put() would have; their readers are woken last.
+void BatchingEngine::flush_text() {
+    if (text_batch_.empty())
+        return;
+    std::vector<Request*> batch;
+    batch.swap(text_batch_);
+    std::vector<const std::vector<int64_t>*> rows;
+    rows.reserve(batch.size());
+    for (Request* r : batch)
+        rows.push_back(&r->text->pending());
+    const std::vector<std::string> texts = base_->tokenizer().decode_batch(rows);
+    for (size_t i = 0; i < batch.size(); ++i) {
+        batch[i]->text->take(texts[i]);  // appends to out->text under its lock
+        batch[i]->out->cv.notify_all();
+    }
 }
 
 void BatchingEngine::finish(Request& r, GenerationStatus status) {
@@ -582,6 +609,16 @@ bool BatchingEngine::step() {
     const size_t vocab = shape.back();
     const size_t per_row = shape.size() == 3 ? shape[1] : 1;
     std::lock_guard<std::mutex> tl(tok_mu_);
+    // the streamed text of this step's tokens is decoded once for all requests after sampling; a failure on the way
+    // leaves nothing deferred behind (the step's error then ends every request)
+    struct TextDeferral {
+        BatchingEngine& e;
+        explicit TextDeferral(BatchingEngine& engine) : e(engine) { e.defer_text_ = true; }
+        ~TextDeferral() {
+            e.defer_text_ = false;
+            e.text_batch_.clear();
+        }
+    } deferral(*this);
     for (size_t b = 0; b < batch.size(); ++b) {
         Request& r = *batch[b].r;
         if (r.finished || r.pending() != 0)
@@ -614,6 +651,7 @@ bool BatchingEngine::step() {
                                                       : Sampler::greedy(row, vocab);
         accept(r, tok);
     }
+    flush_text();
     running_.erase(std::remove_if(running_.begin(), running_.end(), [](auto& r) { return r->finished; }),
                    running_.end());
     return true;

@@ -106,6 +106,7 @@ private:
     void finish(Request& r, GenerationStatus status);
     void fail(Request& r, const std::string& why);
     void publish(Request& r);
+    void flush_text();
     void accept(Request& r, const SampledToken& tok);
     long match_stop_string(const Request& r) const;
     bool take_requests(std::unique_lock<std::mutex>& lock);
@@ -129,6 +130,10 @@ private:
     std::vector<std::unique_ptr<Request>> running_;  // in admission order
     std::deque<std::unique_ptr<Request>> waiting_;
     std::vector<float> row_buf_;
+    // During a step's sampling: the requests whose one new token's text waits for the step's single detokenizer
+    // call (flush_text), instead of one call per request.
+    bool defer_text_ = false;
+    std::vector<Request*> text_batch_;
     StepSignal signal_;  // declared before thread_: it outlives the step thread
     std::thread thread_;
 };

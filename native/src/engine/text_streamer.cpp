@@ -10,9 +10,7 @@ bool ends_with_replacement(const std::string& t) {
 }
 }  // namespace
 
-StreamStatus TextStreamer::put(int64_t token) {
-    cache_.push_back(token);
-    std::string text = tok_.decode(cache_);
+StreamStatus TextStreamer::take(const std::string& text) {
     lengths_.push_back(static_cast<long>(text.size()));
 
     if (!text.empty() && text.back() == '\n' && text.size() > printed_) {

@@ -18,8 +18,17 @@ public:
     using Callback = std::function<StreamStatus(const std::string&)>;
     TextStreamer(Tokenizer& tok, Callback cb) : tok_(tok), cb_(std::move(cb)) {}
 
-    StreamStatus put(int64_t token);
+    StreamStatus put(int64_t token) {
+        push(token);
+        return take(tok_.decode(cache_));
+    }
     StreamStatus end();
+
+    // put() in two halves, for decoding several streamers' tokens in one detokenizer call: push() the token, decode
+    // pending() (the tokens since the last newline) elsewhere, then take() that text.
+    void push(int64_t token) { cache_.push_back(token); }
+    const std::vector<int64_t>& pending() const { return cache_; }
+    StreamStatus take(const std::string& text);
 
 private:
     StreamStatus emit(const std::string& s) { return s.empty() ? StreamStatus::Running : cb_(s); }

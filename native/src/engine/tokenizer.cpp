@@ -1,5 +1,6 @@
 #include "engine/tokenizer.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -151,6 +152,30 @@ Tokenizer::Tokenizer(ov::Core& core, const std::string& dir) {
         has_plain_ = true;
     }
     detok_ = core.compile_model(detok_model, "CPU", one_thread).create_infer_request();
+    // Batch padding: a special token the detokenizer skips (eos, pad or bos), checked here once — it decodes to
+    // nothing alone and repeated, and adds nothing after text.
+    for (const int64_t candidate : {eos_id_, pad_id_, bos_id_}) {
+        if (candidate < 0)
+            continue;
+        const int64_t alone[3] = {candidate, candidate, candidate};
+        if (!run_detok(detok_, alone, 1).empty() || !run_detok(detok_, alone, 3).empty())
+            continue;
+        bool adds_nothing = true;
+        for (const int64_t t : {int64_t{0}, int64_t{5}, int64_t{100}, int64_t{1000}}) {
+            const int64_t row[2] = {t, candidate};
+            try {
+                if (run_detok(detok_, row, 2) != run_detok(detok_, row, 1)) {
+                    adds_nothing = false;
+                    break;
+                }
+            } catch (const std::exception&) {  // an id beyond a small vocabulary
+            }
+        }
+        if (adds_nothing) {
+            skipped_id_ = candidate;
+            break;
+        }
+    }
 
     // Special token strings, decoded without skipping special tokens.
     if (bos_id_ >= 0 || eos_id_ >= 0) {
@@ -198,5 +223,36 @@ std::vector<int64_t> Tokenizer::encode(const std::string& text, bool add_special
 }
 
 std::string Tokenizer::decode(const int64_t* ids, size_t n) { return run_detok(detok_, ids, n); }
+
+std::vector<std::string> Tokenizer::decode_batch(const std::vector<const std::vector<int64_t>*>& rows) {
+    std::vector<std::string> out;
+    out.reserve(rows.size());
+    if (rows.size() < 2 || skipped_id_ < 0) {
+        for (auto* r : rows)
+            out.push_back(decode(*r));
+        return out;
+    }
+    size_t width = 0;
+    for (auto* r : rows)
+        width = std::max(width, r->size());
+    if (width == 0)
+        return std::vector<std::string>(rows.size());
+    ov::Tensor in(ov::element::i64, ov::Shape{rows.size(), width});
+    int64_t* d = in.data<int64_t>();
+    for (size_t b = 0; b < rows.size(); ++b) {
+        const auto& r = *rows[b];
+        std::copy(r.begin(), r.end(), d + b * width);
+        std::fill(d + b * width + r.size(), d + (b + 1) * width, skipped_id_);
+    }
+    detok_.set_input_tensor(in);
+    detok_.infer();
+    ov::Tensor res = detok_.get_output_tensor();
+    if (res.get_size() != rows.size())
+        throw std::runtime_error("detokenizer: " + std::to_string(res.get_size()) + " strings for " +
+                                 std::to_string(rows.size()) + " rows");
+    const std::string* s = res.data<std::string>();
+    out.assign(s, s + rows.size());
+    return out;
+}
 
 }  // namespace ovgc

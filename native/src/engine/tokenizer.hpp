@@ -20,6 +20,11 @@ public:
     std::vector<int64_t> encode(const std::string& text, bool add_special_tokens = true);
     std::string decode(const int64_t* ids, size_t n);  // skips special tokens (GenAI's default)
     std::string decode(const std::vector<int64_t>& ids) { return decode(ids.data(), ids.size()); }
+    // Several sequences in one detokenizer inference, each decoded as decode() decodes it alone: the rows are
+    // right-padded with a token the detokenizer skips (one of its special tokens), which adds no text. Without such
+    // a token (can_decode_batch() false) the rows are decoded one by one.
+    std::vector<std::string> decode_batch(const std::vector<const std::vector<int64_t>*>& rows);
+    bool can_decode_batch() const { return skipped_id_ >= 0; }
 
     int64_t bos_token_id() const { return bos_id_; }
     int64_t eos_token_id() const { return eos_id_; }
@@ -33,6 +38,7 @@ private:
     ov::InferRequest tok_plain_;  // without special tokens (same as tok_ when the model adds none)
     bool has_plain_ = false;
     ov::InferRequest detok_;
+    int64_t skipped_id_ = -1;  // an id the detokenizer skips (the batch padding), -1: none known
     int64_t bos_id_ = -1, eos_id_ = -1, pad_id_ = -1;
     std::string bos_, eos_, chat_template_;
 };

@@ -1,0 +1,78 @@
+"""Tokenizer::decode_batch: the batching engine decodes the streamed tokens of all its requests in one detokenizer
+call per step, right-padding the rows with a special token the detokenizer skips. Every row must come out exactly as
+decoding it alone does. Compiled with g++ from the engine's tokenizer against the openvino wheel's headers and
+library, run on the real SmolLM2 tokenizer and on the tiny fixture's."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from testsupport import nlohmann_include
+
+pytestmark = pytest.mark.engine_explicit  # no pipeline: once per run, not again in the SDPA pass
+
+ROOT = Path(__file__).resolve().parents[2]
+NATIVE = ROOT / "native" / "src"
+SOURCES = [NATIVE / "engine" / "tokenizer.cpp", *sorted((NATIVE / "json").glob("*.cpp")),
+           *sorted((NATIVE / "common").glob("*.cpp")),
+           Path(__file__).with_name("decode_batch_main.cpp")]
+CACHE = Path(os.environ.get("OVGENAI_C_CACHE", Path.home() / ".cache" / "ovgenai_c")) / "native_units"
+
+
+def _openvino_paths():
+    import importlib.util
+
+    # found, not imported: this process may have another OpenVINO mapped already (the bundled backend's)
+    specs = [importlib.util.find_spec(name) for name in ("openvino", "openvino_tokenizers")]
+    if None in specs:
+        pytest.skip("the openvino / openvino_tokenizers wheels are not installed")
+    root, tokenizers = (Path(s.submodule_search_locations[0]) for s in specs)
+    libs = sorted((root / "libs").glob("libopenvino.so*"), key=lambda p: len(p.name))
+    ext = tokenizers / "lib" / "libopenvino_tokenizers.so"
+    if not (root / "include").is_dir() or not libs or not ext.is_file():
+        pytest.skip("the openvino wheel's headers / library or the tokenizers extension are missing")
+    return root / "include", libs[-1], ext
+
+
+@pytest.fixture(scope="module")
+def decode_batch_exe():
+    if shutil.which("g++") is None:
+        pytest.skip("g++ not available")
+    include, libopenvino, ext = _openvino_paths()
+    h = hashlib.sha256(str(libopenvino).encode())
+    for p in SOURCES + [NATIVE / "engine" / "tokenizer.hpp"] + sorted(NATIVE.glob("json/*.hpp")) \
+            + sorted(NATIVE.glob("common/*.hpp")):
+        h.update(p.read_bytes())
+    exe = CACHE / f"decode-batch-{h.hexdigest()[:16]}"
+    if not exe.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        tmp = exe.with_suffix(f".tmp{os.getpid()}")
+        res = subprocess.run(["g++", "-std=c++17", "-O1", "-I", str(NATIVE), "-isystem", str(include), "-isystem",
+                              str(nlohmann_include()), *map(str, SOURCES), str(libopenvino),
+                              f"-Wl,-rpath,{libopenvino.parent}", "-o", str(tmp)], capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr[-3000:]
+        os.replace(tmp, exe)
+    return exe, ext
+
+
+def _check(exe_ext, folder: Path, batches: int) -> None:
+    exe, ext = exe_ext
+    res = subprocess.run([str(exe), str(folder), str(ext), str(batches), "11"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    lines = res.stdout.splitlines()
+    assert lines[0] == "batch 1", "no padding token found: the batch path would not run"
+    assert lines[-1] == "mismatches 0", "\n".join(lines[:20])
+
+
+def test_smollm2_rows_decode_in_a_batch_as_alone(decode_batch_exe, smol_dir):
+    _check(decode_batch_exe, smol_dir, 300)
+
+
+def test_tiny_fixture_rows_decode_in_a_batch_as_alone(decode_batch_exe, tiny_dir):
+    _check(decode_batch_exe, tiny_dir, 100)
