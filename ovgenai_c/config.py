@@ -26,6 +26,7 @@ class StopCriteria(enum.IntEnum):
 
 # field -> (kind, default, C setter suffix). Order = the order setters are applied (stop_token_ids before eos).
 _SIZE, _BOOL, _FLOAT, _STRS, _IDS, _INT64, _CRIT = "size", "bool", "float", "strs", "ids", "int64", "criteria"
+_OPT_SIZE = "optional size"  # a size_t or None (unset: std::optional in GenAI 2026.4, its setter never called)
 FIELDS: Dict[str, tuple] = {
     "max_new_tokens": (_SIZE, SIZE_MAX),
     "max_length": (_SIZE, SIZE_MAX),
@@ -53,7 +54,7 @@ FIELDS: Dict[str, tuple] = {
     "frequency_penalty": (_FLOAT, 0.0),
     "rng_seed": (_SIZE, 0),
     "assistant_confidence_threshold": (_FLOAT, 0.0),
-    "num_assistant_tokens": (_SIZE, 0),
+    "num_assistant_tokens": (_OPT_SIZE, None),  # None as openvino_genai 2026.4 (unset; 0 in older releases)
     "max_ngram_size": (_SIZE, 0),
     "eos_token_id": (_INT64, -1),
 }
@@ -137,8 +138,8 @@ RANGE_RULES: Dict[str, RangeRule] = {
 
 
 def field_kind(name: str) -> str:
-    """The kind of a C-backed field: ``"size"``, ``"int64"``, ``"float"``, ``"bool"``, ``"strs"``, ``"ids"``
-    or ``"criteria"``. Raises KeyError for a name that is not one."""
+    """The kind of a C-backed field: ``"size"``, ``"optional size"`` (an int or None), ``"int64"``, ``"float"``,
+    ``"bool"``, ``"strs"``, ``"ids"`` or ``"criteria"``. Raises KeyError for a name that is not one."""
     return FIELDS[name][0]
 
 
@@ -155,6 +156,12 @@ def _coerce(name: str, kind: str, value: Any, subject: str) -> Any:
         if not isinstance(value, bool):
             raise InvalidParameterError(f"{subject} must be a bool, not {type(value).__name__}")
         return value
+    if kind == _OPT_SIZE:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidParameterError(f"{subject} must be an int or None, not {type(value).__name__}")
+        kind = _SIZE
     if kind in (_SIZE, _INT64):
         if isinstance(value, bool) or not isinstance(value, int):
             raise InvalidParameterError(f"{subject} must be an int, not {type(value).__name__}")
@@ -332,10 +339,10 @@ class GenerationConfig:
         return self._values["do_sample"]
 
     def is_assisting_generation(self) -> bool:
-        return self._values["assistant_confidence_threshold"] > 0 or self._values["num_assistant_tokens"] > 0
+        return self._values["assistant_confidence_threshold"] > 0 or (self._values["num_assistant_tokens"] or 0) > 0
 
     def is_prompt_lookup(self) -> bool:
-        return self._values["max_ngram_size"] > 0 and self._values["num_assistant_tokens"] > 0
+        return self._values["max_ngram_size"] > 0 and (self._values["num_assistant_tokens"] or 0) > 0
 
     def is_structured_output_generation(self) -> bool:
         return self._extra["structured_output_config"] is not None
@@ -380,14 +387,15 @@ class GenerationConfig:
             applies = v["do_sample"] if rule.applies == WHEN_SAMPLING else not beams
             if applies and v[name] not in rule.interval:
                 p.append(rule.message(name, v[name]))
-        assisting = v["assistant_confidence_threshold"] > 0.0 or v["num_assistant_tokens"] > 0
+        assistant_tokens = v["num_assistant_tokens"] or 0  # None (unset) counts as 0, as in GenAI's validate()
+        assisting = v["assistant_confidence_threshold"] > 0.0 or assistant_tokens > 0
         if assisting:
             if v["num_beams"] > 1 or v["num_return_sequences"] > 1:
                 p.append("assisted generation (assistant_confidence_threshold / num_assistant_tokens) works only "
                          "with one sequence and without beam search")
-            if v["assistant_confidence_threshold"] != 0.0 and v["num_assistant_tokens"] != 0:
+            if v["assistant_confidence_threshold"] != 0.0 and assistant_tokens != 0:
                 p.append("set either assistant_confidence_threshold or num_assistant_tokens, not both")
-        if v["max_ngram_size"] != 0 and v["num_assistant_tokens"] == 0:
+        if v["max_ngram_size"] != 0 and assistant_tokens == 0:
             p.append("max_ngram_size (prompt lookup) needs num_assistant_tokens > 0")
         if v["num_beams"] > 1:
             if v["num_beam_groups"] == 0 or v["num_beams"] % v["num_beam_groups"] != 0:
