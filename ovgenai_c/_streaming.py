@@ -2,12 +2,14 @@
 reassembly, the cancel token, user streamer results, exceptions stashed (never thrown into C)."""
 from __future__ import annotations
 
-import asyncio
 import codecs
 import collections
 import enum
 import time
-from typing import Any, Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Optional
+
+if TYPE_CHECKING:  # (asyncio itself is imported by the loop that uses AsyncChunkQueue: not at import time)
+    import asyncio
 
 from ._owner import Wakeup
 

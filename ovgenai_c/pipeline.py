@@ -1,7 +1,6 @@
 """LLMPipeline: a GenAI C pipeline owned by one dedicated native thread."""
 from __future__ import annotations
 
-import asyncio
 import atexit
 import functools
 import math
@@ -831,6 +830,8 @@ class LLMPipeline(OwnedPipeline):
         """Async iterator of text pieces; cancelling the consuming task cancels generation natively.
         ``timeout`` (seconds, whole call) cancels natively and raises GenerationTimeoutError."""
         check_timeout(timeout)
+        import asyncio  # (not at import time: a program that never streams asynchronously does not pay for it)
+
         loop = asyncio.get_running_loop()
         chunks = AsyncChunkQueue(loop)
         call = self._start_generate(inputs, generation_config, chunks.put, kwargs, timeout, entry="astream()")
