@@ -1,7 +1,8 @@
 """The cffi FFI object, built once from the C declarations in ``cdefs/``.
 
 cdefs are read in file-name order (the upstream include order). Files whose name starts with ``9`` are
-ovgenai_c's own optional extras (their functions are named ``ovgenai_c_*``), not upstream headers.
+ovgenai_c's own optional extras (their functions are named ``ovgenai_c_*``), not upstream headers, and the binding's
+relay helper (``ovgenai_relay_*``, looked up only in its own small library: ``_relay``).
 ``cdefs/openvino/`` holds the subset of OpenVINO's own C API (libopenvino_c) that ovgenai_c uses; its functions
 (``ov_*`` but not ``ov_genai_*``) are never looked up in the GenAI library. Nothing here loads a shared library.
 
@@ -34,6 +35,7 @@ GENAI_PREFIX = "ov_genai_"  # upstream GenAI C functions
 EXTRA_PREFIX = "ovgenai_c_"  # the bundled backend's optional extras (cdefs/9*)
 VLM_PREFIX = "ov_genai_vlm_"  # cdefs/06_vlm_pipeline.h: upstream, but optional (a library without VLM still loads)
 WHISPER_PREFIX = "ov_genai_whisper_"  # cdefs/07 and 08 (Whisper): upstream, optional as the VLM ones
+RELAY_PREFIX = "ovgenai_relay_"  # cdefs/94: the binding's own helper library (libovgenai_c_relay), never GenAI's
 _MODULE_PREFIX = "ovgenai_c_ffi_"
 _MARKER = "# ovgenai_c precompiled FFI "
 
@@ -161,7 +163,7 @@ def _declared_functions() -> Tuple[Tuple[str, ...], ...]:
         names = sorted(n for n in dir(lib) if n not in constants)
         genai = tuple(n for n in names if n.startswith(GENAI_PREFIX) and not n.startswith((VLM_PREFIX, WHISPER_PREFIX)))
         extras = tuple(n for n in names if n.startswith(EXTRA_PREFIX))
-        openvino = tuple(n for n in names if not n.startswith((GENAI_PREFIX, EXTRA_PREFIX)))
+        openvino = tuple(n for n in names if not n.startswith((GENAI_PREFIX, EXTRA_PREFIX, RELAY_PREFIX)))
         vlm = tuple(n for n in names if n.startswith(VLM_PREFIX))
         whisper = tuple(n for n in names if n.startswith(WHISPER_PREFIX))
         _functions = (genai, extras, openvino, vlm, whisper)

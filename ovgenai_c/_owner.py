@@ -14,6 +14,8 @@ import threading
 import time
 from typing import Any, Callable, List, Optional, Tuple
 
+from . import _relay
+
 
 PLAIN_WAIT_S = 0.01  # the main thread's first, plain wait (the longest a Ctrl-C can go unseen)
 
@@ -108,28 +110,42 @@ class Wakeup:
                 return False
         if threading.current_thread() is not threading.main_thread() or not _python_sigint_handler():
             return self._event.wait(timeout)
-        r, w = _main_pipe()
+        return wait_on_main_thread(self._event.is_set, self._arm, self._event.wait, timeout)
+
+    def _arm(self, w: Optional[int]) -> bool:
+        self._fd = w
+        return self._event.is_set()
+
+
+def wait_on_main_thread(is_set: Callable[[], bool], arm: Callable[[Optional[int]], bool],
+                        plain_wait: Callable[[Optional[float]], bool], timeout: Optional[float]) -> bool:
+    """The main thread's signal-aware wait: until ``is_set()`` (True) or ``timeout`` seconds (False), selecting on a
+    pipe that Python's signal wakeup fd writes to — a Ctrl-C taken by any thread runs its handler here at once.
+    ``arm(w)`` makes the awaited end write a byte to ``w`` too and says whether it has happened already; ``arm(None)``
+    disarms it (always called last). ``plain_wait(timeout)``: the wait where no wakeup fd can be set."""
+    r, w = _main_pipe()
+    try:
         try:
-            try:
-                previous = _install_wakeup_fd(w)
-            except ValueError:  # not the main interpreter's main thread after all
-                return self._event.wait(timeout)
-            self._fd = w
-            deadline = None if timeout is None else time.monotonic() + timeout
-            while not self._event.is_set():
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    return False
-                # a signal delivered to this thread interrupts select and its handler runs here (PEP 475); one
-                # taken elsewhere (or interrupt_main) writes its number to the pipe, and the handler runs at the
-                # next bytecode
-                select.select([r], [], [], left)
-                _drain(r, previous)
+            previous = _install_wakeup_fd(w)
+        except ValueError:  # not the main interpreter's main thread after all
+            return plain_wait(timeout)
+        if arm(w):
             return True
-        finally:
-            # first: a Ctrl-C arriving in this block must not leave our pipe installed
-            _restore_wakeup_fd(w)
-            self._fd = None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not is_set():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            # a signal delivered to this thread interrupts select and its handler runs here (PEP 475); one
+            # taken elsewhere (or interrupt_main) writes its number to the pipe, and the handler runs at the
+            # next bytecode
+            select.select([r], [], [], left)
+            _drain(r, previous)
+        return True
+    finally:
+        # first: a Ctrl-C arriving in this block must not leave our pipe installed
+        _restore_wakeup_fd(w)
+        arm(None)
 
 
 # The wakeup fd that was set before a wait installed its pipe's write end (restored when the wait ends). Kept here,
@@ -217,7 +233,48 @@ def _python_sigint_handler() -> bool:
 _done_lock = _thread.allocate_lock()  # a job's end against add_done_callback (every job's: rarely contended)
 
 
-class Job:
+class _Waitable:
+    """What a caller does with a submitted job (``event``, ``value``, ``error`` are the subclass's)."""
+
+    __slots__ = ()
+    event: Any
+    value: Any
+    error: Optional[BaseException]
+
+    def result(self) -> Any:
+        if self.error is not None:
+            err, self.error = self.error, None
+            try:
+                raise err
+            finally:
+                del err
+        return self.value
+
+    def wait(self, on_interrupt: Optional[Callable[[], None]] = None) -> Any:
+        """Wait for the job and return its value (or raise its exception). Ctrl-C calls ``on_interrupt`` (e.g.
+        cancel), still waits for C to return, then re-raises KeyboardInterrupt."""
+        try:
+            self.event.wait()
+        except KeyboardInterrupt:
+            if on_interrupt is not None:
+                on_interrupt()
+            self.wait_uninterrupted()
+            raise
+        return self.result()
+
+    def wait_uninterrupted(self) -> bool:
+        """Block until the job ends, even through Ctrl-C presses; True if one arrived (the caller re-raises
+        KeyboardInterrupt once it has cleaned up, so the interrupt is never lost)."""
+        interrupted = False
+        while True:
+            try:
+                self.event.wait()
+                return interrupted
+            except KeyboardInterrupt:
+                interrupted = True
+
+
+class Job(_Waitable):
     """A call queued to an owner thread; :meth:`wait` returns its value or raises its exception."""
 
     __slots__ = ("fn", "event", "value", "error", "_callbacks", "_finished", "started")
@@ -266,37 +323,81 @@ class Job:
         """Whether the job has ended (its value or error is set; its waiter may not have been woken yet)."""
         return self._finished
 
-    def result(self) -> Any:
-        if self.error is not None:
-            err, self.error = self.error, None
-            try:
-                raise err
-            finally:
-                del err
-        return self.value
 
-    def wait(self, on_interrupt: Optional[Callable[[], None]] = None) -> Any:
-        """Wait for the job and return its value (or raise its exception). Ctrl-C calls ``on_interrupt`` (e.g.
-        cancel), still waits for C to return, then re-raises KeyboardInterrupt."""
-        try:
-            self.event.wait()
-        except KeyboardInterrupt:
-            if on_interrupt is not None:
-                on_interrupt()
-            self.wait_uninterrupted()
-            raise
-        return self.result()
+class RelayJob(_Waitable):
+    """A C call posted to an owner thread through its relay (:mod:`._relay`), waited for like a :class:`Job`. The
+    first wait that sees the call's end runs ``conclude(status)`` on the waiting thread (not the owner's): its value,
+    or the exception it raised, is the job's. One thread waits on it (the caller that posted it)."""
+
+    __slots__ = ("relay", "_conclude", "value", "error", "_finished", "_lock")
+
+    def __init__(self, relay: Any, conclude: Callable[[int], Any]) -> None:
+        self.relay = relay
+        self._conclude: Optional[Callable[[int], Any]] = conclude
+        self.value: Any = None
+        self.error: Optional[BaseException] = None
+        self._finished = False
+        self._lock = _thread.allocate_lock()
+
+    @property
+    def event(self) -> "RelayJob":
+        return self  # (``event.wait`` / ``event.is_set`` as on a Job)
+
+    def done(self) -> bool:
+        """Whether C has returned (the call's outcome may not be collected yet)."""
+        return self._finished or self.relay.done()
+
+    def is_set(self) -> bool:
+        return self._finished
+
+    def _collect(self, timeout: Optional[float]) -> bool:
+        """Wait up to ``timeout`` seconds in C (GIL released) for the call's end, then conclude it (once)."""
+        with self._lock:
+            if self._finished:
+                return True
+            status = self.relay.wait(timeout)
+            if status is None:
+                return False
+            conclude, self._conclude = self._conclude, None
+            try:
+                self.value = conclude(status)  # type: ignore[misc]
+            except BaseException as exc:  # handed to the caller as a Job's error is
+                self.error = exc
+            self._finished = True
+            return True
+
+    def _arm(self, w: Optional[int]) -> bool:
+        return self.relay.notify(-1 if w is None else w)
+
+    def wait(self, timeout: Optional[float] = None) -> bool:  # type: ignore[override]
+        """True once the call has ended (and is concluded); False when ``timeout`` seconds passed first. On the main
+        thread Ctrl-C stays live as in :meth:`Wakeup.wait`."""
+        if self._finished:
+            return True
+        first = PLAIN_WAIT_S if timeout is None or timeout > PLAIN_WAIT_S else timeout
+        if self._collect(first):
+            return True
+        if timeout is not None:
+            timeout -= first
+            if timeout <= 0:
+                return False
+        if threading.current_thread() is not threading.main_thread() or not _python_sigint_handler():
+            return self._collect(timeout)
+        if not wait_on_main_thread(self.relay.done, self._arm, self._collect, timeout):
+            return False
+        return self._collect(None)
 
     def wait_uninterrupted(self) -> bool:
-        """Block until the job ends, even through Ctrl-C presses; True if one arrived (the caller re-raises
-        KeyboardInterrupt once it has cleaned up, so the interrupt is never lost)."""
         interrupted = False
         while True:
             try:
-                self.event.wait()
+                self.wait()
                 return interrupted
             except KeyboardInterrupt:
                 interrupted = True
+
+    def result(self) -> Any:
+        return _Waitable.result(self)
 
 
 _STOP = object()
@@ -305,7 +406,9 @@ _STOP = object()
 class OwnerThread:
     """A dedicated daemon thread that runs submitted jobs one at a time, in submission order."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, relay: bool = False) -> None:
+        # relay: C calls can also reach this thread through a relay (RelayJob), when the helper library is there
+        self.relay = _relay.new_relay() if relay else None
         self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         self._ready = threading.Event()
         self.native_id: Optional[int] = None
@@ -328,7 +431,23 @@ class OwnerThread:
         self.ident = threading.get_ident()
         self._ready.set()
         get = self._queue.get
+        relay = self.relay
         try:
+            if relay is not None:
+                get_nowait, empty, serve = self._queue.get_nowait, queue.Empty, relay.serve
+                while True:
+                    try:
+                        job = get_nowait()
+                    except empty:
+                        # nothing queued: wait in the relay (GIL released), running the C calls posted to it, until
+                        # a put() wakes it (a flag: a wake-up given before serve starts is not lost)
+                        if serve() < 0:
+                            break  # the relay failed (its mutex): plain queue waits from now on
+                        continue
+                    if job is _STOP:
+                        return
+                    job.run()
+                    del job
             while True:
                 job = get()
                 if job is _STOP:
@@ -352,12 +471,16 @@ class OwnerThread:
         if self._stopping or self._gone:
             raise RuntimeError("owner thread is stopping or gone")
         self._queue.put(job)
+        if self.relay is not None:
+            self.relay.wake()
 
     def stop(self) -> None:
         """Let the thread end after the jobs already queued (does not wait)."""
         if not self._stopping:
             self._stopping = True
             self._queue.put(_STOP)
+            if self.relay is not None:
+                self.relay.wake()
 
     def join(self, timeout: Optional[float] = None) -> bool:
         if self.is_current():

@@ -16,7 +16,7 @@ from . import _capi, _loader, chat as _chat, errors, results as _results
 from ._capi import bundled, generation_config as _native_config, llm_pipeline
 from .scheduler import scheduler_properties
 from ._call import GenerationCall, check_timeout
-from ._owner import Job, OwnerThread
+from ._owner import Job, OwnerThread, RelayJob
 from ._streaming import DEADLINE, END, AsyncChunkQueue, ChunkQueue, StreamBridge
 from .chat import ChatHistory
 from .config import GenerationConfig
@@ -399,8 +399,9 @@ class LLMPipeline(OwnedPipeline):
         self.device = device
         self.properties = dict(props)
         self._library = lib
-        owner = OwnerThread(name=f"ovgenai_c-owner:{Path(path).name}")
         native = self._native
+        # a plain generate() reaches the owner through the relay (C to C, no interpreter lock on the hand-offs)
+        owner = OwnerThread(name=f"ovgenai_c-owner:{Path(path).name}", relay=native is llm_pipeline)
         state = _State(lib, owner, native)
 
         def _create() -> None:
@@ -712,9 +713,63 @@ class LLMPipeline(OwnedPipeline):
         bridge = StreamBridge(on_text, on_tokens)
         call = GenerationCall(bridge, effective, timeout, entry, cancellable=streamable)
         st = self._live_state()
+        if st.owner.relay is not None and on_text is None and on_tokens is None and request.prompt is not None:
+            job = self._relay_generate(st, request.prompt, send, bridge, streamable, streamable and not want_text)
+            if job is not None:
+                call.job = job  # type: ignore[assignment]
+                return call
         call.job = self._put(st, Job(functools.partial(self._generate_job, st, request, send, bridge, streamable,
                                                        want_text)))
         return call
+
+    def _relay_generate(self, st: _State, prompt: bytes, send: Optional[GenerationConfig], bridge: StreamBridge,
+                        streamable: bool, cancel_only: bool) -> Optional[RelayJob]:
+        """A prompt call whose text only the results carry, posted to the owner through its relay: made ready here,
+        run there by C, concluded back here (no Python job, no interpreter lock on either hand-off). None when the
+        owner is not idle (something else is queued or running) or the call needs owner-side work first — then it
+        goes as a Python job."""
+        buffers = st.buffers
+        if buffers is None or st.history_mode or (buffers.cancel_only_on != cancel_only
+                                                  and st.capi.has(bundled.CANCEL_ONLY_STREAMING)):
+            return None  # (the first call makes the buffers; the others switch per-thread state on the owner)
+        fn = st.capi.relay_fn("ov_genai_llm_pipeline_generate")
+        if fn is None:
+            return None
+        if st.owner.is_current():
+            raise RuntimeError("re-entrant call: a streamer must not call its own pipeline")
+        relay = st.owner.relay
+        with st.lock:  # close() marks the state closed under this lock before it queues the free
+            if st.closed:
+                raise errors.PipelineClosedError("the pipeline is closed")
+            if st.handle is None or not relay.reserve():
+                return None
+        # The slot is ours and the owner waits in the relay: nothing else touches the pipeline's config cache or
+        # buffers until this call has been concluded.
+        try:
+            prepared = llm_pipeline.PromptCall(st.capi, st.handle, prompt, send, bridge, streamable=streamable,
+                                               cancel_only=cancel_only, config_cache=st.config_cache,
+                                               buffers=buffers)
+        except BaseException:
+            relay.unreserve()
+            raise
+
+        def conclude(status: int) -> llm_pipeline.Generated:
+            st.active = None
+            out = prepared.conclude(status)
+            if out is None:
+                return llm_pipeline.Generated(bridge.text, None)
+            if out.native is not None:
+                st.unread_perf.add(out.native)
+                if st.closed:  # the pipeline was closed meanwhile (its free read what it found): read these now
+                    try:
+                        out.native()
+                    except Exception:  # raised again where the values are used
+                        pass
+            return out
+
+        st.active = bridge
+        relay.post(fn, *prepared.args)
+        return RelayJob(relay, conclude)
 
     def _generate_job(self, st: _State, *args: Any) -> llm_pipeline.Generated:
         """The owner's job of a generate call: :meth:`_run_generate` unless the pipeline was closed meanwhile."""

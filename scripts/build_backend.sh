@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configure + build the bundled backend (native/) and copy the .so into ovgenai_c/_bundled/ for in-tree use.
+# Configure + build the bundled backend (native/) and copy its .so and the relay helper into ovgenai_c/_bundled/ for
+# in-tree use.
 #   scripts/build_backend.sh             -> native/build/
 #   scripts/build_backend.sh --sanitize  -> native/build-asan/libovgenai_c_bundled.so (address,undefined; not copied)
 #                                           ($OVGENAI_C_BUILD_DIR instead of native/build-asan when set)
@@ -31,4 +32,7 @@ mkdir -p "$here/ovgenai_c/_bundled"
 # atomic replace: never rewrite a .so in place while another process has it mapped
 cp -f "$so" "$dest.tmp.$$"
 mv -f "$dest.tmp.$$" "$dest"
-echo "built: $dest"
+relay="$here/ovgenai_c/_bundled/libovgenai_c_relay.so"
+cp -f "$build/libovgenai_c_relay.so" "$relay.tmp.$$"
+mv -f "$relay.tmp.$$" "$relay"
+echo "built: $dest $relay"

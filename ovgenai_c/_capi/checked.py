@@ -18,6 +18,7 @@ class CApi:
         self.loaded = loaded
         self.ffi = loaded.ffi
         self._enums: Dict[str, str] = {}
+        self._relay_fns: Dict[str, Any] = {}
 
     @property
     def lib(self) -> Any:
@@ -28,6 +29,19 @@ class CApi:
         """Whether the library exports the optional function ``extra`` (cdefs/9*: the bundled extras; cdefs/06: the
         VLM functions)."""
         return self.loaded.has_extra(extra)
+
+    def relay_fn(self, function: str) -> Any:
+        """The C function ``function`` as a pointer of the relay's call shape (``ovgenai_relay_fn``: five pointers
+        in, a status out), or None when the library's attribute is not a C function (a wrapper set on it)."""
+        fn = getattr(self.loaded.lib, function)
+        known = self._relay_fns.get(function)
+        if known is not None and known[0] is fn:
+            return known[1]
+        if not isinstance(fn, self.ffi.CData):
+            return None
+        cast = self.ffi.cast("ovgenai_relay_fn", fn)
+        self._relay_fns[function] = (fn, cast)
+        return cast
 
     def status_enum(self, function: str) -> str:
         """The status family of ``function``: its declared return type (``ov_status_e`` for a name that is not a

@@ -240,31 +240,81 @@ def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, strea
         else:
             fn = "ov_genai_llm_pipeline_generate"
             status = lib.ov_genai_llm_pipeline_generate(pipe, prompt, native_config, streamer, results_pp)
-        results = results_pp[0]
-        results_pp[0] = ffi.NULL
-        if ids is not None or status != 0 or results == ffi.NULL:
-            try:
-                bridge.finish()
-                if status != 0:
-                    raise capi.error(status, fn)
-                return None if results == ffi.NULL else read_results(capi, results, want_tokens=ids is not None)
-            finally:
-                if results != ffi.NULL:
-                    lib.ov_genai_decoded_results_free(results)
-        owned = ffi.gc(results, lib.ov_genai_decoded_results_free)
-        try:
-            bridge.finish()
-            text = read_text(capi, owned, buffers, getter=lib.ov_genai_decoded_results_get_string)
-        except BaseException:
-            ffi.release(owned)
-            raise
-        return Generated(text, None, native=NativeResults(capi, owned))
+        return _conclude(capi, bridge, status, fn, buffers, want_tokens=ids is not None)
     finally:
         if token_streaming:
             bundled.set_token_streamer(capi, None)
         if native_config != ffi.NULL and (config_cache is None or not config_cache.owns(native_config)):
             ffi.release(native_config)
         del args, streamer
+
+
+def _conclude(capi: CApi, bridge: Any, status: int, fn: str, buffers: CallBuffers,
+              want_tokens: bool = False) -> Optional[Generated]:
+    """After C returned ``status`` with the results in ``buffers.results_pp``: the bridge's ``finish()``, then C's
+    error raised, or the results read (the text now; everything now with ``want_tokens``). Frees what it does not
+    hand over."""
+    ffi, lib = capi.ffi, capi.lib
+    results_pp = buffers.results_pp
+    results = results_pp[0]
+    results_pp[0] = ffi.NULL
+    if want_tokens or status != 0 or results == ffi.NULL:
+        try:
+            bridge.finish()
+            if status != 0:
+                raise capi.error(status, fn)
+            return None if results == ffi.NULL else read_results(capi, results, want_tokens=want_tokens)
+        finally:
+            if results != ffi.NULL:
+                lib.ov_genai_decoded_results_free(results)
+    owned = ffi.gc(results, lib.ov_genai_decoded_results_free)
+    try:
+        bridge.finish()
+        text = read_text(capi, owned, buffers, getter=lib.ov_genai_decoded_results_get_string)
+    except BaseException:
+        ffi.release(owned)
+        raise
+    return Generated(text, None, native=NativeResults(capi, owned))
+
+
+class PromptCall:
+    """A generate call from a prompt made ready on the caller's thread for ``ov_genai_llm_pipeline_generate`` to
+    run on another (the pipeline's owner: ``args`` are its five arguments), then :meth:`conclude`d back on the
+    caller's with C's status. The native config, the prompt and the bridge's handle live as long as this does."""
+
+    __slots__ = ("capi", "bridge", "buffers", "args", "_config", "_cached", "_keep")
+
+    def __init__(self, capi: CApi, pipe: Any, prompt: bytes, config: Optional[Any], bridge: Any, *, streamable: bool,
+                 cancel_only: bool, config_cache: Optional[generation_config.NativeConfigCache],
+                 buffers: CallBuffers) -> None:
+        ffi = capi.ffi
+        self.capi, self.bridge, self.buffers = capi, bridge, buffers
+        handle = ffi.new_handle(bridge)
+        streamer = buffers.streamer(cancel_only, handle) if streamable else ffi.NULL
+        native_config = ffi.NULL
+        if config is not None:
+            native_config = generation_config.materialise(capi, config) if config_cache is None \
+                else config_cache.get(capi, config)
+        self._config = native_config
+        self._cached = config_cache is not None and native_config != ffi.NULL and config_cache.owns(native_config)
+        text = ffi.new("char[]", prompt)
+        self._keep = (handle, text)
+        buffers.results_pp[0] = ffi.NULL
+        self.args = (pipe, text, native_config, streamer, buffers.results_pp)
+
+    def conclude(self, status: int) -> Optional[Generated]:
+        """Once C returned ``status``: the results (as :func:`generate` returns them) or C's error raised."""
+        try:
+            return _conclude(self.capi, self.bridge, status, "ov_genai_llm_pipeline_generate", self.buffers)
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        """Let go of the native config (unless the pipeline's cache keeps it) and the call's arguments."""
+        config, self._config = self._config, None
+        if config is not None and config != self.capi.ffi.NULL and not self._cached:
+            self.capi.ffi.release(config)
+        self._keep = self.args = None  # type: ignore[assignment]
 
 
 def read_results(capi: CApi, results: Any, want_tokens: bool = True) -> Generated:

@@ -163,6 +163,8 @@ def _field_bad_values(name: str, kind: str) -> List[Tuple[str, Any]]:
     if kind == "size":
         return [("str", "3"), ("float", 3.0), ("none", None), ("negative", -1), ("huge", SIZE_MAX + 1),
                 ("bool", True), ("list", [1])]
+    if kind == "optional size":  # None is a value here (unset)
+        return [("str", "3"), ("float", 3.0), ("negative", -1), ("huge", SIZE_MAX + 1), ("bool", True), ("list", [1])]
     if kind == "bool":
         return [("int", 1), ("str", "yes"), ("none", None), ("float", 0.0)]
     if kind == "float":
