@@ -326,12 +326,13 @@ class Job(_Waitable):
 
 class RelayJob(_Waitable):
     """A C call posted to an owner thread through its relay (:mod:`._relay`), waited for like a :class:`Job`. The
-    first wait that sees the call's end runs ``conclude(status)`` on the waiting thread (not the owner's): its value,
+    first wait that sees the call's end runs ``conclude(status, text)`` on the waiting thread (not the owner's; ``text``:
+    the library's own text for a failure, read on the owner): its value,
     or the exception it raised, is the job's. One thread waits on it (the caller that posted it)."""
 
     __slots__ = ("relay", "_conclude", "value", "error", "_finished", "_lock")
 
-    def __init__(self, relay: Any, conclude: Callable[[int], Any]) -> None:
+    def __init__(self, relay: Any, conclude: Callable[[int, Optional[str]], Any]) -> None:
         self.relay = relay
         self._conclude: Optional[Callable[[int], Any]] = conclude
         self.value: Any = None
@@ -355,12 +356,12 @@ class RelayJob(_Waitable):
         with self._lock:
             if self._finished:
                 return True
-            status = self.relay.wait(timeout)
-            if status is None:
+            ended = self.relay.wait(timeout)
+            if ended is None:
                 return False
             conclude, self._conclude = self._conclude, None
             try:
-                self.value = conclude(status)  # type: ignore[misc]
+                self.value = conclude(*ended)  # type: ignore[misc]  # (status, the library's failure text)
             except BaseException as exc:  # handed to the caller as a Job's error is
                 self.error = exc
             self._finished = True
@@ -406,9 +407,10 @@ _STOP = object()
 class OwnerThread:
     """A dedicated daemon thread that runs submitted jobs one at a time, in submission order."""
 
-    def __init__(self, name: str, relay: bool = False) -> None:
-        # relay: C calls can also reach this thread through a relay (RelayJob), when the helper library is there
-        self.relay = _relay.new_relay() if relay else None
+    def __init__(self, name: str, relay: bool = False, relay_error_source: Any = None) -> None:
+        # relay: C calls can also reach this thread through a relay (RelayJob), when the helper library is there;
+        # relay_error_source: the library's last-error function (its text is this thread's)
+        self.relay = _relay.new_relay(relay_error_source) if relay else None
         self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         self._ready = threading.Event()
         self.native_id: Optional[int] = None

@@ -174,6 +174,7 @@ class _State:
         self.unread_perf: "weakref.WeakSet[Any]" = weakref.WeakSet()
         # the cffi objects every generate call reuses (made on the owner thread by the first call)
         self.buffers: Any = None
+        self.relay_text: Any = None  # the text buffer of the calls made through the owner's relay
 
     def free_on_owner(self) -> Optional[Job]:
         """Queue the free job and the owner's end; never blocks, never runs C on this thread."""
@@ -401,7 +402,9 @@ class LLMPipeline(OwnedPipeline):
         self._library = lib
         native = self._native
         # a plain generate() reaches the owner through the relay (C to C, no interpreter lock on the hand-offs)
-        owner = OwnerThread(name=f"ovgenai_c-owner:{Path(path).name}", relay=native is llm_pipeline)
+        relayed = native is llm_pipeline
+        owner = OwnerThread(name=f"ovgenai_c-owner:{Path(path).name}", relay=relayed,
+                            relay_error_source=_capi.bind(lib).relay_error_source() if relayed else None)
         state = _State(lib, owner, native)
 
         def _create() -> None:
@@ -746,16 +749,18 @@ class LLMPipeline(OwnedPipeline):
         # The slot is ours and the owner waits in the relay: nothing else touches the pipeline's config cache or
         # buffers until this call has been concluded.
         try:
+            if st.relay_text is None:
+                st.relay_text = llm_pipeline.TextBuffer(st.capi.ffi)
             prepared = llm_pipeline.PromptCall(st.capi, st.handle, prompt, send, bridge, streamable=streamable,
                                                cancel_only=cancel_only, config_cache=st.config_cache,
-                                               buffers=buffers)
+                                               buffers=buffers, text=st.relay_text)
         except BaseException:
             relay.unreserve()
             raise
 
-        def conclude(status: int) -> llm_pipeline.Generated:
+        def conclude(status: int, error_text: Optional[str]) -> llm_pipeline.Generated:
             st.active = None
-            out = prepared.conclude(status)
+            out = prepared.conclude(status, error_text)
             if out is None:
                 return llm_pipeline.Generated(bridge.text, None)
             if out.native is not None:

@@ -68,11 +68,22 @@ class CApi:
         if status != 0:
             raise self.error(status, function, hint)
 
-    def error(self, status: int, function: str, hint: Optional[str] = None) -> errors.GenAIError:
-        """The exception for a failing status of ``function``, with the library's own text when it keeps one."""
+    def error(self, status: int, function: str, hint: Optional[str] = None,
+              detail: Optional[str] = None) -> errors.GenAIError:
+        """The exception for a failing status of ``function``, with the library's own text when it keeps one
+        (``detail``: that text, read already on the thread that made the call; else read on this thread)."""
         from . import bundled
 
-        return errors.error_for(status, function, self.status_enum(function), hint, lambda: bundled.last_error(self))
+        text = (lambda: detail) if detail is not None else (lambda: bundled.last_error(self))
+        return errors.error_for(status, function, self.status_enum(function), hint, text)
+
+    def relay_error_source(self) -> Any:
+        """The library's last-error function as the relay's error source (``ovgenai_relay_error_fn``), or NULL."""
+        from . import bundled
+
+        if not self.has(bundled.LAST_ERROR):
+            return self.ffi.NULL
+        return self.ffi.cast("ovgenai_relay_error_fn", self.lib.ovgenai_c_bundled_last_error)
 
 
 _bound: Dict[int, Tuple[CApi, Any]] = {}

@@ -249,20 +249,21 @@ def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, strea
         del args, streamer
 
 
-def _conclude(capi: CApi, bridge: Any, status: int, fn: str, buffers: CallBuffers,
-              want_tokens: bool = False) -> Optional[Generated]:
-    """After C returned ``status`` with the results in ``buffers.results_pp``: the bridge's ``finish()``, then C's
-    error raised, or the results read (the text now; everything now with ``want_tokens``). Frees what it does not
-    hand over."""
+def _conclude(capi: CApi, bridge: Any, status: int, fn: str, buffers: Any, want_tokens: bool = False,
+              results_pp: Any = None, error_text: Optional[str] = None) -> Optional[Generated]:
+    """After C returned ``status`` with the results in ``results_pp`` (default ``buffers.results_pp``): the bridge's
+    ``finish()``, then C's error raised, or the results read (the text now, into ``buffers``' text buffer; everything
+    now with ``want_tokens``). Frees what it does not hand over."""
     ffi, lib = capi.ffi, capi.lib
-    results_pp = buffers.results_pp
+    if results_pp is None:
+        results_pp = buffers.results_pp
     results = results_pp[0]
     results_pp[0] = ffi.NULL
     if want_tokens or status != 0 or results == ffi.NULL:
         try:
             bridge.finish()
             if status != 0:
-                raise capi.error(status, fn)
+                raise capi.error(status, fn, detail=error_text)
             return None if results == ffi.NULL else read_results(capi, results, want_tokens=want_tokens)
         finally:
             if results != ffi.NULL:
@@ -277,18 +278,34 @@ def _conclude(capi: CApi, bridge: Any, status: int, fn: str, buffers: CallBuffer
     return Generated(text, None, native=NativeResults(capi, owned))
 
 
+class TextBuffer:
+    """A text buffer for :func:`read_text` (``size``, ``text``, ``text_bytes`` as :class:`CallBuffers` has them) with
+    a lock: the relayed calls of one pipeline read their texts on their callers' threads, which may overlap."""
+
+    __slots__ = ("size", "text", "text_bytes", "lock")
+
+    def __init__(self, ffi: Any) -> None:
+        self.size = ffi.new("size_t*")
+        self.text_bytes = TEXT_BUFFER_BYTES
+        self.text = ffi.new("char[]", TEXT_BUFFER_BYTES)
+        self.lock = threading.Lock()
+
+
 class PromptCall:
     """A generate call from a prompt made ready on the caller's thread for ``ov_genai_llm_pipeline_generate`` to
     run on another (the pipeline's owner: ``args`` are its five arguments), then :meth:`conclude`d back on the
-    caller's with C's status. The native config, the prompt and the bridge's handle live as long as this does."""
+    caller's with C's status. The call has its own results pointer, and reads its text into ``text`` (shared by the
+    pipeline's relayed calls, under its lock): the owner may run the pipeline's next call meanwhile. The native
+    config, the prompt and the bridge's handle live as long as this does. ``buffers``: the pipeline's
+    :class:`CallBuffers`, for the streamer structs (whose ``args`` only the running call reads)."""
 
-    __slots__ = ("capi", "bridge", "buffers", "args", "_config", "_cached", "_keep")
+    __slots__ = ("capi", "bridge", "text", "results_pp", "args", "_config", "_cached", "_keep")
 
     def __init__(self, capi: CApi, pipe: Any, prompt: bytes, config: Optional[Any], bridge: Any, *, streamable: bool,
                  cancel_only: bool, config_cache: Optional[generation_config.NativeConfigCache],
-                 buffers: CallBuffers) -> None:
+                 buffers: CallBuffers, text: TextBuffer) -> None:
         ffi = capi.ffi
-        self.capi, self.bridge, self.buffers = capi, bridge, buffers
+        self.capi, self.bridge, self.text = capi, bridge, text
         handle = ffi.new_handle(bridge)
         streamer = buffers.streamer(cancel_only, handle) if streamable else ffi.NULL
         native_config = ffi.NULL
@@ -297,15 +314,18 @@ class PromptCall:
                 else config_cache.get(capi, config)
         self._config = native_config
         self._cached = config_cache is not None and native_config != ffi.NULL and config_cache.owns(native_config)
-        text = ffi.new("char[]", prompt)
-        self._keep = (handle, text)
-        buffers.results_pp[0] = ffi.NULL
-        self.args = (pipe, text, native_config, streamer, buffers.results_pp)
+        prompt_text = ffi.new("char[]", prompt)
+        self._keep = (handle, prompt_text)
+        self.results_pp = ffi.new("ov_genai_decoded_results**")
+        self.args = (pipe, prompt_text, native_config, streamer, self.results_pp)
 
-    def conclude(self, status: int) -> Optional[Generated]:
-        """Once C returned ``status``: the results (as :func:`generate` returns them) or C's error raised."""
+    def conclude(self, status: int, error_text: Optional[str] = None) -> Optional[Generated]:
+        """Once C returned ``status``: the results (as :func:`generate` returns them) or C's error raised (with
+        ``error_text``, the library's text for it read on the thread that made the call)."""
         try:
-            return _conclude(self.capi, self.bridge, status, "ov_genai_llm_pipeline_generate", self.buffers)
+            with self.text.lock:
+                return _conclude(self.capi, self.bridge, status, "ov_genai_llm_pipeline_generate", self.text,
+                                 results_pp=self.results_pp, error_text=error_text)
         finally:
             self.release()
 

@@ -1,0 +1,46 @@
+/* NOT an upstream header, and not part of any GenAI library: libovgenai_c_relay.so, a small helper of the binding
+   itself (no OpenVINO, no GenAI inside) that works with every library ovgenai_c loads.
+   A relay carries one C call at a time from a caller's thread to a pipeline's owner thread and back without the
+   Python interpreter lock on either hand-off: the owner thread waits inside ovgenai_relay_serve() and runs the
+   posted call there, the caller waits inside ovgenai_relay_wait(). The owner's other (Python) work is signalled
+   with ovgenai_relay_wake(). Every function may be called from any thread; none blocks but serve and wait. */
+typedef struct ovgenai_relay_opaque ovgenai_relay;
+/* The shape of the calls a relay runs: five pointer arguments, an int status (ov_status_e) back. */
+typedef int (*ovgenai_relay_fn)(void*, const void*, const void*, const void*, void*);
+/* A library's text for the last failure on the calling thread (ovgenai_c_bundled_last_error), or NULL. */
+typedef const char* (*ovgenai_relay_error_fn)(void);
+
+/* 0 and *relay set, or -1 (out of memory). */
+int ovgenai_relay_create(ovgenai_relay** relay);
+/* Frees it; no thread may be inside serve or wait, and no call may be reserved or running. NULL: nothing. */
+void ovgenai_relay_free(ovgenai_relay* relay);
+
+/* Owner side: blocks until woken, running every call posted meanwhile (a reserved or posted call always runs
+   before serve returns). Returns 0 once ovgenai_relay_wake() was called since the last return. */
+int ovgenai_relay_serve(ovgenai_relay* relay);
+/* Make serve return (now, or when it next runs out of calls); reserve() fails from now until it does. */
+void ovgenai_relay_wake(ovgenai_relay* relay);
+
+/* Caller side: 1 when the call slot is now the caller's — the owner is waiting in serve, nothing else is queued
+   for it and no other call is in the slot —, else 0 (run the call some other way). */
+int ovgenai_relay_reserve(ovgenai_relay* relay);
+/* Give a reserved slot back unused. */
+void ovgenai_relay_unreserve(ovgenai_relay* relay);
+/* Run fn(a0, a1, a2, a3, a4) on the owner (the slot must be reserved by this caller). */
+void ovgenai_relay_post(ovgenai_relay* relay, ovgenai_relay_fn fn, void* a0, const void* a1, const void* a2,
+                        const void* a3, void* a4);
+/* Where a failed call's text comes from: called on the owner right after a call that returned non-zero (the text
+   is thread-local there). NULL (the default): no text. */
+void ovgenai_relay_set_error_source(ovgenai_relay* relay, ovgenai_relay_error_fn fn);
+/* Wait up to timeout_ms (< 0: no limit) for the posted call's end: 1 and *status = its return value (the slot is
+   free again); 2, the same, and the call failed with a text: the slot stays the caller's until
+   ovgenai_relay_take_error; or 0 (not ended yet). */
+int ovgenai_relay_wait(ovgenai_relay* relay, int timeout_ms, int* status);
+/* After wait returned 2: copies the failed call's text into buf (at most size - 1 bytes and a NUL), frees the slot
+   and returns the text's full length. */
+size_t ovgenai_relay_take_error(ovgenai_relay* relay, char* buf, size_t size);
+/* Once the posted call has ended, write one zero byte to fd (a non-blocking pipe's write end); 1 when it has
+   ended already (nothing is written), else 0. fd -1: write nothing. */
+int ovgenai_relay_notify(ovgenai_relay* relay, int fd);
+/* 1 when the posted call has ended and its status is not collected yet. */
+int ovgenai_relay_done(ovgenai_relay* relay);

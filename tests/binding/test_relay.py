@@ -1,0 +1,312 @@
+"""The relay (native/src/relay, cdefs/94_ovgenai_relay.h): a plain generate() reaches the pipeline's owner thread
+through it, C to C, with no Python job and no interpreter lock on either hand-off. The C contract on its own (a
+Python thread serving, cffi callbacks as the relayed calls), then the pipeline on the ABI double: which calls take
+it, that C still runs on the owner thread, and that cancellation, Ctrl-C, close and the fallback without the helper
+behave as for a Python job."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+import ovgenai_c
+from ovgenai_c import _ffi, _owner, _relay
+
+pytestmark = pytest.mark.skipif(_relay.library() is None, reason="the relay helper (libovgenai_c_relay.so) is not built")
+
+
+# ---- the C contract ------------------------------------------------------------------------------------------
+
+class _Served:
+    """A relay and a Python thread serving it until stopped; ``returns`` counts serve()'s returns."""
+
+    def __init__(self) -> None:
+        self.relay = _relay.new_relay()
+        self.returns = 0
+        self.stopping = False
+        self.ident = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        self.ident = threading.get_ident()
+        while not self.stopping:
+            assert self.relay.serve() == 0
+            self.returns += 1
+
+    def start(self) -> "_Served":
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.relay.reserve():  # serving as soon as the thread is inside serve()
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+        self.relay.unreserve()
+        return self
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.relay.wake()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+
+def _fn(record, status=7, sleep=0.0):
+    ffi = _ffi.get_ffi()
+
+    @ffi.callback("ovgenai_relay_fn")
+    def fn(a0, a1, a2, a3, a4):
+        if sleep:
+            time.sleep(sleep)
+        record.append((threading.get_ident(), int(ffi.cast("uintptr_t", a0)), ffi.string(ffi.cast("char*", a1))))
+        return status
+
+    return fn
+
+
+def test_a_posted_call_runs_on_the_serving_thread_and_its_status_comes_back():
+    served = _Served()
+    assert not served.relay.reserve()  # nobody serves yet: the call must go another way
+    served.start()
+    ffi = _ffi.get_ffi()
+    record = []
+    fn = _fn(record, status=7)
+    text = ffi.new("char[]", b"prompt")
+    for _ in range(3):
+        assert served.relay.reserve()
+        assert not served.relay.reserve()  # one call at a time
+        served.relay.post(fn, ffi.cast("void*", 42), text, ffi.NULL, ffi.NULL, ffi.NULL)
+        assert served.relay.wait(10) == (7, None)
+    assert record == [(served.ident, 42, b"prompt")] * 3
+    assert served.returns == 0  # the calls ran inside serve(), which never returned for them
+    served.stop()
+    assert served.returns == 1
+
+
+def test_a_wake_up_waits_for_a_reserved_call_and_a_late_caller_is_refused():
+    served = _Served().start()
+    ffi = _ffi.get_ffi()
+    record = []
+    assert served.relay.reserve()
+    served.relay.wake()  # e.g. a Python job queued meanwhile: serve() returns only after the reserved call
+    time.sleep(0.05)
+    assert served.returns == 0
+    fn, text = _fn(record), ffi.new("char[]", b"x")  # (both kept alive until the call has ended)
+    served.relay.post(fn, ffi.NULL, text, ffi.NULL, ffi.NULL, ffi.NULL)
+    assert served.relay.wait(10) == (7, None)
+    deadline = time.monotonic() + 10
+    while served.returns == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    # the serving thread went back into serve(): a caller gets the slot again
+    deadline = time.monotonic() + 10
+    while not served.relay.reserve():
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    served.relay.unreserve()
+    served.stop()
+
+
+def test_wait_times_out_then_the_end_is_signalled_on_a_pipe():
+    served = _Served().start()
+    ffi = _ffi.get_ffi()
+    record = []
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    try:
+        assert served.relay.reserve()
+        fn, text = _fn(record, status=3, sleep=0.3), ffi.new("char[]", b"slow")
+        served.relay.post(fn, ffi.NULL, text, ffi.NULL, ffi.NULL, ffi.NULL)
+        assert served.relay.wait(0.01) is None and not served.relay.done()
+        assert not served.relay.notify(w)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                assert os.read(r, 16) == b"\0"
+                break
+            except BlockingIOError:
+                assert time.monotonic() < deadline
+                time.sleep(0.005)
+        assert served.relay.done()
+        assert served.relay.notify(w)  # ended already: says so, writes nothing
+        assert served.relay.wait(0) == (3, None)
+        with pytest.raises(BlockingIOError):
+            os.read(r, 16)
+    finally:
+        os.close(r)
+        os.close(w)
+    served.stop()
+
+
+def test_a_failed_calls_text_is_read_on_the_serving_thread_and_handed_over():
+    served = _Served()
+    ffi = _ffi.get_ffi()
+    seen = []
+    text = ffi.new("char[]", b"the owner's own error text")
+
+    @ffi.callback("ovgenai_relay_error_fn")
+    def error_source():
+        seen.append(threading.get_ident())  # thread-local in a real library: must be the serving thread
+        return text
+
+    served.relay.set_error_source(error_source)
+    served.start()
+    record = []
+    ok, failing, prompt = _fn(record, status=0), _fn(record, status=5), ffi.new("char[]", b"p")
+    assert served.relay.reserve()
+    served.relay.post(failing, ffi.NULL, prompt, ffi.NULL, ffi.NULL, ffi.NULL)
+    assert served.relay.wait(10) == (5, "the owner's own error text")
+    assert seen == [served.ident]
+    assert served.relay.reserve()  # the slot is free again once the text was taken
+    served.relay.post(ok, ffi.NULL, prompt, ffi.NULL, ffi.NULL, ffi.NULL)
+    assert served.relay.wait(10) == (0, None) and seen == [served.ident]  # no text asked for a success
+    served.stop()
+
+
+# ---- the pipeline ----------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def relayed(monkeypatch):
+    """Counts the calls that went through a relay."""
+    made = []
+    original = _owner.RelayJob.__init__
+
+    def init(self, *a, **k):
+        made.append(self)
+        original(self, *a, **k)
+
+    monkeypatch.setattr(_owner.RelayJob, "__init__", init)
+    return made
+
+
+def test_plain_generate_calls_take_the_relay_and_c_still_runs_on_the_owner(make_pipe, double, relayed):
+    pipe = make_pipe()
+    assert pipe._state.owner.relay is not None
+    double.reset()
+    # the first call makes the pipeline's call buffers on the owner (a Python job); a call made before the owner is
+    # back in the relay after a Python job goes as one too — once a call has gone through the relay, the owner
+    # stays in it, so every later plain call from this thread does
+    for _ in range(50):
+        assert str(pipe.generate("a b c", max_new_tokens=2)) == "Echo: a "
+        if relayed:
+            break
+    assert relayed
+    before = len(relayed)
+    outs = [str(pipe.generate("a b c", max_new_tokens=2)) for _ in range(5)]
+    assert outs == ["Echo: a "] * 5 and len(relayed) == before + 5
+    owner = pipe.owner_thread_id
+    assert {tid for op, _, tid in double.thread_log() if op == "generate"} == {owner}
+    # results read lazily from the relayed calls, and nothing native left behind once the pipeline goes
+    res = pipe.generate("x y", max_new_tokens=5)
+    assert res.perf_metrics.get_num_generated_tokens() > 0 and res.finish_reason == "stop"
+    kept = pipe.generate("x y", max_new_tokens=5)  # results never read: the close reads and frees them
+    pipe.close()
+    assert double.live() == 0
+    assert kept.finish_reason == "stop"
+
+
+def test_calls_that_need_owner_side_work_go_as_python_jobs(make_pipe, relayed):
+    pipe = make_pipe()
+    pipe.generate("a", max_new_tokens=1)
+    before = len(relayed)
+    pipe.generate("a b", max_new_tokens=3, streamer=lambda t: None)  # a streamer: its text crosses per token
+    pipe.generate([{"role": "user", "content": "hi"}], max_new_tokens=2)  # a conversation
+    assert len(relayed) == before
+
+
+def test_threads_share_a_pipeline_through_relay_and_queue_alike(make_pipe, double, relayed):
+    pipe = make_pipe()
+    double.delay(200)
+    pipe.generate("warm", max_new_tokens=1)
+    errors = []
+
+    def worker(i: int) -> None:
+        try:
+            for k in range(15):
+                words = f"w{i} k{k} z"
+                assert str(pipe.generate(words, max_new_tokens=2)) == f"Echo: w{i} "
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and not any(t.is_alive() for t in threads)
+    assert relayed  # some went through the relay, the others waited as Python jobs
+    assert {tid for op, _, tid in double.thread_log() if op == "generate"} == {pipe.owner_thread_id}
+
+
+def test_a_timeout_cancels_a_relayed_call_natively(make_pipe, double, relayed):
+    pipe = make_pipe()
+    pipe.generate("warm", timeout=5, max_new_tokens=1)  # the owner's cancel mode is now the text one
+    double.delay(50000)
+    before = len(relayed)
+    t0 = time.monotonic()
+    with pytest.raises(ovgenai_c.GenerationTimeoutError):
+        pipe.generate(" ".join(["w"] * 200), timeout=0.2, max_new_tokens=150)
+    assert time.monotonic() - t0 < 5
+    assert len(relayed) == before + 1
+    double.delay(0)
+    assert str(pipe.generate("a b", timeout=5, max_new_tokens=2)) == "Echo: a "
+
+
+def _child(double_lib_path, body: str, env=None) -> subprocess.CompletedProcess:
+    from abi_double.controls import make_model_dir  # noqa: F401 (the child imports it)
+
+    code = textwrap.dedent(f"""
+        import os, signal, sys, tempfile, threading, time, _thread
+        from pathlib import Path
+        sys.path.insert(0, {os.path.dirname(os.path.dirname(__file__))!r})
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        import ovgenai_c
+        from abi_double.controls import Double, make_model_dir
+        lib = ovgenai_c.load_library({str(double_lib_path)!r})
+        dbl = Double(Path({str(double_lib_path)!r}))
+        model = make_model_dir(Path(tempfile.mkdtemp()) / "m")
+        pipe = ovgenai_c.LLMPipeline(model, "CPU", library=lib)
+    """) + textwrap.dedent(body)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+def test_ctrl_c_cancels_a_relayed_call_and_exit_frees_everything(double_lib_path):
+    proc = _child(double_lib_path, """
+        from ovgenai_c import _owner
+        made = []
+        init = _owner.RelayJob.__init__
+        _owner.RelayJob.__init__ = lambda self, *a: (made.append(1), init(self, *a))[1]
+        for _ in range(50):  # until a call has gone through the relay: the owner then stays in it
+            pipe.generate("warm", max_new_tokens=1)
+            if made:
+                break
+        dbl.delay(20000)
+        threading.Timer(0.3, _thread.interrupt_main).start()
+        t0 = time.monotonic()
+        try:
+            pipe.generate(" ".join(["w"] * 300), max_new_tokens=250)
+            print("not interrupted")
+        except KeyboardInterrupt:
+            print("interrupted", round(time.monotonic() - t0, 1) < 3, len(made) >= 2)
+        dbl.delay(0)
+        print(str(pipe.generate("a b", max_new_tokens=2)))
+        dbl.delay(20000)
+        threading.Thread(target=lambda: pipe.generate(" ".join(["w"] * 300), max_new_tokens=250),
+                         daemon=True).start()
+        time.sleep(0.3)
+        print("exiting")
+    """)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[:3] == ["interrupted True True", "Echo: a ", "exiting"], proc.stdout
+
+
+def test_without_the_helper_every_call_is_a_python_job(double_lib_path):
+    proc = _child(double_lib_path, """
+        print(pipe._state.owner.relay is None, str(pipe.generate("a b c", max_new_tokens=2)))
+    """, env={"OVGENAI_C_RELAY": "0"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["True", "Echo:", "a"]
