@@ -12,7 +12,9 @@ typedef const char* (*ovgenai_relay_error_fn)(void);
 
 /* 0 and *relay set, or -1 (out of memory). */
 int ovgenai_relay_create(ovgenai_relay** relay);
-/* Frees it; no thread may be inside serve or wait, and no call may be reserved or running. NULL: nothing. */
+/* Frees it; no thread may be inside serve or wait, and no call may be reserved or running. NULL: nothing. In a
+   forked child (a process other than the one that made it) nothing is freed: its waits may belong to a thread the
+   child does not have. */
 void ovgenai_relay_free(ovgenai_relay* relay);
 
 /* Owner side: blocks until woken, running every call posted meanwhile (a reserved or posted call always runs

@@ -220,7 +220,11 @@ def test_calls_that_need_owner_side_work_go_as_python_jobs(make_pipe, relayed):
 def test_threads_share_a_pipeline_through_relay_and_queue_alike(make_pipe, double, relayed):
     pipe = make_pipe()
     double.delay(200)
-    pipe.generate("warm", max_new_tokens=1)
+    for _ in range(50):  # until the owner serves its relay (then the threads start with both paths open)
+        pipe.generate("warm", max_new_tokens=1)
+        if relayed:
+            break
+    assert relayed
     errors = []
 
     def worker(i: int) -> None:
@@ -236,14 +240,19 @@ def test_threads_share_a_pipeline_through_relay_and_queue_alike(make_pipe, doubl
         t.start()
     for t in threads:
         t.join(60)
+    # whichever way each call went (through the relay when the owner was idle in it, else as a Python job queued
+    # behind the others), every text is its own and C ran on the owner only
     assert not errors and not any(t.is_alive() for t in threads)
-    assert relayed  # some went through the relay, the others waited as Python jobs
     assert {tid for op, _, tid in double.thread_log() if op == "generate"} == {pipe.owner_thread_id}
 
 
 def test_a_timeout_cancels_a_relayed_call_natively(make_pipe, double, relayed):
     pipe = make_pipe()
-    pipe.generate("warm", timeout=5, max_new_tokens=1)  # the owner's cancel mode is now the text one
+    for _ in range(50):  # the owner's cancel mode becomes the text one; then until a call went through the relay
+        pipe.generate("warm", timeout=5, max_new_tokens=1)
+        if relayed:
+            break
+    assert relayed
     double.delay(50000)
     before = len(relayed)
     t0 = time.monotonic()
@@ -310,3 +319,38 @@ def test_without_the_helper_every_call_is_a_python_job(double_lib_path):
     """, env={"OVGENAI_C_RELAY": "0"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["True", "Echo:", "a"]
+
+
+def test_a_forked_child_can_drop_a_relay_whose_owner_waits_in_the_parent():
+    """The parent's owner thread waits in serve(); a forked child that frees the relay (its copy) must not wait for
+    that thread, which the child does not have (destroying the condition variable would)."""
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    code = textwrap.dedent("""
+        import os, sys, threading, time
+        from ovgenai_c import _relay
+        relay = _relay.new_relay()
+        threading.Thread(target=relay.serve, daemon=True).start()
+        while not relay.reserve():
+            time.sleep(0.001)
+        relay.unreserve()  # the serving thread now waits on the condition variable
+        pid = os.fork()
+        if pid == 0:
+            relay.ffi.release(relay.ptr)  # ovgenai_relay_free in the child
+            print("child freed", flush=True)
+            os._exit(0)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                print("child exit", os.waitstatus_to_exitcode(status))
+                break
+            time.sleep(0.02)
+        else:
+            os.kill(pid, 9)
+            print("child hung")
+        relay.wake()
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split("\n")[:2] == ["child freed", "child exit 0"], proc.stdout

@@ -10,6 +10,7 @@
 #include <new>
 #include <string>
 
+#include <sys/types.h>
 #include <unistd.h>
 
 extern "C" {
@@ -43,6 +44,7 @@ void write_byte(int fd) {
 }  // namespace
 
 struct ovgenai_relay_opaque {
+    pid_t creator = ::getpid();  // a forked child does not destroy what its parent's threads may wait on
     std::mutex mutex;
     std::condition_variable owner_cv;  // the owner waits here in serve() for a call or a wake-up
     std::condition_variable done_cv;   // the caller waits here for its call's end
@@ -99,6 +101,10 @@ __attribute__((visibility("default"))) int ovgenai_relay_create(ovgenai_relay_op
 }
 
 __attribute__((visibility("default"))) void ovgenai_relay_free(ovgenai_relay_opaque* relay) {
+    // In a forked child the parent's owner thread is gone but the condition variable still counts it as a waiter:
+    // destroying it would wait for that waiter forever. The child leaves it (its memory goes with the process).
+    if (relay != nullptr && relay->creator != ::getpid())
+        return;
     delete relay;
 }
 
