@@ -175,6 +175,7 @@ class _State:
         # the cffi objects every generate call reuses (made on the owner thread by the first call)
         self.buffers: Any = None
         self.relay_text: Any = None  # the text buffer of the calls made through the owner's relay
+        self.relay_job: Any = None  # the relayed call in flight, until it is concluded
 
     def free_on_owner(self) -> Optional[Job]:
         """Queue the free job and the owner's end; never blocks, never runs C on this thread."""
@@ -741,6 +742,9 @@ class LLMPipeline(OwnedPipeline):
         if st.owner.is_current():
             raise RuntimeError("re-entrant call: a streamer must not call its own pipeline")
         relay = st.owner.relay
+        stale = st.relay_job
+        if stale is not None and stale.done():
+            stale.wait(0)  # a relayed call nobody waited for (an interrupt right after its post): free its slot
         with st.lock:  # close() marks the state closed under this lock before it queues the free
             if st.closed:
                 raise errors.PipelineClosedError("the pipeline is closed")
@@ -748,18 +752,12 @@ class LLMPipeline(OwnedPipeline):
                 return None
         # The slot is ours and the owner waits in the relay: nothing else touches the pipeline's config cache or
         # buffers until this call has been concluded.
-        try:
-            if st.relay_text is None:
-                st.relay_text = llm_pipeline.TextBuffer(st.capi.ffi)
-            prepared = llm_pipeline.PromptCall(st.capi, st.handle, prompt, send, bridge, streamable=streamable,
-                                               cancel_only=cancel_only, config_cache=st.config_cache,
-                                               buffers=buffers, text=st.relay_text)
-        except BaseException:
-            relay.unreserve()
-            raise
+        prepared: Any = None
 
         def conclude(status: int, error_text: Optional[str]) -> llm_pipeline.Generated:
             st.active = None
+            if st.relay_job is job:
+                st.relay_job = None
             out = prepared.conclude(status, error_text)
             if out is None:
                 return llm_pipeline.Generated(bridge.text, None)
@@ -772,9 +770,22 @@ class LLMPipeline(OwnedPipeline):
                         pass
             return out
 
-        st.active = bridge
-        relay.post(fn, *prepared.args)
-        return RelayJob(relay, conclude)
+        try:
+            if st.relay_text is None:
+                st.relay_text = llm_pipeline.TextBuffer(st.capi.ffi)
+            prepared = llm_pipeline.PromptCall(st.capi, st.handle, prompt, send, bridge, streamable=streamable,
+                                               cancel_only=cancel_only, config_cache=st.config_cache,
+                                               buffers=buffers, text=st.relay_text)
+            job = RelayJob(relay, conclude)
+            # kept by the pipeline until concluded: an interrupt (Ctrl-C) landing after the post cannot free what C
+            # is using, and the next call collects it
+            st.relay_job = job
+            st.active = bridge
+            relay.post(fn, *prepared.args)
+        except BaseException:
+            relay.unreserve()  # (nothing once posted: then st.relay_job holds the call until it is collected)
+            raise
+        return job
 
     def _generate_job(self, st: _State, *args: Any) -> llm_pipeline.Generated:
         """The owner's job of a generate call: :meth:`_run_generate` unless the pipeline was closed meanwhile."""

@@ -354,3 +354,33 @@ def test_a_forked_child_can_drop_a_relay_whose_owner_waits_in_the_parent():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split("\n")[:2] == ["child freed", "child exit 0"], proc.stdout
+
+
+def test_an_interrupt_right_after_the_post_leaves_nothing_broken(make_pipe, double, relayed, monkeypatch):
+    """Ctrl-C can land between any two bytecodes: here right after the call was posted, before anyone waits for it.
+    What C uses stays alive, the next call collects it (its slot free again), and close frees everything."""
+    pipe = make_pipe()
+    for _ in range(50):
+        pipe.generate("warm", max_new_tokens=1)
+        if relayed:
+            break
+    assert relayed
+    original = _relay.Relay.post
+
+    def post_then_interrupt(self, *a):
+        original(self, *a)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_relay.Relay, "post", post_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        pipe.generate("lost call", max_new_tokens=2)
+    monkeypatch.setattr(_relay.Relay, "post", original)
+    deadline = time.monotonic() + 10
+    while not pipe._state.owner.relay.done():  # the lost call ends on the owner all the same
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    before = len(relayed)
+    assert str(pipe.generate("a b c", max_new_tokens=2)) == "Echo: a "  # collects the lost one, then relayed
+    assert len(relayed) == before + 1
+    pipe.close()
+    assert double.live() == 0
