@@ -99,22 +99,29 @@ class Wakeup:
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """True once set; False when ``timeout`` seconds passed first."""
-        # A short call ends within a first plain blocking wait (on the main thread Ctrl-C is seen when it returns,
-        # within PLAIN_WAIT_S); only a longer one arms the signal-aware wait below.
-        first = PLAIN_WAIT_S if timeout is None or timeout > PLAIN_WAIT_S else timeout
-        if self._event.wait(first):
-            return True
-        if timeout is not None:
-            timeout -= first
-            if timeout <= 0:
-                return False
-        if threading.current_thread() is not threading.main_thread() or not _python_sigint_handler():
-            return self._event.wait(timeout)
-        return wait_on_main_thread(self._event.is_set, self._arm, self._event.wait, timeout)
+        return staged_wait(self._event.wait, self._event.is_set, self._arm, timeout)
 
     def _arm(self, w: Optional[int]) -> bool:
         self._fd = w
         return self._event.is_set()
+
+
+def staged_wait(plain_wait: Callable[[Optional[float]], bool], is_set: Callable[[], bool],
+                arm: Callable[[Optional[int]], bool], timeout: Optional[float]) -> bool:
+    """Wait until the awaited end (True) or ``timeout`` seconds (False): first ``plain_wait`` for at most
+    :data:`PLAIN_WAIT_S` — a short call ends within it (on the main thread Ctrl-C is seen when it returns) —, then
+    off the main thread (or without a Python SIGINT handler) ``plain_wait`` again, on it :func:`wait_on_main_thread`
+    with ``is_set`` and ``arm``."""
+    first = PLAIN_WAIT_S if timeout is None or timeout > PLAIN_WAIT_S else timeout
+    if plain_wait(first):
+        return True
+    if timeout is not None:
+        timeout -= first
+        if timeout <= 0:
+            return False
+    if threading.current_thread() is not threading.main_thread() or not _python_sigint_handler():
+        return plain_wait(timeout)
+    return wait_on_main_thread(is_set, arm, plain_wait, timeout)
 
 
 def wait_on_main_thread(is_set: Callable[[], bool], arm: Callable[[Optional[int]], bool],
@@ -325,31 +332,28 @@ class Job(_Waitable):
 
 
 class RelayJob(_Waitable):
-    """A C call posted to an owner thread through its relay (:mod:`._relay`), waited for like a :class:`Job`. The
-    first wait that sees the call's end runs ``conclude(status, text)`` on the waiting thread (not the owner's; ``text``:
-    the library's own text for a failure, read on the owner): its value,
-    or the exception it raised, is the job's. One thread waits on it (the caller that posted it)."""
+    """A C call posted to an owner thread through its relay (:mod:`._relay`), waited for like a :class:`Job` (its
+    ``event``). The first wait that sees the call's end runs ``conclude(status, text)`` on the waiting thread (not
+    the owner's; ``text``: the library's own text for a failure, read on the owner): its value, or the exception it
+    raised, is the job's. One thread waits on it (the caller that posted it)."""
 
     __slots__ = ("relay", "_conclude", "value", "error", "_finished", "_lock")
 
     def __init__(self, relay: Any, conclude: Callable[[int, Optional[str]], Any]) -> None:
         self.relay = relay
-        self._conclude: Optional[Callable[[int], Any]] = conclude
+        self._conclude: Optional[Callable[[int, Optional[str]], Any]] = conclude
         self.value: Any = None
         self.error: Optional[BaseException] = None
         self._finished = False
         self._lock = _thread.allocate_lock()
 
     @property
-    def event(self) -> "RelayJob":
-        return self  # (``event.wait`` / ``event.is_set`` as on a Job)
+    def event(self) -> "_RelayEvent":
+        return _RelayEvent(self)
 
     def done(self) -> bool:
         """Whether C has returned (the call's outcome may not be collected yet)."""
         return self._finished or self.relay.done()
-
-    def is_set(self) -> bool:
-        return self._finished
 
     def _collect(self, timeout: Optional[float]) -> bool:
         """Wait up to ``timeout`` seconds in C (GIL released) for the call's end, then conclude it (once)."""
@@ -370,35 +374,23 @@ class RelayJob(_Waitable):
     def _arm(self, w: Optional[int]) -> bool:
         return self.relay.notify(-1 if w is None else w)
 
-    def wait(self, timeout: Optional[float] = None) -> bool:  # type: ignore[override]
-        """True once the call has ended (and is concluded); False when ``timeout`` seconds passed first. On the main
-        thread Ctrl-C stays live as in :meth:`Wakeup.wait`."""
-        if self._finished:
-            return True
-        first = PLAIN_WAIT_S if timeout is None or timeout > PLAIN_WAIT_S else timeout
-        if self._collect(first):
-            return True
-        if timeout is not None:
-            timeout -= first
-            if timeout <= 0:
-                return False
-        if threading.current_thread() is not threading.main_thread() or not _python_sigint_handler():
-            return self._collect(timeout)
-        if not wait_on_main_thread(self.relay.done, self._arm, self._collect, timeout):
-            return False
-        return self._collect(None)
 
-    def wait_uninterrupted(self) -> bool:
-        interrupted = False
-        while True:
-            try:
-                self.wait()
-                return interrupted
-            except KeyboardInterrupt:
-                interrupted = True
+class _RelayEvent:
+    """A :class:`RelayJob`'s end as a :class:`Wakeup`'s interface (``wait`` / ``is_set``)."""
 
-    def result(self) -> Any:
-        return _Waitable.result(self)
+    __slots__ = ("_job",)
+
+    def __init__(self, job: RelayJob) -> None:
+        self._job = job
+
+    def is_set(self) -> bool:
+        return self._job._finished
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """True once the call has ended and is concluded; False when ``timeout`` seconds passed first."""
+        job = self._job
+        return job._finished or (staged_wait(job._collect, job.relay.done, job._arm, timeout)
+                                 and job._collect(None))
 
 
 _STOP = object()

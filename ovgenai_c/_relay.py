@@ -49,11 +49,6 @@ def library() -> Any:
     return _lib
 
 
-def library_path() -> Optional[str]:
-    """Where the relay was loaded from (None when it is not in use)."""
-    return _find() if library() is not None else None
-
-
 class Relay:
     """One owner thread's relay: the owner side (:meth:`serve`, :meth:`wake`) and one call slot for callers."""
 
@@ -112,10 +107,6 @@ class Relay:
 
     def done(self) -> bool:
         return bool(self._lib.ovgenai_relay_done(self.ptr))
-
-    def relay_fn(self, fn: Any) -> Any:
-        """A C function pointer of the relayed shape (five pointers in, a status out) for ``fn``."""
-        return self.ffi.cast("ovgenai_relay_fn", fn)
 
 
 def new_relay(error_source: Any = None) -> Optional[Relay]:

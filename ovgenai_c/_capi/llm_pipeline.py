@@ -192,6 +192,11 @@ def cancel_callback(ffi: Any) -> Any:
     return per_ffi_callback("cancel", ffi, make)
 
 
+def _native_config(capi: CApi, config: Any, cache: Optional[generation_config.NativeConfigCache]) -> Any:
+    """``config``'s native form: the cache's (kept between calls) or one made for this call."""
+    return generation_config.materialise(capi, config) if cache is None else cache.get(capi, config)
+
+
 def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, streamable: bool, cancel_only: bool,
              prompt: Optional[bytes] = None, history: Optional[Any] = None, ids: Optional[List[int]] = None,
              mask: Optional[List[int]] = None,
@@ -223,8 +228,7 @@ def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, strea
         bundled.set_token_streamer(capi, args)
     try:
         if config is not None:
-            native_config = generation_config.materialise(capi, config) if config_cache is None \
-                else config_cache.get(capi, config)
+            native_config = _native_config(capi, config, config_cache)
         if ids is not None:
             fn = bundled.GENERATE_TOKENS
             status = bundled.generate_tokens(capi, pipe, ids, mask, native_config, streamer, results_pp)
@@ -310,8 +314,7 @@ class PromptCall:
         streamer = buffers.streamer(cancel_only, handle) if streamable else ffi.NULL
         native_config = ffi.NULL
         if config is not None:
-            native_config = generation_config.materialise(capi, config) if config_cache is None \
-                else config_cache.get(capi, config)
+            native_config = _native_config(capi, config, config_cache)
         self._config = native_config
         self._cached = config_cache is not None and native_config != ffi.NULL and config_cache.owns(native_config)
         prompt_text = ffi.new("char[]", prompt)
