@@ -31,18 +31,28 @@ void ovgenai_relay_unreserve(ovgenai_relay* relay);
 /* Run fn(a0, a1, a2, a3, a4) on the owner (the slot must be reserved by this caller). */
 void ovgenai_relay_post(ovgenai_relay* relay, ovgenai_relay_fn fn, void* a0, const void* a1, const void* a2,
                         const void* a3, void* a4);
+/* Spinning instead of sleeping (microseconds; 0, the default: never), for when a futex wake-up costs more than a
+   short call (tens of microseconds on a VM): after a call that was posted within owner_us of the previous call's
+   end, the owner spins up to owner_us for the next call before it sleeps; a caller whose previous call ran for at
+   most caller_us spins up to caller_us in wait() for its call's end before it sleeps. */
+void ovgenai_relay_set_spin(ovgenai_relay* relay, int owner_us, int caller_us);
 /* Where a failed call's text comes from: called on the owner right after a call that returned non-zero (the text
    is thread-local there). NULL (the default): no text. */
 void ovgenai_relay_set_error_source(ovgenai_relay* relay, ovgenai_relay_error_fn fn);
 /* Wait up to timeout_ms (< 0: no limit) for the posted call's end: 1 and *status = its return value (the slot is
    free again); 2, the same, and the call failed with a text: the slot stays the caller's until
-   ovgenai_relay_take_error; or 0 (not ended yet). */
+   ovgenai_relay_take_error; or 0 (not ended yet). *status is written before the return (only then), so a caller
+   whose wait's return value was lost (an interrupt) finds the outcome there. */
 int ovgenai_relay_wait(ovgenai_relay* relay, int timeout_ms, int* status);
+/* ovgenai_relay_wait for a thread that must also see signals (Python's main thread): read_fd / write_fd are a
+   non-blocking pipe whose write end is Python's signal wakeup fd for the time of the wait. Waits up to timeout_ms
+   (< 0: no limit) until the call ends (1 or 2 as wait) or a signal's number arrives in the pipe (-1: it is passed on
+   to forward_fd, the wakeup fd that was set before, unless -1; Python's handler runs when the caller is back in
+   Python); 0 at the timeout. The pipe is emptied; the call's end writes a zero byte to write_fd meanwhile. */
+int ovgenai_relay_wait_fd(ovgenai_relay* relay, int timeout_ms, int* status, int read_fd, int write_fd,
+                          int forward_fd);
 /* After wait returned 2: copies the failed call's text into buf (at most size - 1 bytes and a NUL), frees the slot
    and returns the text's full length. */
 size_t ovgenai_relay_take_error(ovgenai_relay* relay, char* buf, size_t size);
-/* Once the posted call has ended, write one zero byte to fd (a non-blocking pipe's write end); 1 when it has
-   ended already (nothing is written), else 0. fd -1: write nothing. */
-int ovgenai_relay_notify(ovgenai_relay* relay, int fd);
 /* 1 when the posted call has ended and its status is not collected yet. */
 int ovgenai_relay_done(ovgenai_relay* relay);

@@ -337,7 +337,7 @@ class RelayJob(_Waitable):
     the owner's; ``text``: the library's own text for a failure, read on the owner): its value, or the exception it
     raised, is the job's. One thread waits on it (the caller that posted it)."""
 
-    __slots__ = ("relay", "_conclude", "value", "error", "_finished", "_lock")
+    __slots__ = ("relay", "_conclude", "value", "error", "_finished", "_lock", "_cell")
 
     def __init__(self, relay: Any, conclude: Callable[[int, Optional[str]], Any]) -> None:
         self.relay = relay
@@ -346,6 +346,7 @@ class RelayJob(_Waitable):
         self.error: Optional[BaseException] = None
         self._finished = False
         self._lock = _thread.allocate_lock()
+        self._cell = relay.status_cell()
 
     @property
     def event(self) -> "_RelayEvent":
@@ -360,19 +361,45 @@ class RelayJob(_Waitable):
         with self._lock:
             if self._finished:
                 return True
-            ended = self.relay.wait(timeout)
+            ended = self.relay.wait(timeout, self._cell)
             if ended is None:
                 return False
-            conclude, self._conclude = self._conclude, None
-            try:
-                self.value = conclude(*ended)  # type: ignore[misc]  # (status, the library's failure text)
-            except BaseException as exc:  # handed to the caller as a Job's error is
-                self.error = exc
-            self._finished = True
+            self._finish(ended)
             return True
 
-    def _arm(self, w: Optional[int]) -> bool:
-        return self.relay.notify(-1 if w is None else w)
+    def _collect_on_main_thread(self, timeout: Optional[float]) -> bool:
+        """:meth:`_collect` for the main thread: the wait also ends when a signal arrives (Python's signal wakeup fd
+        writes to the pipe it watches), and its handler (Ctrl-C's KeyboardInterrupt) runs here at once."""
+        r, w = _main_pipe()
+        with self._lock:
+            if self._finished:
+                return True
+            try:
+                previous = _install_wakeup_fd(w)
+            except ValueError:  # not the main interpreter's main thread after all
+                ended = self.relay.wait(timeout, self._cell)
+            else:
+                try:
+                    deadline = None if timeout is None else time.monotonic() + timeout
+                    while True:
+                        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                        ended = self.relay.wait_fd(left, self._cell, r, w, previous)
+                        if ended is not False:  # (False: a signal; its handler runs on the way round)
+                            break
+                finally:
+                    _restore_wakeup_fd(w)
+            if ended is None:
+                return False
+            self._finish(ended)
+            return True
+
+    def _finish(self, ended: Tuple[int, Optional[str]]) -> None:
+        conclude, self._conclude = self._conclude, None
+        try:
+            self.value = conclude(*ended)  # type: ignore[misc]  # (status, the library's failure text)
+        except BaseException as exc:  # handed to the caller as a Job's error is
+            self.error = exc
+        self._finished = True
 
 
 class _RelayEvent:
@@ -387,10 +414,21 @@ class _RelayEvent:
         return self._job._finished
 
     def wait(self, timeout: Optional[float] = None) -> bool:
-        """True once the call has ended and is concluded; False when ``timeout`` seconds passed first."""
+        """True once the call has ended and is concluded; False when ``timeout`` seconds passed first. As
+        :func:`staged_wait`: a plain wait first, then on the main thread one that signals interrupt."""
         job = self._job
-        return job._finished or (staged_wait(job._collect, job.relay.done, job._arm, timeout)
-                                 and job._collect(None))
+        if job._finished:
+            return True
+        first = PLAIN_WAIT_S if timeout is None or timeout > PLAIN_WAIT_S else timeout
+        if job._collect(first):
+            return True
+        if timeout is not None:
+            timeout -= first
+            if timeout <= 0:
+                return False
+        if threading.current_thread() is not threading.main_thread() or not _python_sigint_handler():
+            return job._collect(timeout)
+        return job._collect_on_main_thread(timeout)
 
 
 _STOP = object()

@@ -10,11 +10,13 @@ from __future__ import annotations
 import math
 import os
 import threading
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Tuple, Union
 
 from . import _ffi
 
 RELAY_NAME = "libovgenai_c_relay.so"
+DEFAULT_SPIN_US = (1000, 100)  # (owner, caller): see cdefs/94_ovgenai_relay.h, ovgenai_relay_set_spin
+_UNCOLLECTED = -0x7FFFFFFF  # the status cell's value while the posted call is not collected (never a C status)
 
 _lock = threading.Lock()
 _lib: Any = None
@@ -52,7 +54,7 @@ def library() -> Any:
 class Relay:
     """One owner thread's relay: the owner side (:meth:`serve`, :meth:`wake`) and one call slot for callers."""
 
-    __slots__ = ("_lib", "ffi", "ptr", "_status", "_error", "__weakref__")
+    __slots__ = ("_lib", "ffi", "ptr", "_error", "__weakref__")
 
     def __init__(self, lib: Any) -> None:
         ffi = _ffi.get_ffi()
@@ -63,7 +65,6 @@ class Relay:
         self.ffi = ffi
         # freed once nothing references it: the owner's loop and every call in flight hold this object
         self.ptr = ffi.gc(out[0], lib.ovgenai_relay_free)
-        self._status = ffi.new("int*")
         self._error = ffi.new("char[]", 4096)
 
     def set_error_source(self, fn: Any) -> None:
@@ -88,22 +89,50 @@ class Relay:
     def post(self, fn: Any, a0: Any, a1: Any, a2: Any, a3: Any, a4: Any) -> None:
         self._lib.ovgenai_relay_post(self.ptr, fn, a0, a1, a2, a3, a4)
 
-    def wait(self, timeout: Optional[float]) -> Optional[Tuple[int, Optional[str]]]:
+    def status_cell(self) -> Any:
+        """A posted call's own status cell for :meth:`wait` (C writes the status there before the wait returns: a
+        wait whose return an interrupt cut off still leaves it behind)."""
+        cell = self.ffi.new("int*")
+        cell[0] = _UNCOLLECTED
+        return cell
+
+    def wait(self, timeout: Optional[float], cell: Any) -> Optional[Tuple[int, Optional[str]]]:
         """(status, the library's text for a failure or None) of the posted call once it has ended (within
-        ``timeout`` seconds; None: no limit), else None. The slot is free again when this returns a value."""
+        ``timeout`` seconds; None: no limit), else None. The slot is free again when this returns a value.
+        ``cell``: the call's :meth:`status_cell`."""
+        if cell[0] != _UNCOLLECTED:
+            return self._collected_before(cell)
         ms = -1 if timeout is None else max(int(math.ceil(timeout * 1000.0)), 0)
-        ended = self._lib.ovgenai_relay_wait(self.ptr, ms, self._status)
+        return self._ended(self._lib.ovgenai_relay_wait(self.ptr, ms, cell), cell)
+
+    def wait_fd(self, timeout: Optional[float], cell: Any, read_fd: int, write_fd: int,
+                forward_fd: int) -> Union[None, bool, Tuple[int, Optional[str]]]:
+        """:meth:`wait` for Python's main thread while ``write_fd`` is its signal wakeup fd (a non-blocking pipe's
+        write end; ``read_fd`` the read end): also False as soon as a signal's number arrives (passed on to
+        ``forward_fd`` unless -1; the handler runs when this returns)."""
+        if cell[0] != _UNCOLLECTED:
+            return self._collected_before(cell)
+        ms = -1 if timeout is None else max(int(math.ceil(timeout * 1000.0)), 0)
+        ended = self._lib.ovgenai_relay_wait_fd(self.ptr, ms, cell, read_fd, write_fd, forward_fd)
+        return False if ended < 0 else self._ended(ended, cell)
+
+    def _ended(self, ended: int, cell: Any) -> Optional[Tuple[int, Optional[str]]]:
         if not ended:
             return None
         text = None
         if ended == 2:
             self._lib.ovgenai_relay_take_error(self.ptr, self._error, 4096)
             text = self.ffi.string(self._error).decode("utf-8", "replace") or None
-        return int(self._status[0]), text
+        return int(cell[0]), text
 
-    def notify(self, fd: int) -> bool:
-        """Have the call's end write a byte to ``fd`` (-1: no longer); True when it has ended already."""
-        return bool(self._lib.ovgenai_relay_notify(self.ptr, fd))
+    def _collected_before(self, cell: Any) -> Tuple[int, Optional[str]]:
+        """The outcome of a call an earlier wait collected but whose return an interrupt cut off. A failure with a
+        text keeps the slot until its text is taken (nothing else can have been posted since): take it."""
+        text = None
+        if cell[0] != 0 and self._lib.ovgenai_relay_done(self.ptr):
+            self._lib.ovgenai_relay_take_error(self.ptr, self._error, 4096)
+            text = self.ffi.string(self._error).decode("utf-8", "replace") or None
+        return int(cell[0]), text
 
     def done(self) -> bool:
         return bool(self._lib.ovgenai_relay_done(self.ptr))
@@ -121,5 +150,20 @@ def new_relay(error_source: Any = None) -> Optional[Relay]:
         return None
     if error_source is not None:
         relay.set_error_source(error_source)
+    owner_us, caller_us = spin_settings()
+    lib.ovgenai_relay_set_spin(relay.ptr, owner_us, caller_us)
     return relay
+
+
+def spin_settings() -> Tuple[int, int]:
+    """(owner, caller) spin in microseconds: ``OVGENAI_C_RELAY_SPIN="OWNER,CALLER"`` (one number: both), else
+    :data:`DEFAULT_SPIN_US`."""
+    raw = os.environ.get("OVGENAI_C_RELAY_SPIN", "").strip()
+    if not raw:
+        return DEFAULT_SPIN_US
+    try:
+        parts = [max(int(p), 0) for p in raw.split(",")]
+    except ValueError:
+        return DEFAULT_SPIN_US
+    return (parts[0], parts[-1]) if len(parts) in (1, 2) else DEFAULT_SPIN_US
 

@@ -79,7 +79,7 @@ def test_a_posted_call_runs_on_the_serving_thread_and_its_status_comes_back():
         assert served.relay.reserve()
         assert not served.relay.reserve()  # one call at a time
         served.relay.post(fn, ffi.cast("void*", 42), text, ffi.NULL, ffi.NULL, ffi.NULL)
-        assert served.relay.wait(10) == (7, None)
+        assert served.relay.wait(10, served.relay.status_cell()) == (7, None)
     assert record == [(served.ident, 42, b"prompt")] * 3
     assert served.returns == 0  # the calls ran inside serve(), which never returned for them
     served.stop()
@@ -96,7 +96,7 @@ def test_a_wake_up_waits_for_a_reserved_call_and_a_late_caller_is_refused():
     assert served.returns == 0
     fn, text = _fn(record), ffi.new("char[]", b"x")  # (both kept alive until the call has ended)
     served.relay.post(fn, ffi.NULL, text, ffi.NULL, ffi.NULL, ffi.NULL)
-    assert served.relay.wait(10) == (7, None)
+    assert served.relay.wait(10, served.relay.status_cell()) == (7, None)
     deadline = time.monotonic() + 10
     while served.returns == 0:
         assert time.monotonic() < deadline
@@ -110,35 +110,102 @@ def test_a_wake_up_waits_for_a_reserved_call_and_a_late_caller_is_refused():
     served.stop()
 
 
-def test_wait_times_out_then_the_end_is_signalled_on_a_pipe():
+def test_wait_times_out_and_a_later_wait_collects_the_end():
+    served = _Served().start()
+    ffi = _ffi.get_ffi()
+    record = []
+    assert served.relay.reserve()
+    fn, text = _fn(record, status=3, sleep=0.3), ffi.new("char[]", b"slow")
+    served.relay.post(fn, ffi.NULL, text, ffi.NULL, ffi.NULL, ffi.NULL)
+    cell = served.relay.status_cell()
+    assert served.relay.wait(0.01, cell) is None and not served.relay.done()
+    deadline = time.monotonic() + 10
+    while not served.relay.done():
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    assert not served.relay.reserve()  # ended, not collected: the slot is still the caller's
+    assert served.relay.wait(0, cell) == (3, None)
+    assert served.relay.reserve()
+    served.relay.unreserve()
+    served.stop()
+
+
+def test_the_main_threads_wait_ends_on_the_call_or_on_a_signals_number_and_forwards_it():
+    """wait_fd (Python's main thread: the pipe's write end is then its signal wakeup fd) ends when the call ends,
+    returns False as soon as a signal's number (a non-zero byte) arrives, hands that number on to the wakeup fd
+    that was set before, and times out; zero bytes left by earlier waits are skipped."""
     served = _Served().start()
     ffi = _ffi.get_ffi()
     record = []
     r, w = os.pipe()
-    os.set_blocking(r, False)
+    fr, fw = os.pipe()  # the "previous" wakeup fd (e.g. an asyncio loop's)
+    for fd in (r, w, fr):
+        os.set_blocking(fd, False)
     try:
         assert served.relay.reserve()
-        fn, text = _fn(record, status=3, sleep=0.3), ffi.new("char[]", b"slow")
+        fn, text = _fn(record, status=4, sleep=0.4), ffi.new("char[]", b"slow")
         served.relay.post(fn, ffi.NULL, text, ffi.NULL, ffi.NULL, ffi.NULL)
-        assert served.relay.wait(0.01) is None and not served.relay.done()
-        assert not served.relay.notify(w)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                assert os.read(r, 16) == b"\0"
-                break
-            except BlockingIOError:
-                assert time.monotonic() < deadline
-                time.sleep(0.005)
-        assert served.relay.done()
-        assert served.relay.notify(w)  # ended already: says so, writes nothing
-        assert served.relay.wait(0) == (3, None)
+        cell = served.relay.status_cell()
+        os.write(w, b"\0\0")  # stale wake-ups of earlier waits: no end, no signal
+        t0 = time.monotonic()
+        assert served.relay.wait_fd(0.05, cell, r, w, fw) is None  # the timeout
+        assert 0.04 <= time.monotonic() - t0 < 0.3
+        threading.Timer(0.05, os.write, (w, bytes([2]))).start()  # what Python's handler writes for SIGINT
+        assert served.relay.wait_fd(None, cell, r, w, fw) is False
+        assert os.read(fr, 16) == bytes([2])  # forwarded
+        assert not served.relay.done()
+        assert served.relay.wait_fd(None, cell, r, w, -1) == (4, None)  # then the call's end
+        assert record and time.monotonic() - t0 >= 0.35
         with pytest.raises(BlockingIOError):
-            os.read(r, 16)
+            os.read(r, 16)  # the end's zero byte was read by the wait
+        # an interrupt that cut off the wait's return leaves the status in the call's cell: a new wait returns it
+        # without waiting for anything (the slot was freed)
+        assert served.relay.wait(None, cell) == (4, None)
+        assert served.relay.reserve()
+        served.relay.unreserve()
     finally:
-        os.close(r)
-        os.close(w)
+        for fd in (r, w, fr, fw):
+            os.close(fd)
     served.stop()
+
+
+def test_spinning_sides_pick_up_short_calls_and_then_sleep():
+    """With the spins on (the default: the owner watches for the next call a moment after each call that came soon
+    after the one before, a caller for a call's end when the last call was that short), back-to-back short calls from
+    two threads all come back right, a wake-up still makes serve() return at once, and an idle relay uses no CPU."""
+    served = _Served()
+    ffi = _ffi.get_ffi()
+    _relay.library().ovgenai_relay_set_spin(served.relay.ptr, 1000, 100)
+    served.start()
+    record = []
+    fns = {n: _fn(record, status=n) for n in range(1, 5)}
+    text = ffi.new("char[]", b"t")
+    got = []
+
+    def caller(base):
+        for i in range(300):
+            n = base + i % 2
+            while not served.relay.reserve():  # the other thread has the slot
+                time.sleep(0)
+            served.relay.post(fns[n], ffi.NULL, text, ffi.NULL, ffi.NULL, ffi.NULL)
+            got.append((n, served.relay.wait(10, served.relay.status_cell())))
+
+    threads = [threading.Thread(target=caller, args=(b,)) for b in (1, 3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(got) == 600 and all(out == (n, None) for n, out in got)
+    assert {r[0] for r in record} == {served.ident}
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    time.sleep(0.5)  # nobody calls: the owner's spin (at most 1 ms) is over and it sleeps
+    assert time.process_time() - cpu0 < 0.1 * (time.monotonic() - wall0)
+    assert served.relay.reserve()
+    served.relay.post(fns[1], ffi.NULL, text, ffi.NULL, ffi.NULL, ffi.NULL)
+    assert served.relay.wait(10, served.relay.status_cell()) == (1, None)
+    t0 = time.monotonic()
+    served.stop()  # a wake-up right after a call (the owner spinning): serve() returns at once
+    assert time.monotonic() - t0 < 0.5
 
 
 def test_a_failed_calls_text_is_read_on_the_serving_thread_and_handed_over():
@@ -158,11 +225,11 @@ def test_a_failed_calls_text_is_read_on_the_serving_thread_and_handed_over():
     ok, failing, prompt = _fn(record, status=0), _fn(record, status=5), ffi.new("char[]", b"p")
     assert served.relay.reserve()
     served.relay.post(failing, ffi.NULL, prompt, ffi.NULL, ffi.NULL, ffi.NULL)
-    assert served.relay.wait(10) == (5, "the owner's own error text")
+    assert served.relay.wait(10, served.relay.status_cell()) == (5, "the owner's own error text")
     assert seen == [served.ident]
     assert served.relay.reserve()  # the slot is free again once the text was taken
     served.relay.post(ok, ffi.NULL, prompt, ffi.NULL, ffi.NULL, ffi.NULL)
-    assert served.relay.wait(10) == (0, None) and seen == [served.ident]  # no text asked for a success
+    assert served.relay.wait(10, served.relay.status_cell()) == (0, None) and seen == [served.ident]  # no text asked for a success
     served.stop()
 
 

@@ -3,13 +3,16 @@
 // No exception leaves an extern "C" function: the only throwing operations (allocation, std::system_error from
 // the mutex) are caught at the boundary.
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <new>
 #include <string>
+#include <thread>
 
+#include <poll.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -41,6 +44,27 @@ void write_byte(int fd) {
     // EAGAIN (a full pipe: a wake-up is pending anyway) and a closed fd are ignored
 }
 
+// Spins up to `us` microseconds until flag is non-zero (true), or returns false. A brief spin lets a thread pick up
+// what another hands it while it would still be falling asleep: on a VM a futex wake-up costs tens of
+// microseconds, more than a short call.
+bool spin_until(const std::atomic<int>& flag, int us) {
+    if (us <= 0)
+        return false;
+    using clock = std::chrono::steady_clock;
+    const auto until = clock::now() + std::chrono::microseconds(us);
+    for (unsigned i = 1;; ++i) {
+        if (flag.load(std::memory_order_acquire) != 0)
+            return true;
+        if ((i & 63) == 0 && clock::now() >= until)
+            return false;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#else
+        std::this_thread::yield();
+#endif
+    }
+}
+
 }  // namespace
 
 struct ovgenai_relay_opaque {
@@ -56,18 +80,38 @@ struct ovgenai_relay_opaque {
     ovgenai_relay_error_fn error_source = nullptr;  // read on the owner after a failed call (a thread-local text)
     bool has_error = false;
     std::string error;
+    // Mirrors of the slot's state, read without the mutex by spinning threads: the owner's "a call is posted or a
+    // wake-up pending", the caller's "the call has ended".
+    std::atomic<int> owner_work{0};
+    std::atomic<int> call_done{0};
+    std::atomic<int> owner_spin_us{0};   // after a call the owner spins up to this long for the next one before
+                                         // sleeping, when the last call came that soon after the one before
+    std::atomic<int> caller_spin_us{0};  // a waiting caller spins up to this long for its call's end before
+                                         // sleeping, when the last call took no longer
+    // What the spins go by: the last call's run time, and the time from a call's end to the next post (measured
+    // by the owner and by post, under the mutex; read by the spinning side).
+    std::atomic<long long> last_run_us{0};
+    std::atomic<long long> last_gap_us{0};
+    std::chrono::steady_clock::time_point ended_at{};
 
     // Runs every call that is (or becomes) reserved or posted; returns once a wake-up is pending and the slot is
     // idle (empty, or done and waiting for its caller).
     int serve() {
         std::unique_lock<std::mutex> lock(mutex);
         serving = true;
+        bool ran = false;
         for (;;) {
             if (slot == Slot::posted) {
                 slot = Slot::running;
+                owner_work.store(wake_pending ? 1 : 0, std::memory_order_relaxed);
                 Call c = call;
                 lock.unlock();
+                const auto started = std::chrono::steady_clock::now();
                 const int status = c.fn(c.a0, c.a1, c.a2, c.a3, c.a4);
+                const auto finished = std::chrono::steady_clock::now();
+                last_run_us.store(
+                    std::chrono::duration_cast<std::chrono::microseconds>(finished - started).count(),
+                    std::memory_order_relaxed);
                 const char* text = (status != 0 && error_source) ? error_source() : nullptr;
                 std::string copied = text ? text : "";
                 lock.lock();
@@ -75,16 +119,30 @@ struct ovgenai_relay_opaque {
                 has_error = text != nullptr;
                 error.swap(copied);
                 slot = Slot::done;
+                ended_at = finished;
+                call_done.store(1, std::memory_order_release);
                 const int fd = notify_fd;
                 notify_fd = -1;
                 done_cv.notify_all();
                 write_byte(fd);
+                ran = true;
                 continue;
             }
             if (slot != Slot::reserved && wake_pending) {
                 wake_pending = false;
+                owner_work.store(0, std::memory_order_relaxed);
                 serving = false;
                 return 0;
+            }
+            if (ran) {  // the caller's next call often comes within microseconds: look out for it a moment
+                ran = false;
+                const int spin = owner_spin_us.load(std::memory_order_relaxed);
+                if (last_gap_us.load(std::memory_order_relaxed) <= spin) {
+                    lock.unlock();
+                    spin_until(owner_work, spin);
+                    lock.lock();
+                }
+                continue;
             }
             owner_cv.wait(lock);
         }
@@ -120,6 +178,7 @@ __attribute__((visibility("default"))) void ovgenai_relay_wake(ovgenai_relay_opa
     try {
         std::lock_guard<std::mutex> lock(relay->mutex);
         relay->wake_pending = true;
+        relay->owner_work.store(1, std::memory_order_release);
         relay->owner_cv.notify_one();
     } catch (...) {
     }
@@ -155,9 +214,14 @@ __attribute__((visibility("default"))) void ovgenai_relay_post(ovgenai_relay_opa
         std::lock_guard<std::mutex> lock(relay->mutex);
         if (relay->slot != Slot::reserved || fn == nullptr)
             return;  // a misuse: nothing runs, and wait() would not end — the binding never does it
+        relay->last_gap_us.store(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::steady_clock::now() - relay->ended_at).count(),
+                                 std::memory_order_relaxed);
         relay->call = Call{fn, a0, a1, a2, a3, a4, 0};
         relay->notify_fd = -1;
         relay->slot = Slot::posted;
+        relay->call_done.store(0, std::memory_order_relaxed);
+        relay->owner_work.store(1, std::memory_order_release);
         relay->owner_cv.notify_one();
     } catch (...) {
     }
@@ -173,6 +237,12 @@ void free_slot(ovgenai_relay_opaque* relay) {  // (under the mutex)
 }
 }  // namespace
 
+__attribute__((visibility("default"))) void ovgenai_relay_set_spin(ovgenai_relay_opaque* relay, int owner_us,
+                                                                   int caller_us) {
+    relay->owner_spin_us.store(owner_us < 0 ? 0 : owner_us, std::memory_order_relaxed);
+    relay->caller_spin_us.store(caller_us < 0 ? 0 : caller_us, std::memory_order_relaxed);
+}
+
 __attribute__((visibility("default"))) void ovgenai_relay_set_error_source(ovgenai_relay_opaque* relay,
                                                                            ovgenai_relay_error_fn fn) {
     try {
@@ -182,22 +252,99 @@ __attribute__((visibility("default"))) void ovgenai_relay_set_error_source(ovgen
     }
 }
 
+namespace {
+int collect(ovgenai_relay_opaque* relay, int* status) {  // (under the mutex, the call has ended)
+    if (status != nullptr)
+        *status = relay->call.status;
+    if (relay->has_error)
+        return 2;  // the slot stays the caller's until it takes the text (ovgenai_relay_take_error)
+    free_slot(relay);
+    return 1;
+}
+
+// Empties the non-blocking pipe read_fd; its non-zero bytes (signal numbers written by Python's signal handler) go
+// on to forward_fd. True when there was one.
+bool drain(int read_fd, int forward_fd) {
+    bool signalled = false;
+    char buf[256];
+    for (;;) {
+        const ssize_t n = ::read(read_fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return signalled;
+        char numbers[sizeof buf];
+        size_t k = 0;
+        for (ssize_t i = 0; i < n; ++i)
+            if (buf[i] != 0)
+                numbers[k++] = buf[i];
+        if (k > 0) {
+            signalled = true;
+            if (forward_fd >= 0)
+                while (::write(forward_fd, numbers, k) < 0 && errno == EINTR) {
+                }
+        }
+        if (static_cast<size_t>(n) < sizeof buf)
+            return signalled;
+    }
+}
+}  // namespace
+
 __attribute__((visibility("default"))) int ovgenai_relay_wait(ovgenai_relay_opaque* relay, int timeout_ms,
                                                               int* status) {
     try {
+        // a short call ends while its caller would still be falling asleep: look out for it a moment first
+        const int spin = relay->caller_spin_us.load(std::memory_order_relaxed);
+        if (timeout_ms != 0 && relay->last_run_us.load(std::memory_order_relaxed) <= spin)
+            spin_until(relay->call_done, spin);
         std::unique_lock<std::mutex> lock(relay->mutex);
         auto ended = [relay] { return relay->slot == Slot::done; };
         if (timeout_ms < 0)
             relay->done_cv.wait(lock, ended);
         else if (!relay->done_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), ended))
             return 0;
-        if (status != nullptr)
-            *status = relay->call.status;
-        if (relay->has_error)
-            return 2;  // the slot stays the caller's until it takes the text (ovgenai_relay_take_error)
-        free_slot(relay);
-        return 1;
+        return collect(relay, status);
     } catch (...) {
+        return 0;
+    }
+}
+
+__attribute__((visibility("default"))) int ovgenai_relay_wait_fd(ovgenai_relay_opaque* relay, int timeout_ms,
+                                                                 int* status, int read_fd, int write_fd,
+                                                                 int forward_fd) {
+    try {
+        using clock = std::chrono::steady_clock;
+        const auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+        {
+            std::lock_guard<std::mutex> lock(relay->mutex);
+            if (relay->slot == Slot::done)
+                return collect(relay, status);
+            relay->notify_fd = write_fd;  // the call's end writes a zero byte there (and clears it)
+        }
+        for (;;) {
+            int ms = -1;
+            if (timeout_ms >= 0) {
+                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+                ms = left.count() < 0 ? 0 : static_cast<int>(left.count()) + 1;
+            }
+            pollfd fds{read_fd, POLLIN, 0};
+            const int n = ::poll(&fds, 1, ms);
+            const bool signalled = n > 0 && drain(read_fd, forward_fd);  // (stale zero bytes go too)
+            std::lock_guard<std::mutex> lock(relay->mutex);
+            if (relay->slot == Slot::done)
+                return collect(relay, status);  // (the end cleared notify_fd)
+            if (signalled || (n == 0 && timeout_ms >= 0 && clock::now() >= deadline)) {
+                relay->notify_fd = -1;
+                return signalled ? -1 : 0;
+            }
+            // interrupted by a signal Python does not handle, or a stale byte of an earlier wait: again
+        }
+    } catch (...) {  // std::system_error from the mutex: leave nothing armed if that can still be done
+        try {
+            std::lock_guard<std::mutex> lock(relay->mutex);
+            relay->notify_fd = -1;
+        } catch (...) {
+        }
         return 0;
     }
 }
@@ -216,18 +363,6 @@ __attribute__((visibility("default"))) size_t ovgenai_relay_take_error(ovgenai_r
         }
         free_slot(relay);
         return n;
-    } catch (...) {
-        return 0;
-    }
-}
-
-__attribute__((visibility("default"))) int ovgenai_relay_notify(ovgenai_relay_opaque* relay, int fd) {
-    try {
-        std::lock_guard<std::mutex> lock(relay->mutex);
-        if (relay->slot == Slot::done)
-            return 1;
-        relay->notify_fd = fd;
-        return 0;
     } catch (...) {
         return 0;
     }
