@@ -515,8 +515,8 @@ class Bench:
                       "outside_engine_ms_over_pybind": (a - b) if a is not None and b is not None else None}
         sec.update({"request": req, "reps": rounds, "modes": out,
                     "what": ("the same GenAI C++ library under both bindings (when like-for-like): the difference is "
-                             "the binding's own cost; mode none = no streamer (ovgenai_c still installs its cancel "
-                             "callback), callback = a Python streamer on both")})
+                             "the binding's own cost; mode none = no streamer (on the official library ovgenai_c then "
+                             "installs no callback either, as pybind), callback = a Python streamer on both")})
         self.report["official"] = sec
 
     def _prompt(self, target: int) -> Dict[str, Any]:
