@@ -2,8 +2,9 @@
    itself (no OpenVINO, no GenAI inside) that works with every library ovgenai_c loads.
    A relay carries one C call at a time from a caller's thread to a pipeline's owner thread and back without the
    Python interpreter lock on either hand-off: the owner thread waits inside ovgenai_relay_serve() and runs the
-   posted call there, the caller waits inside ovgenai_relay_wait(). The owner's other (Python) work is signalled
-   with ovgenai_relay_wake(). Every function may be called from any thread; none blocks but serve and wait. */
+   posted call there, the caller waits inside ovgenai_relay_wait() (or ovgenai_relay_wait_fd()). The owner's other
+   (Python) work is signalled with ovgenai_relay_wake(). Every function may be called from any thread; none blocks
+   but serve, wait and wait_fd. */
 typedef struct ovgenai_relay_opaque ovgenai_relay;
 /* The shape of the calls a relay runs: five pointer arguments, an int status (ov_status_e) back. */
 typedef int (*ovgenai_relay_fn)(void*, const void*, const void*, const void*, void*);

@@ -88,8 +88,8 @@ struct ovgenai_relay_opaque {
                                          // sleeping, when the last call came that soon after the one before
     std::atomic<int> caller_spin_us{0};  // a waiting caller spins up to this long for its call's end before
                                          // sleeping, when the last call took no longer
-    // What the spins go by: the last call's run time, and the time from a call's end to the next post (measured
-    // by the owner and by post, under the mutex; read by the spinning side).
+    // What the spins go by: the last call's run time (stored by the owner) and the time from a call's end to the
+    // next post (stored by post); ended_at is the last call's end (under the mutex).
     std::atomic<long long> last_run_us{0};
     std::atomic<long long> last_gap_us{0};
     std::chrono::steady_clock::time_point ended_at{};
