@@ -57,7 +57,7 @@ def _serve_world(bundled_path, tmp_path_factory, *extra):
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen([sys.executable, "-m", "ovgenai_c", "serve", "--models-root", str(root), "tiny",
                              "--port", str(port), *extra], env=env, cwd=str(ROOT), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         for _ in range(1200):  # bounded wait for the server to listen (not a timing assertion)
             if proc.poll() is not None:

@@ -15,6 +15,7 @@ pytest.importorskip("ray.serve", reason="needs the ray extra: pip install 'ovgen
 from ovgenai_c.serve import ServeConfig  # noqa: E402
 from ovgenai_c.serve import ray_app  # noqa: E402
 from serve_helpers import free_port, wait_until  # noqa: E402
+from testsupport import default_sigint  # noqa: E402
 
 HELLO = [{"role": "user", "content": "Hello"}]
 
@@ -112,7 +113,8 @@ def test_cli_serve_ray_replicas_answers_and_stops_on_ctrl_c(bundled, tiny_root):
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.Popen([sys.executable, "-m", "ovgenai_c", "serve", "tiny", "--models-root", str(tiny_root),
                              "--port", str(port), "--library", str(bundled.path), "--no-cache", "--ray-replicas", "1",
-                             "--ray-cpus", "0.5"], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                             "--ray-cpus", "0.5"], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)  # Ctrl-C reaches it also when this suite ignores SIGINT
     try:
         url = f"http://127.0.0.1:{port}"
         said = []

@@ -66,7 +66,9 @@ def test_streaming_equals_the_local_stream(remote, local):
         parts = list(rs)
     with local.stream(HELLO, **GREEDY) as ls:
         local_parts = list(ls)
-    assert "".join(parts) == "".join(local_parts) == rs.text and len(parts) > 1
+    # (how many pieces the 8 tokens come in depends on timing: under load the server's events coalesce; that the
+    # stream arrives while the generation runs is what test_closing_a_stream_cancels_... shows)
+    assert parts and "".join(parts) == "".join(local_parts) == rs.text
     assert rs.result.text == ls.result.text and rs.result.usage == ls.result.usage
     assert rs.result.finish_reason == ls.result.finish_reason
 
