@@ -99,19 +99,22 @@ class Wakeup:
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """True once set; False when ``timeout`` seconds passed first."""
-        return staged_wait(self._event.wait, self._event.is_set, self._arm, timeout)
+        return staged_wait(self._event.wait, self._main_thread_wait, timeout)
+
+    def _main_thread_wait(self, timeout: Optional[float]) -> bool:
+        return wait_on_main_thread(self._event.is_set, self._arm, self._event.wait, timeout)
 
     def _arm(self, w: Optional[int]) -> bool:
         self._fd = w
         return self._event.is_set()
 
 
-def staged_wait(plain_wait: Callable[[Optional[float]], bool], is_set: Callable[[], bool],
-                arm: Callable[[Optional[int]], bool], timeout: Optional[float]) -> bool:
+def staged_wait(plain_wait: Callable[[Optional[float]], bool], main_wait: Callable[[Optional[float]], bool],
+                timeout: Optional[float]) -> bool:
     """Wait until the awaited end (True) or ``timeout`` seconds (False): first ``plain_wait`` for at most
     :data:`PLAIN_WAIT_S` — a short call ends within it (on the main thread Ctrl-C is seen when it returns) —, then
-    off the main thread (or without a Python SIGINT handler) ``plain_wait`` again, on it :func:`wait_on_main_thread`
-    with ``is_set`` and ``arm``."""
+    off the main thread (or without a Python SIGINT handler) ``plain_wait`` again, on it ``main_wait``, a wait that
+    a signal interrupts at once."""
     first = PLAIN_WAIT_S if timeout is None or timeout > PLAIN_WAIT_S else timeout
     if plain_wait(first):
         return True
@@ -121,7 +124,7 @@ def staged_wait(plain_wait: Callable[[Optional[float]], bool], is_set: Callable[
             return False
     if threading.current_thread() is not threading.main_thread() or not _python_sigint_handler():
         return plain_wait(timeout)
-    return wait_on_main_thread(is_set, arm, plain_wait, timeout)
+    return main_wait(timeout)
 
 
 def wait_on_main_thread(is_set: Callable[[], bool], arm: Callable[[Optional[int]], bool],
@@ -417,21 +420,9 @@ class _RelayEvent:
         return self._job._finished
 
     def wait(self, timeout: Optional[float] = None) -> bool:
-        """True once the call has ended and is concluded; False when ``timeout`` seconds passed first. As
-        :func:`staged_wait`: a plain wait first, then on the main thread one that signals interrupt."""
+        """True once the call has ended and is concluded; False when ``timeout`` seconds passed first."""
         job = self._job
-        if job._finished:
-            return True
-        first = PLAIN_WAIT_S if timeout is None or timeout > PLAIN_WAIT_S else timeout
-        if job._collect(first):
-            return True
-        if timeout is not None:
-            timeout -= first
-            if timeout <= 0:
-                return False
-        if threading.current_thread() is not threading.main_thread() or not _python_sigint_handler():
-            return job._collect(timeout)
-        return job._collect_on_main_thread(timeout)
+        return job._finished or staged_wait(job._collect, job._collect_on_main_thread, timeout)
 
 
 _STOP = object()

@@ -127,7 +127,9 @@ class Relay:
 
     def _collected_before(self, cell: Any) -> Tuple[int, Optional[str]]:
         """The outcome of a call an earlier wait collected but whose return an interrupt cut off. A failure with a
-        text keeps the slot until its text is taken (nothing else can have been posted since): take it."""
+        text keeps the slot until its text is taken (nothing else can have been posted since): take it. (A failure
+        without a text freed the slot; should another thread's call have ended in it meanwhile, its text would be
+        taken here — an interrupt in that instant and that race together.)"""
         text = None
         if cell[0] != 0 and self._lib.ovgenai_relay_done(self.ptr):
             self._lib.ovgenai_relay_take_error(self.ptr, self._error, 4096)
