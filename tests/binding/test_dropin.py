@@ -32,6 +32,14 @@ INVALID = [
 COMPARED_FIELDS = sorted(set(ovgenai_c.config.FIELDS) | {"apply_chat_template"})
 
 
+def _bundled_extras_only() -> None:
+    """Skip where the discovered library is not the bundled backend (e.g. OPENVINO_GENAI_DIR): the test compares
+    something only its extras carry (token ids, scores, raw series, a template-less prompt); the official library
+    refuses those, as the README's coverage table says."""
+    if ovgenai_c.library_info().get("kind") != "bundled":
+        pytest.skip("needs the bundled backend's extras")
+
+
 @pytest.fixture(scope="module")
 def pipe():
     with ovgenai_c.LLMPipeline(TINY_IR, "CPU", **F32) as p:
@@ -154,6 +162,7 @@ def test_result_types_follow_the_input(pipe, oracle):
 
 
 def test_raw_metrics_agree_with_the_means_as_upstream_checks(pipe):
+    _bundled_extras_only()
     import numpy as np
 
     a = pipe.generate(["Hi"], max_new_tokens=6, ignore_eos=True).perf_metrics
@@ -250,6 +259,7 @@ class OracleIdStreamer(og.StreamerBase):
 
 
 def test_token_level_streamer_gets_genais_ids(pipe, oracle):
+    _bundled_extras_only()
     ours, theirs = IdStreamer(), OracleIdStreamer()
     r1 = pipe.generate("Tell me a story", max_new_tokens=12, streamer=ours)
     r2 = oracle.generate("Tell me a story", max_new_tokens=12, streamer=theirs)
@@ -265,6 +275,7 @@ def test_token_level_streamer_is_refused_by_name_without_the_extra(make_pipe):
 
 
 def test_token_input_gives_encoded_results_like_genai(pipe, oracle):
+    _bundled_extras_only()
     ours_tok, their_tok = pipe.get_tokenizer(), oracle.get_tokenizer()
     prompts = ["Hello there", "What is two plus two?"]
     ours = pipe.generate(ours_tok.encode(prompts[0]), max_new_tokens=8)
@@ -286,6 +297,7 @@ def test_token_input_is_refused_by_name_without_the_extra(make_pipe):
 
 
 def test_apply_chat_template_false_matches_genai(pipe, oracle):
+    _bundled_extras_only()
     ours = pipe.generate("The sky is", max_new_tokens=10, apply_chat_template=False)
     theirs = oracle.generate("The sky is", max_new_tokens=10, apply_chat_template=False)
     templated = pipe.generate("The sky is", max_new_tokens=10)
@@ -298,6 +310,7 @@ def test_apply_chat_template_false_is_refused_without_the_extra(make_pipe):
 
 
 def test_scores_and_finish_reasons_are_genais(pipe, oracle):
+    _bundled_extras_only()
     kw = dict(max_new_tokens=12, do_sample=True, num_return_sequences=2, rng_seed=7, top_k=20)
     ours, theirs = pipe.generate(["Hello"], **kw), oracle.generate(["Hello"], **kw)
     assert ours.texts == theirs.texts
