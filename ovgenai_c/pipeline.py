@@ -744,7 +744,9 @@ class LLMPipeline(OwnedPipeline):
         relay = st.owner.relay
         stale = st.relay_job
         if stale is not None and stale.done():
-            stale.wait(0)  # a relayed call nobody waited for (an interrupt right after its post): free its slot
+            # a relayed call nobody waited for (an interrupt right after its post): conclude it to free its slot; its
+            # outcome is nobody's (Job.wait would raise its failure into this unrelated call)
+            stale.event.wait(0)
         with st.lock:  # close() marks the state closed under this lock before it queues the free
             if st.closed:
                 raise errors.PipelineClosedError("the pipeline is closed")

@@ -423,9 +423,12 @@ def test_a_forked_child_can_drop_a_relay_whose_owner_waits_in_the_parent():
     assert proc.stdout.split("\n")[:2] == ["child freed", "child exit 0"], proc.stdout
 
 
-def test_an_interrupt_right_after_the_post_leaves_nothing_broken(make_pipe, double, relayed, monkeypatch):
+@pytest.mark.parametrize("lost_call_fails", [False, True])
+def test_an_interrupt_right_after_the_post_leaves_nothing_broken(make_pipe, double, relayed, monkeypatch,
+                                                                 lost_call_fails):
     """Ctrl-C can land between any two bytecodes: here right after the call was posted, before anyone waits for it.
-    What C uses stays alive, the next call collects it (its slot free again), and close frees everything."""
+    What C uses stays alive, the next call collects it (its slot free again) without taking on its outcome (a
+    failure of the lost call is nobody's to raise), and close frees everything."""
     pipe = make_pipe()
     for _ in range(50):
         pipe.generate("warm", max_new_tokens=1)
@@ -439,6 +442,8 @@ def test_an_interrupt_right_after_the_post_leaves_nothing_broken(make_pipe, doub
         raise KeyboardInterrupt
 
     monkeypatch.setattr(_relay.Relay, "post", post_then_interrupt)
+    if lost_call_fails:
+        double.fail("ov_genai_llm_pipeline_generate", -17, 0)
     with pytest.raises(KeyboardInterrupt):
         pipe.generate("lost call", max_new_tokens=2)
     monkeypatch.setattr(_relay.Relay, "post", original)
@@ -446,6 +451,8 @@ def test_an_interrupt_right_after_the_post_leaves_nothing_broken(make_pipe, doub
     while not pipe._state.owner.relay.done():  # the lost call ends on the owner all the same
         assert time.monotonic() < deadline
         time.sleep(0.001)
+    if lost_call_fails:
+        double.fail("ov_genai_llm_pipeline_generate", 0, 0)  # (status 0: no fault)
     before = len(relayed)
     assert str(pipe.generate("a b c", max_new_tokens=2)) == "Echo: a "  # collects the lost one, then relayed
     assert len(relayed) == before + 1
