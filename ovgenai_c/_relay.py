@@ -102,8 +102,7 @@ class Relay:
         ``cell``: the call's :meth:`status_cell`."""
         if cell[0] != _UNCOLLECTED:
             return self._collected_before(cell)
-        ms = -1 if timeout is None else max(int(math.ceil(timeout * 1000.0)), 0)
-        return self._ended(self._lib.ovgenai_relay_wait(self.ptr, ms, cell), cell)
+        return self._ended(self._lib.ovgenai_relay_wait(self.ptr, _ms(timeout), cell), cell)
 
     def wait_fd(self, timeout: Optional[float], cell: Any, read_fd: int, write_fd: int,
                 forward_fd: int) -> Union[None, bool, Tuple[int, Optional[str]]]:
@@ -112,32 +111,34 @@ class Relay:
         ``forward_fd`` unless -1; the handler runs when this returns)."""
         if cell[0] != _UNCOLLECTED:
             return self._collected_before(cell)
-        ms = -1 if timeout is None else max(int(math.ceil(timeout * 1000.0)), 0)
-        ended = self._lib.ovgenai_relay_wait_fd(self.ptr, ms, cell, read_fd, write_fd, forward_fd)
+        ended = self._lib.ovgenai_relay_wait_fd(self.ptr, _ms(timeout), cell, read_fd, write_fd, forward_fd)
         return False if ended < 0 else self._ended(ended, cell)
 
     def _ended(self, ended: int, cell: Any) -> Optional[Tuple[int, Optional[str]]]:
         if not ended:
             return None
-        text = None
-        if ended == 2:
-            self._lib.ovgenai_relay_take_error(self.ptr, self._error, 4096)
-            text = self.ffi.string(self._error).decode("utf-8", "replace") or None
-        return int(cell[0]), text
+        return int(cell[0]), self._take_error() if ended == 2 else None
 
     def _collected_before(self, cell: Any) -> Tuple[int, Optional[str]]:
         """The outcome of a call an earlier wait collected but whose return an interrupt cut off. A failure with a
         text keeps the slot until its text is taken (nothing else can have been posted since): take it. (A failure
         without a text freed the slot; should another thread's call have ended in it meanwhile, its text would be
         taken here — an interrupt in that instant and that race together.)"""
-        text = None
-        if cell[0] != 0 and self._lib.ovgenai_relay_done(self.ptr):
-            self._lib.ovgenai_relay_take_error(self.ptr, self._error, 4096)
-            text = self.ffi.string(self._error).decode("utf-8", "replace") or None
+        text = self._take_error() if cell[0] != 0 and self._lib.ovgenai_relay_done(self.ptr) else None
         return int(cell[0]), text
+
+    def _take_error(self) -> Optional[str]:
+        """The failed call's text (ovgenai_relay_take_error, which frees the slot), or None when it is empty."""
+        self._lib.ovgenai_relay_take_error(self.ptr, self._error, 4096)
+        return self.ffi.string(self._error).decode("utf-8", "replace") or None
 
     def done(self) -> bool:
         return bool(self._lib.ovgenai_relay_done(self.ptr))
+
+
+def _ms(timeout: Optional[float]) -> int:
+    """A wait's timeout in whole milliseconds for C, rounded up (-1: none)."""
+    return -1 if timeout is None else max(int(math.ceil(timeout * 1000.0)), 0)
 
 
 def new_relay(error_source: Any = None) -> Optional[Relay]:
@@ -168,4 +169,3 @@ def spin_settings() -> Tuple[int, int]:
     except ValueError:
         return DEFAULT_SPIN_US
     return (parts[0], parts[-1]) if len(parts) in (1, 2) else DEFAULT_SPIN_US
-
