@@ -10,6 +10,8 @@ typedef struct ovgenai_relay_opaque ovgenai_relay;
 typedef int (*ovgenai_relay_fn)(void*, const void*, const void*, const void*, void*);
 /* A library's text for the last failure on the calling thread (ovgenai_c_bundled_last_error), or NULL. */
 typedef const char* (*ovgenai_relay_error_fn)(void);
+/* A two-call string getter of a call's results (ov_genai_decoded_results_get_string's shape). */
+typedef int (*ovgenai_relay_reader_fn)(const void*, char*, size_t*);
 
 /* 0 and *relay set, or -1 (out of memory). */
 int ovgenai_relay_create(ovgenai_relay** relay);
@@ -32,6 +34,12 @@ void ovgenai_relay_unreserve(ovgenai_relay* relay);
 /* Run fn(a0, a1, a2, a3, a4) on the owner (the slot must be reserved by this caller). */
 void ovgenai_relay_post(ovgenai_relay* relay, ovgenai_relay_fn fn, void* a0, const void* a1, const void* a2,
                         const void* a3, void* a4);
+/* ovgenai_relay_post, and once the call has returned 0 the owner reads its results' string form — reader(*a4, buf,
+   size), while its caches are warm and before the caller is woken — into the caller's buffer buf of *size bytes:
+   *size is then the text's size with its NUL, or (size_t)-1 when it was not read (the call or the reader failed,
+   too small a buffer included: read it then yourself). buf and size must live until the call is collected. */
+void ovgenai_relay_post_read(ovgenai_relay* relay, ovgenai_relay_fn fn, void* a0, const void* a1, const void* a2,
+                             const void* a3, void* a4, ovgenai_relay_reader_fn reader, char* buf, size_t* size);
 /* Spinning instead of sleeping (microseconds; 0, the default: never), for when a futex wake-up costs more than a
    short call (tens of microseconds on a VM): after a call that was posted within owner_us of the previous call's
    end, the owner spins up to owner_us for the next call before it sleeps; a caller whose previous call ran for at

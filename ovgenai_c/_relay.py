@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import struct
 import threading
 from typing import Any, Optional, Tuple, Union
 
@@ -16,6 +17,7 @@ from . import _ffi
 
 RELAY_NAME = "libovgenai_c_relay.so"
 DEFAULT_SPIN_US = (1000, 100)  # (owner, caller): see cdefs/94_ovgenai_relay.h, ovgenai_relay_set_spin
+NOT_READ = 2 ** (8 * struct.calcsize("N")) - 1  # post_read's size when the owner did not read the text, (size_t)-1
 _UNCOLLECTED = -0x7FFFFFFF  # the status cell's value while the posted call is not collected (never a C status)
 
 _lock = threading.Lock()
@@ -88,6 +90,12 @@ class Relay:
 
     def post(self, fn: Any, a0: Any, a1: Any, a2: Any, a3: Any, a4: Any) -> None:
         self._lib.ovgenai_relay_post(self.ptr, fn, a0, a1, a2, a3, a4)
+
+    def post_read(self, fn: Any, a0: Any, a1: Any, a2: Any, a3: Any, a4: Any, reader: Any, buf: Any,
+                  size: Any) -> None:
+        """:meth:`post`, and the owner reads the results' text (``reader(*a4, buf, size)``) right after the call:
+        ``size[0]`` is then the text's size with its NUL, or :data:`NOT_READ`."""
+        self._lib.ovgenai_relay_post_read(self.ptr, fn, a0, a1, a2, a3, a4, reader, buf, size)
 
     def status_cell(self) -> Any:
         """A posted call's own status cell for :meth:`wait` (C writes the status there before the wait returns: a

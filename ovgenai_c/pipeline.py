@@ -261,6 +261,7 @@ _RESOLVED_MAX = 32  # remembered keyword-argument configs per pipeline (all forg
 _TOKEN_INPUT_EXTRA = bundled.GENERATE_TOKENS
 _TOKEN_STREAMER_EXTRA = bundled.TOKEN_STREAMER
 _APPLY_TEMPLATE_EXTRA = bundled.APPLY_CHAT_TEMPLATE
+_GET_STRING = "ov_genai_decoded_results_get_string"  # read on the owner after a relayed call (PromptCall)
 
 
 def _token_rows(inputs: Any) -> Optional[List[Tuple[List[int], Optional[List[int]]]]]:
@@ -777,13 +778,14 @@ class LLMPipeline(OwnedPipeline):
                 st.relay_text = llm_pipeline.TextBuffer(st.capi.ffi)
             prepared = llm_pipeline.PromptCall(st.capi, st.handle, prompt, send, bridge, streamable=streamable,
                                                cancel_only=cancel_only, config_cache=st.config_cache,
-                                               buffers=buffers, text=st.relay_text)
+                                               buffers=buffers, text=st.relay_text,
+                                               reader=st.capi.relay_fn(_GET_STRING, "ovgenai_relay_reader_fn"))
             job = RelayJob(relay, conclude)
             # kept by the pipeline until concluded: an interrupt (Ctrl-C) landing after the post cannot free what C
             # is using, and the next call collects it
             st.relay_job = job
             st.active = bridge
-            relay.post(fn, *prepared.args)
+            prepared.post(relay, fn)
         except BaseException:
             relay.unreserve()  # (nothing once posted: then st.relay_job holds the call until it is collected)
             raise

@@ -30,16 +30,17 @@ class CApi:
         VLM functions)."""
         return self.loaded.has_extra(extra)
 
-    def relay_fn(self, function: str) -> Any:
-        """The C function ``function`` as a pointer of the relay's call shape (``ovgenai_relay_fn``: five pointers
-        in, a status out), or None when the library's attribute is not a C function (a wrapper set on it)."""
+    def relay_fn(self, function: str, shape: str = "ovgenai_relay_fn") -> Any:
+        """The C function ``function`` as a pointer of the relay's ``shape`` (``ovgenai_relay_fn``, a call: five
+        pointers in, a status out; ``ovgenai_relay_reader_fn``, a two-call string getter), or None when the library's
+        attribute is not a C function (a wrapper set on it)."""
         fn = getattr(self.loaded.lib, function)
         known = self._relay_fns.get(function)
         if known is not None and known[0] is fn:
             return known[1]
         if not isinstance(fn, self.ffi.CData):
             return None
-        cast = self.ffi.cast("ovgenai_relay_fn", fn)
+        cast = self.ffi.cast(shape, fn)
         self._relay_fns[function] = (fn, cast)
         return cast
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import threading
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
+from .._relay import NOT_READ
 from ..results import PerfMetrics
 from . import bundled, chat_history, generation_config, perf_metrics
 from .checked import CApi, cancel_on_error, per_ffi_callback
@@ -297,21 +298,26 @@ class TextBuffer:
 
 class PromptCall:
     """A generate call from a prompt made ready on the caller's thread for ``ov_genai_llm_pipeline_generate`` to
-    run on another (the pipeline's owner: ``args`` are its five arguments), then :meth:`conclude`d back on the
-    caller's with C's status. The call has its own results pointer, and reads its text into ``text`` (shared by the
-    pipeline's relayed calls, under its lock): the owner may run the pipeline's next call meanwhile. The native
-    config, the prompt and the bridge's handle live as long as this does. ``buffers``: the pipeline's
-    :class:`CallBuffers`, for the streamer structs (whose ``args`` only the running call reads)."""
+    run on another (the pipeline's owner), then :meth:`conclude`d back on the caller's with C's status. The call has
+    its own results pointer and text buffer: with a ``reader`` (``ov_genai_decoded_results_get_string`` as the
+    relay's reader) the owner reads the text into it right after the call (:meth:`post`), else (or when it did not
+    fit) it is read here into ``text`` (shared by the pipeline's relayed calls, under its lock; its size is what
+    this call's buffer starts with): the owner may run the pipeline's next call meanwhile. The native config, the
+    prompt and the bridge's handle live as long as this does. ``buffers``: the pipeline's :class:`CallBuffers`, for
+    the streamer structs (whose ``args`` only the running call reads)."""
 
-    __slots__ = ("capi", "bridge", "text", "results_pp", "args", "_config", "_cached", "_keep")
+    __slots__ = ("capi", "bridge", "text", "results_pp", "args", "read", "read_size", "_config", "_cached", "_keep")
 
     def __init__(self, capi: CApi, pipe: Any, prompt: bytes, config: Optional[Any], bridge: Any, *, streamable: bool,
                  cancel_only: bool, config_cache: Optional[generation_config.NativeConfigCache],
-                 buffers: CallBuffers, text: TextBuffer) -> None:
+                 buffers: CallBuffers, text: TextBuffer, reader: Any = None) -> None:
         ffi = capi.ffi
         self.capi, self.bridge, self.text = capi, bridge, text
-        handle = ffi.new_handle(bridge)
-        streamer = buffers.streamer(cancel_only, handle) if streamable else ffi.NULL
+        if streamable:
+            handle = ffi.new_handle(bridge)
+            streamer = buffers.streamer(cancel_only, handle)
+        else:
+            handle = streamer = ffi.NULL
         native_config = ffi.NULL
         if config is not None:
             native_config = _native_config(capi, config, config_cache)
@@ -321,11 +327,35 @@ class PromptCall:
         self._keep = (handle, prompt_text)
         self.results_pp = ffi.new("ov_genai_decoded_results**")
         self.args = (pipe, prompt_text, native_config, streamer, self.results_pp)
+        if reader is not None:
+            self.read = ffi.new("char[]", text.text_bytes)
+            self.read_size = ffi.new("size_t*", text.text_bytes)
+            self.args += (reader, self.read, self.read_size)
+        else:
+            self.read = self.read_size = None
+
+    def post(self, relay: Any, fn: Any) -> None:
+        """Hand the call to ``relay``'s owner (:class:`ovgenai_c._relay.Relay`), which runs ``fn`` (the generate
+        function as the relay's call shape) with :attr:`args`."""
+        if self.read is not None:
+            relay.post_read(fn, *self.args)
+        else:
+            relay.post(fn, *self.args)
 
     def conclude(self, status: int, error_text: Optional[str] = None) -> Optional[Generated]:
         """Once C returned ``status``: the results (as :func:`generate` returns them) or C's error raised (with
         ``error_text``, the library's text for it read on the thread that made the call)."""
         try:
+            size = self.read_size[0] if self.read_size is not None else NOT_READ
+            if status == 0 and size != NOT_READ:  # the owner read the text: what is left is to take the results
+                capi = self.capi
+                ffi = capi.ffi
+                results_pp = self.results_pp
+                owned = ffi.gc(results_pp[0], capi.lib.ov_genai_decoded_results_free)
+                results_pp[0] = ffi.NULL
+                self.bridge.finish()
+                text = ffi.string(self.read, size).decode("utf-8", "replace")
+                return Generated(text, None, native=NativeResults(capi, owned))
             with self.text.lock:
                 return _conclude(self.capi, self.bridge, status, "ov_genai_llm_pipeline_generate", self.text,
                                  results_pp=self.results_pp, error_text=error_text)
@@ -337,7 +367,7 @@ class PromptCall:
         config, self._config = self._config, None
         if config is not None and config != self.capi.ffi.NULL and not self._cached:
             self.capi.ffi.release(config)
-        self._keep = self.args = None  # type: ignore[assignment]
+        self._keep = self.args = self.read = None  # type: ignore[assignment]
 
 
 def read_results(capi: CApi, results: Any, want_tokens: bool = True) -> Generated:

@@ -233,6 +233,48 @@ def test_a_failed_calls_text_is_read_on_the_serving_thread_and_handed_over():
     served.stop()
 
 
+def test_post_read_reads_the_results_text_on_the_serving_thread_into_the_callers_buffer():
+    """post_read: once the call returned 0, reader(*a4, buf, size) runs on the owner before the caller is woken;
+    size says what it left there, or NOT_READ when the call failed, wrote no results, or the reader failed (a buffer
+    too small included): the caller then reads the text itself."""
+    served = _Served().start()
+    ffi = _ffi.get_ffi()
+    readers = []
+    results = ffi.new("char[]", b"the answer")
+
+    def call(status, fill):
+        @ffi.callback("ovgenai_relay_fn")
+        def fn(a0, a1, a2, a3, a4):
+            ffi.cast("void**", a4)[0] = results if fill else ffi.NULL
+            return status
+        return fn
+
+    @ffi.callback("ovgenai_relay_reader_fn")
+    def reader(res, buf, size):
+        readers.append(threading.get_ident())
+        text = ffi.string(ffi.cast("char*", res)) + b"\0"
+        if size[0] < len(text):
+            return -6  # OUT_OF_BOUNDS, as the C API's two-call getters
+        ffi.memmove(buf, text, len(text))
+        size[0] = len(text)
+        return 0
+
+    def run(fn, capacity):
+        buf, size, out = ffi.new("char[]", capacity), ffi.new("size_t*", capacity), ffi.new("void**")
+        assert served.relay.reserve()
+        served.relay.post_read(fn, ffi.NULL, ffi.NULL, ffi.NULL, ffi.NULL, out, reader, buf, size)
+        status = served.relay.wait(10, served.relay.status_cell())
+        return status, size[0], ffi.string(buf)
+
+    assert run(call(0, True), 64) == ((0, None), 11, b"the answer")
+    assert readers == [served.ident]
+    assert run(call(0, True), 4)[:2] == ((0, None), _relay.NOT_READ)  # too small: the reader refused
+    assert run(call(3, True), 64)[:2] == ((3, None), _relay.NOT_READ)  # the call failed: not read
+    assert run(call(0, False), 64)[:2] == ((0, None), _relay.NOT_READ)  # no results: not read
+    assert len(readers) == 2
+    served.stop()
+
+
 # ---- the pipeline ----------------------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -273,6 +315,35 @@ def test_plain_generate_calls_take_the_relay_and_c_still_runs_on_the_owner(make_
     pipe.close()
     assert double.live() == 0
     assert kept.finish_reason == "stop"
+
+
+def test_a_relayed_calls_text_is_read_on_the_owner_and_a_longer_one_by_the_caller(make_pipe, monkeypatch):
+    """The owner reads a relayed call's text into the call's own buffer right after C returns; an answer longer than
+    that buffer is read by the caller (two-call), and the next calls' buffers are made that long."""
+    from ovgenai_c._capi import llm_pipeline
+
+    pipe = make_pipe()
+    sizes = []
+    original = llm_pipeline.PromptCall.conclude
+
+    def conclude(self, status, error_text=None):
+        sizes.append(self.read_size[0] if self.read_size is not None else None)
+        return original(self, status, error_text)
+
+    monkeypatch.setattr(llm_pipeline.PromptCall, "conclude", conclude)
+    for _ in range(50):
+        assert str(pipe.generate("a b c", max_new_tokens=2)) == "Echo: a "
+        if sizes:
+            break
+    assert sizes[-1] == len("Echo: a ") + 1  # read on the owner (the size with its NUL)
+    words = " ".join(f"word{i}" for i in range(1200))
+    expected = "Echo: " + words
+    assert len(expected) > llm_pipeline.TEXT_BUFFER_BYTES
+    assert str(pipe.generate(words, max_new_tokens=1300)) == expected
+    assert sizes[-1] == _relay.NOT_READ  # did not fit: the caller read it
+    assert str(pipe.generate(words, max_new_tokens=1300)) == expected
+    assert sizes[-1] == len(expected) + 1  # the buffer grew: the owner read it
+    pipe.close()
 
 
 def test_calls_that_need_owner_side_work_go_as_python_jobs(make_pipe, relayed):
@@ -435,18 +506,22 @@ def test_an_interrupt_right_after_the_post_leaves_nothing_broken(make_pipe, doub
         if relayed:
             break
     assert relayed
-    original = _relay.Relay.post
+    originals = {name: getattr(_relay.Relay, name) for name in ("post", "post_read")}
 
-    def post_then_interrupt(self, *a):
-        original(self, *a)
-        raise KeyboardInterrupt
+    def interrupting(name):
+        def post_then_interrupt(self, *a):
+            originals[name](self, *a)
+            raise KeyboardInterrupt
+        return post_then_interrupt
 
-    monkeypatch.setattr(_relay.Relay, "post", post_then_interrupt)
+    for name in originals:
+        monkeypatch.setattr(_relay.Relay, name, interrupting(name))
     if lost_call_fails:
         double.fail("ov_genai_llm_pipeline_generate", -17, 0)
     with pytest.raises(KeyboardInterrupt):
         pipe.generate("lost call", max_new_tokens=2)
-    monkeypatch.setattr(_relay.Relay, "post", original)
+    for name, original in originals.items():
+        monkeypatch.setattr(_relay.Relay, name, original)
     deadline = time.monotonic() + 10
     while not pipe._state.owner.relay.done():  # the lost call ends on the owner all the same
         assert time.monotonic() < deadline

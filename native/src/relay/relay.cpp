@@ -19,6 +19,7 @@
 extern "C" {
 typedef int (*ovgenai_relay_fn)(void*, const void*, const void*, const void*, void*);
 typedef const char* (*ovgenai_relay_error_fn)(void);
+typedef int (*ovgenai_relay_reader_fn)(const void*, char*, size_t*);
 }
 
 namespace {
@@ -33,7 +34,27 @@ struct Call {
     const void* a3 = nullptr;
     void* a4 = nullptr;
     int status = 0;
+    // ovgenai_relay_post_read: the string form of *a4 read on the owner into the caller's buffer
+    ovgenai_relay_reader_fn reader = nullptr;
+    char* read_buf = nullptr;
+    size_t* read_size = nullptr;
 };
+
+constexpr size_t kNotRead = static_cast<size_t>(-1);
+
+// Runs on the owner right after a call (while its caches are still warm, and before its caller is woken, so the
+// caller finds the text ready): the reader's two-call string getter over the results the call wrote to *a4.
+void read_result(const Call& c, int status) {
+    if (c.read_size == nullptr)
+        return;
+    bool read = false;
+    if (status == 0 && c.reader != nullptr && c.a4 != nullptr && c.read_buf != nullptr) {
+        const void* results = *static_cast<void* const*>(c.a4);
+        read = results != nullptr && c.reader(results, c.read_buf, c.read_size) == 0;
+    }
+    if (!read)
+        *c.read_size = kNotRead;
+}
 
 void write_byte(int fd) {
     if (fd < 0)
@@ -114,6 +135,7 @@ struct ovgenai_relay_opaque {
                     std::memory_order_relaxed);
                 const char* text = (status != 0 && error_source) ? error_source() : nullptr;
                 std::string copied = text ? text : "";
+                read_result(c, status);
                 lock.lock();
                 call.status = status;
                 has_error = text != nullptr;
@@ -123,8 +145,11 @@ struct ovgenai_relay_opaque {
                 call_done.store(1, std::memory_order_release);
                 const int fd = notify_fd;
                 notify_fd = -1;
+                // the waiter is woken with the mutex free: it takes it at once to collect the outcome
+                lock.unlock();
                 done_cv.notify_all();
                 write_byte(fd);
+                lock.lock();
                 ran = true;
                 continue;
             }
@@ -207,17 +232,16 @@ __attribute__((visibility("default"))) void ovgenai_relay_unreserve(ovgenai_rela
     }
 }
 
-__attribute__((visibility("default"))) void ovgenai_relay_post(ovgenai_relay_opaque* relay, ovgenai_relay_fn fn,
-                                                               void* a0, const void* a1, const void* a2,
-                                                               const void* a3, void* a4) {
+namespace {
+void post(ovgenai_relay_opaque* relay, const Call& call) {
     try {
         std::lock_guard<std::mutex> lock(relay->mutex);
-        if (relay->slot != Slot::reserved || fn == nullptr)
+        if (relay->slot != Slot::reserved || call.fn == nullptr)
             return;  // a misuse: nothing runs, and wait() would not end — the binding never does it
         relay->last_gap_us.store(std::chrono::duration_cast<std::chrono::microseconds>(
                                      std::chrono::steady_clock::now() - relay->ended_at).count(),
                                  std::memory_order_relaxed);
-        relay->call = Call{fn, a0, a1, a2, a3, a4, 0};
+        relay->call = call;
         relay->notify_fd = -1;
         relay->slot = Slot::posted;
         relay->call_done.store(0, std::memory_order_relaxed);
@@ -225,6 +249,21 @@ __attribute__((visibility("default"))) void ovgenai_relay_post(ovgenai_relay_opa
         relay->owner_cv.notify_one();
     } catch (...) {
     }
+}
+}  // namespace
+
+__attribute__((visibility("default"))) void ovgenai_relay_post(ovgenai_relay_opaque* relay, ovgenai_relay_fn fn,
+                                                               void* a0, const void* a1, const void* a2,
+                                                               const void* a3, void* a4) {
+    post(relay, Call{fn, a0, a1, a2, a3, a4});
+}
+
+__attribute__((visibility("default"))) void ovgenai_relay_post_read(ovgenai_relay_opaque* relay, ovgenai_relay_fn fn,
+                                                                    void* a0, const void* a1, const void* a2,
+                                                                    const void* a3, void* a4,
+                                                                    ovgenai_relay_reader_fn reader, char* buf,
+                                                                    size_t* size) {
+    post(relay, Call{fn, a0, a1, a2, a3, a4, 0, reader, buf, size});
 }
 
 namespace {
