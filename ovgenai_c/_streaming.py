@@ -161,6 +161,8 @@ class StreamBridge:
 
     def finish(self) -> None:
         """After C returned: deliver bytes still held back (as replacement characters if incomplete)."""
+        if not self.chunks:  # no text came (no callback, or a cancel-only one): nothing is held back
+            return
         tail = self.assembler.flush()
         if tail and self.error is None:
             try:

@@ -298,11 +298,6 @@ _NOT_STREAMABLE = ("GenAI streams only one sequence with greedy or multinomial d
                    "num_return_sequences > 1)")
 
 
-def _streamable(cfg: GenerationConfig) -> bool:
-    """Whether GenAI accepts a streamer for a call with this (effective) config."""
-    return cfg.streams_one_sequence()
-
-
 def resolve_library(library: Union[None, str, os.PathLike, _loader.LoadedLibrary]) -> _loader.LoadedLibrary:
     """The library a pipeline runs on: the discovered one (None), a loaded one, or the file at a path."""
     if library is None:
@@ -568,7 +563,8 @@ class LLMPipeline(OwnedPipeline):
             self._resolved.clear()
             self._resolved_base = self._config
         try:  # the value's type is part of the key: 1 == True == 1.0, but a field may accept only one of them
-            key: Any = tuple((k, type(v), v) for k, v in kwargs.items())
+            values = tuple(kwargs.values())
+            key: Any = (tuple(kwargs), values, tuple(map(type, values)))  # (no generator: this runs on every call)
             hit = self._resolved.get(key)
         except TypeError:  # an unhashable value (e.g. a list of stop strings)
             return self._resolve_uncached(None, kwargs)
@@ -699,9 +695,14 @@ class LLMPipeline(OwnedPipeline):
                         timeout: Optional[float] = None, on_tokens: Optional[Callable[[List[int]], Any]] = None,
                         entry: str = "generate()") -> GenerationCall:
         """Check everything, then submit the call to the owner thread (nothing is submitted if a check fails)."""
-        request = self._prepare_inputs(inputs)
+        if type(inputs) is str:  # (the common case: its _Input is made only if the call goes as a Python job)
+            request: Optional[_Input] = None
+            prompt: Optional[bytes] = _check_text(inputs, "the prompt")
+        else:
+            request = self._prepare_inputs(inputs)
+            prompt = request.prompt
         send, effective = self._resolve_config(generation_config, kwargs)
-        streamable = _streamable(effective)
+        streamable = effective.streams_one_sequence()  # whether GenAI accepts a streamer with this config
         if (on_text is not None or on_tokens is not None) and not streamable:
             raise errors.NotSupportedError(_NOT_STREAMABLE + ": generate without a streamer, or ask for one "
                                            "sequence")
@@ -718,11 +719,13 @@ class LLMPipeline(OwnedPipeline):
         bridge = StreamBridge(on_text, on_tokens)
         call = GenerationCall(bridge, effective, timeout, entry, cancellable=streamable)
         st = self._live_state()
-        if st.owner.relay is not None and on_text is None and on_tokens is None and request.prompt is not None:
-            job = self._relay_generate(st, request.prompt, send, bridge, streamable, streamable and not want_text)
+        if st.owner.relay is not None and on_text is None and on_tokens is None and prompt is not None:
+            job = self._relay_generate(st, prompt, send, bridge, streamable, streamable and not want_text)
             if job is not None:
                 call.job = job  # type: ignore[assignment]
                 return call
+        if request is None:
+            request = _Input(prompt=prompt)
         call.job = self._put(st, Job(functools.partial(self._generate_job, st, request, send, bridge, streamable,
                                                        want_text)))
         return call
@@ -830,7 +833,9 @@ class LLMPipeline(OwnedPipeline):
         arguments set GenerationConfig fields for this call.
         """
         if type(inputs) is str and streamer is None and timeout is None:  # the common call, checked as below
-            return self._generate_one(inputs, generation_config, None, None, None, kwargs, True, False)
+            call = self._start_generate(inputs, generation_config, None, kwargs)
+            call.wait()
+            return call.outcome(True, False)
         on_text, on_tokens, token_streamer = self._check_streamer(streamer)
         check_timeout(timeout)
         if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):
