@@ -65,3 +65,7 @@ int ovgenai_relay_wait_fd(ovgenai_relay* relay, int timeout_ms, int* status, int
 size_t ovgenai_relay_take_error(ovgenai_relay* relay, char* buf, size_t size);
 /* 1 when the posted call has ended and its status is not collected yet. */
 int ovgenai_relay_done(ovgenai_relay* relay);
+/* When the last call that ran ran, on the owner: its start and end on the steady clock (CLOCK_MONOTONIC on Linux,
+   Python's time.perf_counter_ns / time.monotonic_ns there), in nanoseconds: 1, or 0 (no call has run). A probe of
+   the hand-offs' cost (ovgenai_c_tools.bench.call_handoff). */
+int ovgenai_relay_last_call_times(ovgenai_relay* relay, long long* started_ns, long long* ended_ns);

@@ -143,6 +143,14 @@ class Relay:
     def done(self) -> bool:
         return bool(self._lib.ovgenai_relay_done(self.ptr))
 
+    def last_call_times(self) -> Optional[Tuple[int, int]]:
+        """(start, end) of the last call that ran on the owner, in ``time.monotonic_ns`` nanoseconds on Linux (the
+        steady clock), or None before the first."""
+        times = self.ffi.new("long long[2]")
+        if not self._lib.ovgenai_relay_last_call_times(self.ptr, times, times + 1):
+            return None
+        return int(times[0]), int(times[1])
+
 
 def _ms(timeout: Optional[float]) -> int:
     """A wait's timeout in whole milliseconds for C, rounded up (-1: none)."""

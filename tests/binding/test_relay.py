@@ -275,6 +275,24 @@ def test_post_read_reads_the_results_text_on_the_serving_thread_into_the_callers
     served.stop()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the steady clock is CLOCK_MONOTONIC on Linux")
+def test_last_call_times_are_the_owners_start_and_end_on_the_callers_clock():
+    served = _Served().start()
+    ffi = _ffi.get_ffi()
+    assert served.relay.last_call_times() is None  # no call has run
+    text = ffi.new("char[]", b"p")
+    assert served.relay.reserve()
+    fn = _fn([], status=0, sleep=0.05)  # (kept: C calls it after post returns)
+    before = time.monotonic_ns()
+    served.relay.post(fn, ffi.NULL, text, ffi.NULL, ffi.NULL, ffi.NULL)
+    assert served.relay.wait(10, served.relay.status_cell()) == (0, None)
+    after = time.monotonic_ns()
+    started, ended = served.relay.last_call_times()
+    assert before <= started < ended <= after
+    assert ended - started >= 50_000_000  # the call's 50 ms sleep
+    served.stop()
+
+
 # ---- the pipeline ----------------------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -533,3 +551,24 @@ def test_an_interrupt_right_after_the_post_leaves_nothing_broken(make_pipe, doub
     assert len(relayed) == before + 1
     pipe.close()
     assert double.live() == 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the steady clock is CLOCK_MONOTONIC on Linux")
+def test_the_handoff_probe_splits_a_calls_time_outside_the_library_into_parts_that_add_up(make_pipe, double):
+    from ovgenai_c_tools.bench import call_handoff
+
+    pipe = make_pipe()
+    double.delay(300)
+    for _ in range(50):  # until calls go through the relay
+        pipe.generate("warm", max_new_tokens=1)
+        if pipe._state.relay_job is None and pipe._state.owner.relay.last_call_times() is not None:
+            break
+    out = call_handoff.measure(pipe, tokens=4, calls=12, prompt="a b c d e")
+    assert out["calls"] + out["not_relayed"] == 12 and out["calls"] >= 6
+    means = out["mean_us"]
+    assert abs(sum(means[p] for p in call_handoff.PARTS) - means["total_outside"]) < 1.0
+    for part in ("python_before_post", "handoff_to_owner", "handoff_back", "python_after_wait"):
+        assert out["median_us"][part] >= 0, part
+    # the probe's wrappers are gone again
+    assert _relay.Relay.post.__name__ == "post" and _relay.Relay.wait.__name__ == "wait"
+    pipe.close()

@@ -114,6 +114,7 @@ struct ovgenai_relay_opaque {
     std::atomic<long long> last_run_us{0};
     std::atomic<long long> last_gap_us{0};
     std::chrono::steady_clock::time_point ended_at{};
+    std::chrono::steady_clock::time_point started_at{};  // the last call's start on the owner (under the mutex)
 
     // Runs every call that is (or becomes) reserved or posted; returns once a wake-up is pending and the slot is
     // idle (empty, or done and waiting for its caller).
@@ -141,6 +142,7 @@ struct ovgenai_relay_opaque {
                 has_error = text != nullptr;
                 error.swap(copied);
                 slot = Slot::done;
+                started_at = started;
                 ended_at = finished;
                 call_done.store(1, std::memory_order_release);
                 const int fd = notify_fd;
@@ -411,6 +413,24 @@ __attribute__((visibility("default"))) int ovgenai_relay_done(ovgenai_relay_opaq
     try {
         std::lock_guard<std::mutex> lock(relay->mutex);
         return relay->slot == Slot::done ? 1 : 0;
+    } catch (...) {
+        return 0;
+    }
+}
+
+__attribute__((visibility("default"))) int ovgenai_relay_last_call_times(ovgenai_relay_opaque* relay,
+                                                                           long long* started_ns, long long* ended_ns) {
+    try {
+        std::lock_guard<std::mutex> lock(relay->mutex);
+        if (relay->ended_at == std::chrono::steady_clock::time_point{})
+            return 0;
+        using std::chrono::duration_cast;
+        using std::chrono::nanoseconds;
+        if (started_ns != nullptr)
+            *started_ns = duration_cast<nanoseconds>(relay->started_at.time_since_epoch()).count();
+        if (ended_ns != nullptr)
+            *ended_ns = duration_cast<nanoseconds>(relay->ended_at.time_since_epoch()).count();
+        return 1;
     } catch (...) {
         return 0;
     }
