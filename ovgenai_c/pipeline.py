@@ -833,9 +833,7 @@ class LLMPipeline(OwnedPipeline):
         arguments set GenerationConfig fields for this call.
         """
         if type(inputs) is str and streamer is None and timeout is None:  # the common call, checked as below
-            call = self._start_generate(inputs, generation_config, None, kwargs)
-            call.wait()
-            return call.outcome(True, False)
+            return self._generate_one(inputs, generation_config, None, None, None, kwargs, True, False)
         on_text, on_tokens, token_streamer = self._check_streamer(streamer)
         check_timeout(timeout)
         if isinstance(inputs, list) and inputs and all(isinstance(x, str) for x in inputs):

@@ -255,10 +255,11 @@ def generate(capi: CApi, pipe: Any, config: Optional[Any], bridge: Any, *, strea
 
 
 def _conclude(capi: CApi, bridge: Any, status: int, fn: str, buffers: Any, want_tokens: bool = False,
-              results_pp: Any = None, error_text: Optional[str] = None) -> Optional[Generated]:
+              results_pp: Any = None, error_text: Optional[str] = None,
+              text: Optional[str] = None) -> Optional[Generated]:
     """After C returned ``status`` with the results in ``results_pp`` (default ``buffers.results_pp``): the bridge's
-    ``finish()``, then C's error raised, or the results read (the text now, into ``buffers``' text buffer; everything
-    now with ``want_tokens``). Frees what it does not hand over."""
+    ``finish()``, then C's error raised, or the results read (the text now, into ``buffers``' text buffer, unless
+    ``text`` was already read from them; everything now with ``want_tokens``). Frees what it does not hand over."""
     ffi, lib = capi.ffi, capi.lib
     if results_pp is None:
         results_pp = buffers.results_pp
@@ -276,7 +277,8 @@ def _conclude(capi: CApi, bridge: Any, status: int, fn: str, buffers: Any, want_
     owned = ffi.gc(results, lib.ov_genai_decoded_results_free)
     try:
         bridge.finish()
-        text = read_text(capi, owned, buffers, getter=lib.ov_genai_decoded_results_get_string)
+        if text is None:
+            text = read_text(capi, owned, buffers, getter=lib.ov_genai_decoded_results_get_string)
     except BaseException:
         ffi.release(owned)
         raise
@@ -347,15 +349,10 @@ class PromptCall:
         ``error_text``, the library's text for it read on the thread that made the call)."""
         try:
             size = self.read_size[0] if self.read_size is not None else NOT_READ
-            if status == 0 and size != NOT_READ:  # the owner read the text: what is left is to take the results
-                capi = self.capi
-                ffi = capi.ffi
-                results_pp = self.results_pp
-                owned = ffi.gc(results_pp[0], capi.lib.ov_genai_decoded_results_free)
-                results_pp[0] = ffi.NULL
-                self.bridge.finish()
-                text = ffi.string(self.read, size).decode("utf-8", "replace")
-                return Generated(text, None, native=NativeResults(capi, owned))
+            if status == 0 and size != NOT_READ:  # the owner read the text (so the shared buffer is not used)
+                text = self.capi.ffi.string(self.read, size).decode("utf-8", "replace")
+                return _conclude(self.capi, self.bridge, status, "ov_genai_llm_pipeline_generate", None,
+                                 results_pp=self.results_pp, text=text)
             with self.text.lock:
                 return _conclude(self.capi, self.bridge, status, "ov_genai_llm_pipeline_generate", self.text,
                                  results_pp=self.results_pp, error_text=error_text)
