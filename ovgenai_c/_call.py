@@ -116,7 +116,7 @@ class GenerationCall:
         prompt, as pybind returns a ``str`` there, :class:`EncodedResults` for token input, else
         :class:`DecodedResults`."""
         job, bridge, effective = self.job, self.bridge, self.effective
-        if bridge.cancel_reason == "timeout":  # (timed_out, inline: this runs on every call)
+        if self.timed_out:
             job.value = None  # results nobody gets: their native object goes now, not with the traceback
             if job.error is not None and bridge.error is None:
                 job.result()  # C failed on its own meanwhile: that error, not the timeout
@@ -125,7 +125,7 @@ class GenerationCall:
             job.error = job.value = None
             err, bridge.error = bridge.error, None
             raise err
-        out = job.result() if job.error is not None else job.value  # (raises the call's error)
+        out = job.result()
         job.value = None  # the results are the caller's now (the owner may still hold the job for a moment)
         native = out.native
         n = effective.expected_sequences()
