@@ -38,3 +38,7 @@ void ovgenai_c_bundled_set_token_streamer(ovgenai_c_bundled_token_callback callb
    (stop token, stop string or a streamer STOP), 2 LENGTH (max_new_tokens / max_length / context). */
 ov_status_e ovgenai_c_bundled_decoded_results_get_finish_reason(const ov_genai_decoded_results* results, size_t index,
                                                                 int* reason);
+/* Inferences a pipeline has run since its create on the PagedAttention engine's static one-token form (a single
+   sequence's one-token steps, OVGENAI_C_STATIC_DECODE) and on its main form; both 0 on the SDPA engine. */
+ov_status_e ovgenai_c_bundled_llm_pipeline_get_form_steps(const ov_genai_llm_pipeline* pipe, size_t* one_token_form,
+                                                          size_t* main_form);

@@ -167,3 +167,15 @@ extern "C" ov_status_e ovgenai_c_bundled_decoded_results_get_finish_reason(const
     *reason = reasons[index];
     return OK;
 }
+
+extern "C" ov_status_e ovgenai_c_bundled_llm_pipeline_get_form_steps(const ov_genai_llm_pipeline* pipe,
+                                                                    size_t* one_token_form, size_t* main_form) {
+    if (!pipe || !pipe->engine)
+        return ovgc::null_arg(__func__, "pipe", INVALID_C_PARAM);
+    if (!one_token_form || !main_form)
+        return ovgc::null_arg(__func__, !one_token_form ? "one_token_form" : "main_form", INVALID_C_PARAM);
+    const auto steps = pipe->engine->form_steps();
+    *one_token_form = steps.first;
+    *main_form = steps.second;
+    return OK;
+}

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <openvino/openvino.hpp>
@@ -21,6 +23,17 @@ public:
 
     // After compilation: binds to the request (which outlives the backend) and allocates what the cache needs.
     virtual void bind(const ov::CompiledModel& compiled, ov::InferRequest& request) = 0;
+    // Before the main compilation: starts compiling, on another thread, the further forms of the model some steps
+    // run on (with the main compilation's device and properties); attach_forms (after bind) waits for them and
+    // binds them to the same cache. Default: none, every step runs on the bound request.
+    virtual void start_forms(ov::Core& core, const std::string& device, const ov::AnyMap& properties) {
+        (void)core, (void)device, (void)properties;
+    }
+    virtual void attach_forms() {}
+    // The request the last prepare_* call filled: the engine runs it and reads the logits from it.
+    virtual ov::InferRequest& step_request() = 0;
+    // Inferences prepared so far on a further form (attach_forms) and on the main one; {0, 0}: not counted.
+    virtual std::pair<size_t, size_t> form_steps() const { return {0, 0}; }
 
     // ---- cache
     virtual void reset() = 0;            // nothing cached

@@ -63,6 +63,8 @@ BatchingEngine::BatchingEngine(const std::string& models_path, const std::string
     ov::CompiledModel compiled = base_->compiled_model();
     req_ = compiled.create_infer_request();
     kv_ = std::make_unique<PagedKV>(compiled, req_, sched_.num_kv_blocks, sched_.cache_bytes);
+    if (ov::CompiledModel one_token = base_->paged_one_token_form())
+        kv_->attach_one_token(one_token);  // a request stepped alone runs on it (bit-identical logits)
     stats_.block_limit = kv_->block_limit();
     if (kv_->block_limit())
         kv_->reserve(kv_->block_limit());  // the whole fixed pool at once, as GenAI allocates it
@@ -591,8 +593,9 @@ bool BatchingEngine::step() {
         counts.push_back(batch[b].n);
     }
     kv_->prepare_tables(tables, ptrs, counts);
-    req_.start_async();
-    req_.wait();
+    ov::InferRequest& req = kv_->step_request();
+    req.start_async();
+    req.wait();
     {
         std::lock_guard<std::mutex> lock(mu_);
         ++stats_.steps;
@@ -602,7 +605,7 @@ bool BatchingEngine::step() {
     }
 
     // sample the requests whose fed tokens reached their end (the logits row b is slot b's last token)
-    ov::Tensor logits = req_.get_tensor("logits");
+    ov::Tensor logits = req.get_tensor("logits");
     const ov::Shape shape = logits.get_shape();
     if (shape.size() < 2)
         throw std::runtime_error("unexpected logits rank");

@@ -78,6 +78,9 @@ public:
     Tokenizer& tokenizer() { return *tokenizer_; }
     ov::CompiledModel compiled_model() { return req_.get_compiled_model(); }
     const SchedulerConfig* paged_scheduler() const;  // nullptr: the engine runs SDPA
+    ov::CompiledModel paged_one_token_form() const;  // PagedKV::one_token_form compiled; empty without it
+    // Inferences run so far on the PA one-token form and on the main form (SDPA: {0, 0}).
+    std::pair<size_t, size_t> form_steps() const { return backend_->form_steps(); }
     size_t max_context() const { return max_context_; }
     size_t vocab_size() const { return vocab_size_; }
 

@@ -4,6 +4,7 @@
 // reused.
 #pragma once
 
+#include <future>
 #include <limits>
 #include <memory>
 
@@ -25,10 +26,17 @@ struct SchedulerConfig {
 
 class PagedBackend final : public AttentionBackend {
 public:
-    // Rewrites the model into the PagedAttention form (before compilation).
-    PagedBackend(const std::shared_ptr<ov::Model>& model, const SchedulerConfig& scheduler);
+    // Rewrites the model into the PagedAttention form (before compilation). one_token_steps: also compile the
+    // static one-token form (PagedKV::one_token_form) for a single sequence's decode steps (OVGENAI_C_STATIC_DECODE).
+    PagedBackend(const std::shared_ptr<ov::Model>& model, const SchedulerConfig& scheduler, bool one_token_steps);
 
     void bind(const ov::CompiledModel& compiled, ov::InferRequest& request) override;
+    void start_forms(ov::Core& core, const std::string& device, const ov::AnyMap& properties) override;
+    void attach_forms() override;
+    ov::InferRequest& step_request() override { return kv_->step_request(); }
+    std::pair<size_t, size_t> form_steps() const override { return {kv_->one_token_steps(), kv_->main_steps()}; }
+    // The compiled one-token form (empty without one): the batching engine binds its own pool to it too.
+    const ov::CompiledModel& one_token_form() const { return one_token_compiled_; }
     const SchedulerConfig& scheduler() const { return scheduler_; }
 
     void reset() override { kv_->reset(); }
@@ -51,6 +59,9 @@ public:
 
 private:
     SchedulerConfig scheduler_;
+    std::shared_ptr<ov::Model> one_token_model_;          // until start_forms
+    std::future<ov::CompiledModel> one_token_compiling_;  // from start_forms to attach_forms
+    ov::CompiledModel one_token_compiled_;
     std::unique_ptr<PagedKV> kv_;
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <stdexcept>
 
 #include <openvino/op/constant.hpp>
@@ -63,8 +64,57 @@ void PagedKV::transform(const std::shared_ptr<ov::Model>& model) {
     model->validate_nodes_and_infer_types();
 }
 
+std::shared_ptr<ov::Model> PagedKV::one_token_form(const std::shared_ptr<ov::Model>& transformed) {
+    std::map<std::string, ov::PartialShape> shapes;
+    for (auto& in : transformed->inputs()) {
+        const std::string name = in.get_any_name();
+        if (name == "input_ids" || name == "position_ids" || name == "past_lens" || name == kSampled)
+            shapes[name] = ov::PartialShape{1};
+        else if (name == "subsequence_begins" || name == "block_indices_begins")
+            shapes[name] = ov::PartialShape{2};
+    }
+    if (shapes.size() != 6)
+        return nullptr;
+    try {
+        auto model = transformed->clone();
+        model->reshape(shapes);
+        return model;
+    } catch (const std::exception&) {
+        return nullptr;  // a model that does not take these shapes runs every step on the main form
+    }
+}
+
+void PagedKV::set_neutral_inputs(const ov::CompiledModel& compiled, ov::InferRequest& req) const {
+    for (auto& [name, type] : extra_inputs_) {
+        ov::Tensor t = req.get_tensor(name);
+        auto ps = compiled.input(name).get_partial_shape();
+        if (ps.rank().is_static() && ps.rank().get_length() == 0) {
+            t.set_shape({});
+        } else {
+            ov::Shape s(ps.rank().is_static() ? ps.rank().get_length() : 1, 0);
+            t.set_shape(s);
+        }
+        if (t.get_byte_size())
+            std::memset(t.data(), 0, t.get_byte_size());
+    }
+}
+
+void PagedKV::attach_one_token(ov::CompiledModel one_token) {
+    ov::InferRequest req = one_token.create_infer_request();
+    for (auto& in : one_token.inputs()) {  // every input must be one the main form has (filled the same way)
+        const std::string name = in.get_any_name();
+        if (!is_cache_name(name) && !is_known_name(name) &&
+            std::none_of(extra_inputs_.begin(), extra_inputs_.end(), [&](auto& e) { return e.first == name; }))
+            throw std::runtime_error("the one-token form has an input the main form lacks: " + name);
+    }
+    set_neutral_inputs(one_token, req);
+    for (auto& c : caches_)
+        req.set_tensor(c.name, c.tensor);
+    one_token_req_ = std::move(req);
+}
+
 PagedKV::PagedKV(const ov::CompiledModel& compiled, ov::InferRequest& req, size_t num_kv_blocks, size_t cache_bytes)
-    : req_(&req) {
+    : req_(&req), step_req_(&req) {
     size_t value_block = 0;
     for (auto& in : compiled.inputs()) {
         const std::string name = in.get_any_name();
@@ -98,18 +148,7 @@ PagedKV::PagedKV(const ov::CompiledModel& compiled, ov::InferRequest& req, size_
     if (value_block)
         block_size_ = value_block;
     // neutral values for optional inputs (score aggregation, rotation, ...): empty / zero
-    for (auto& [name, type] : extra_inputs_) {
-        ov::Tensor t = req_->get_tensor(name);
-        auto ps = compiled.input(name).get_partial_shape();
-        if (ps.rank().is_static() && ps.rank().get_length() == 0) {
-            t.set_shape({});
-        } else {
-            ov::Shape s(ps.rank().is_static() ? ps.rank().get_length() : 1, 0);
-            t.set_shape(s);
-        }
-        if (t.get_byte_size())
-            std::memset(t.data(), 0, t.get_byte_size());
-    }
+    set_neutral_inputs(compiled, *req_);
     size_t bytes_per_block = 0;
     for (auto& c : caches_)
         bytes_per_block += c.block_bytes;
@@ -145,6 +184,8 @@ void PagedKV::grow(size_t need_blocks) {
         std::memset(dst + capacity_ * c.block_bytes, 0, (cap - capacity_) * c.block_bytes);
         c.tensor = t;
         req_->set_tensor(c.name, c.tensor);
+        if (one_token_req_)
+            one_token_req_.set_tensor(c.name, c.tensor);
     }
     refcount_.resize(cap, 0);
     for (size_t b = cap; b-- > capacity_;)
@@ -233,7 +274,7 @@ void PagedKV::prepare_verify(const int64_t* ids, size_t n) {
         throw std::logic_error("PagedKV: drafts are verified for one sequence only");
     ensure_writable(seqs_[0], seqs_[0].len + n);
     fill_inputs({&seqs_[0]}, {ids}, {n});
-    ov::Tensor sampled = req_->get_tensor(kSampled);
+    ov::Tensor sampled = step_req_->get_tensor(kSampled);
     sampled.set_shape({n});
     auto* rows = sampled.data<int64_t>();
     for (size_t i = 0; i < n; ++i)
@@ -315,21 +356,24 @@ void PagedKV::fill_inputs(const std::vector<Seq*>& seqs, const std::vector<const
         nblocks += seqs[b]->blocks.size();
         max_ctx = std::max(max_ctx, seqs[b]->len + counts[b]);
     }
-    ov::Tensor input_ids = req_->get_tensor("input_ids");
+    step_req_ = S == 1 && total == 1 && one_token_req_ ? &one_token_req_ : req_;
+    (step_req_ == req_ ? main_steps_ : one_token_steps_).fetch_add(1, std::memory_order_relaxed);
+    ov::InferRequest& r = *step_req_;
+    ov::Tensor input_ids = r.get_tensor("input_ids");
     input_ids.set_shape({total});
-    ov::Tensor pos = req_->get_tensor("position_ids");
+    ov::Tensor pos = r.get_tensor("position_ids");
     pos.set_shape({total});
-    ov::Tensor past = req_->get_tensor("past_lens");
+    ov::Tensor past = r.get_tensor("past_lens");
     past.set_shape({S});
-    ov::Tensor begins = req_->get_tensor("subsequence_begins");
+    ov::Tensor begins = r.get_tensor("subsequence_begins");
     begins.set_shape({S + 1});
-    ov::Tensor bidx = req_->get_tensor("block_indices");
+    ov::Tensor bidx = r.get_tensor("block_indices");
     bidx.set_shape({nblocks});
-    ov::Tensor bbeg = req_->get_tensor("block_indices_begins");
+    ov::Tensor bbeg = r.get_tensor("block_indices_begins");
     bbeg.set_shape({S + 1});
-    ov::Tensor sampled = req_->get_tensor(kSampled);
+    ov::Tensor sampled = r.get_tensor(kSampled);
     sampled.set_shape({S});
-    ov::Tensor mcl = req_->get_tensor("max_context_len");
+    ov::Tensor mcl = r.get_tensor("max_context_len");
     mcl.data<int32_t>()[0] = static_cast<int32_t>(max_ctx);
 
     auto* pid = input_ids.data<int64_t>();

@@ -19,6 +19,7 @@ public:
     StatefulBackend(const std::shared_ptr<ov::Model>& model, bool compat_row0);
 
     void bind(const ov::CompiledModel& compiled, ov::InferRequest& request) override;
+    ov::InferRequest& step_request() override { return *req_; }
 
     void reset() override;
     void trim(size_t keep) override;
