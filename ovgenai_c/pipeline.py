@@ -126,6 +126,9 @@ _UNSUPPORTED_PROPERTIES = {
 # C API hands its properties to the C++ LLMPipeline, which (2026.4) reads the string "YES" as true.
 _PROMPT_LOOKUP_KINDS = ("bundled", "official")
 _FALSE_VALUES = (False, "NO", "no", "false", "False", 0)
+# The bundled backend's own create properties (OVGENAI_C_STATIC_DECODE, the SchedulerConfig keys): another library
+# would hand them to OpenVINO, which fails the create without naming why.
+_BUNDLED_PREFIX = "OVGENAI_C_"
 
 
 def _refuse_unsupported_properties(properties: Dict[str, Any], kind: Optional[str]) -> bool:
@@ -133,6 +136,11 @@ def _refuse_unsupported_properties(properties: Dict[str, Any], kind: Optional[st
     property is then left in ``properties``; a false value is dropped). ``kind`` None: a pipeline that has no
     prompt lookup at all (WhisperPipeline)."""
     prompt_lookup = False
+    if kind is not None and kind != "bundled":
+        for key in properties:
+            if isinstance(key, str) and key.startswith(_BUNDLED_PREFIX):
+                raise errors.NotSupportedError(f"{key}: a property of ovgenai_c's bundled backend (see native/README.md); "
+                                               f"the {kind} library does not take it")
     for key, reason in _UNSUPPORTED_PROPERTIES.items():
         if key in properties:
             value = properties[key]

@@ -447,3 +447,11 @@ def test_prompt_lookup_is_refused_by_name_on_a_library_that_does_not_take_it(mak
 def test_prompt_lookup_fields_are_refused_on_a_pipeline_made_without_it(make_pipe):
     with pytest.raises(ovgenai_c.NotSupportedError, match="prompt_lookup=True"):
         make_pipe().generate("Hi", max_new_tokens=2, num_assistant_tokens=3, max_ngram_size=2)
+
+
+@pytest.mark.parametrize("key", ["OVGENAI_C_STATIC_DECODE", "OVGENAI_C_MAX_NUM_SEQS"])
+def test_bundled_backend_properties_are_refused_by_name_on_another_library(make_pipe, double, key):
+    # another library would hand them to OpenVINO, whose create fails without saying why
+    with pytest.raises(errors.NotSupportedError, match=f"{key}: a property of ovgenai_c's bundled backend.*the other "
+                                                       "library does not take it"):
+        make_pipe(**{key: "NO"})
