@@ -2,6 +2,7 @@
 context, and the bundled engine's time outside ``infer()`` per step (its raw perf series).
 
     python3 -m ovgenai_c_tools.bench.decode_profile [--model IR] [--context 1024] [--steps 32] [--threads 2]
+                                                   [--reps 3] [--only nodes|engine|forms]
 
 1. ``nodes``: the model as a PagedAttention graph (openvino's ``paged_attention_transformation``, the pass the
    bundled PA backend and GenAI run too), compiled for CPU with PERF_COUNT, a ``--context``-token prefill, then
@@ -11,6 +12,9 @@ context, and the bundled engine's time outside ``infer()`` per step (its raw per
    ``--steps`` tokens after the same context; per step the time between two new tokens, the infer() time inside
    it (token_infer_durations) and the sampler's (sampling_durations): the rest is host work outside infer()
    (logits read, stop checks, block tables, streaming) — what is not the model.
+3. ``forms``: the PA engine's static one-token form (OVGENAI_C_STATIC_DECODE) on and off, two pipelines in one
+   process, alternating ``--reps`` generations of ``--steps`` tokens after the same context: TPOT medians and
+   their ratio, whether the texts are the same, each pipeline's load time.
 Run on a loaded machine, only the shares within one run mean anything.
 """
 from __future__ import annotations
@@ -108,14 +112,8 @@ def profile_engine(model_dir: Path, context: int, steps: int, reps: int) -> Dict
     """The bundled PA engine: per decode step, time between tokens vs infer() vs sampling (raw perf series)."""
     import ovgenai_c
 
-    words = ("the quick brown fox jumps over a lazy dog while seven wizards quietly judge boxing "
-             "matches at dawn near old rivers ").split()
     with ovgenai_c.LLMPipeline(model_dir, "CPU", ATTENTION_BACKEND="PA") as pipe:
-        tok = pipe.get_tokenizer()
-        text, n = "", 0
-        while n < context:
-            text += " ".join(words) + " "
-            n = len(list(tok.encode(text).input_ids.data[0]))
+        text = _context_text(pipe.get_tokenizer(), context)
         gaps: List[float] = []
         infers: List[float] = []
         samplings: List[float] = []
@@ -136,6 +134,47 @@ def profile_engine(model_dir: Path, context: int, steps: int, reps: int) -> Dict
                 "host_besides_sampling_us": gap - inf - smp}
 
 
+def _context_text(tok: Any, context: int) -> str:
+    """A plain text of at least ``context`` tokens."""
+    words = ("the quick brown fox jumps over a lazy dog while seven wizards quietly judge boxing "
+             "matches at dawn near old rivers ").split()
+    text, n = "", 0
+    while n < context:
+        text += " ".join(words) + " "
+        n = len(list(tok.encode(text).input_ids.data[0]))
+    return text
+
+
+def profile_forms(model_dir: Path, context: int, steps: int, reps: int) -> Dict[str, Any]:
+    """The one-token form on ÷ off: TPOT (engine-reported) over alternating generations, text equality, load."""
+    import ovgenai_c
+
+    pipes: Dict[str, Any] = {}
+    loads: Dict[str, float] = {}
+    try:
+        for name, flag in (("on", "YES"), ("off", "NO")):
+            t = time.perf_counter()
+            pipes[name] = ovgenai_c.LLMPipeline(model_dir, "CPU", ATTENTION_BACKEND="PA",
+                                                OVGENAI_C_STATIC_DECODE=flag)
+            loads[name] = time.perf_counter() - t
+        text = _context_text(pipes["on"].get_tokenizer(), context)
+        tpots: Dict[str, List[float]] = {"on": [], "off": []}
+        texts: Dict[str, set] = {"on": set(), "off": set()}
+        for rep in range(reps + 1):
+            for name in (("on", "off") if rep % 2 else ("off", "on")):
+                res = pipes[name].generate(text, max_new_tokens=steps, ignore_eos=True, apply_chat_template=False)
+                if rep:  # the first round warms both up
+                    tpots[name].append(res.perf_metrics.get_tpot().mean)
+                    texts[name].add(str(res))
+    finally:
+        for p in pipes.values():
+            p.close()
+    on, off = statistics.median(tpots["on"]), statistics.median(tpots["off"])
+    return {"context": context, "steps": steps, "reps": reps, "tpot_ms": {"on": on, "off": off},
+            "tpot_on_over_off": on / off, "min_ratio": min(tpots["on"]) / min(tpots["off"]),
+            "same_text": texts["on"] == texts["off"], "load_s": loads}
+
+
 def main(argv: Any = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="")
@@ -143,7 +182,7 @@ def main(argv: Any = None) -> int:
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--only", choices=("nodes", "engine"))
+    ap.add_argument("--only", choices=("nodes", "engine", "forms"))
     args = ap.parse_args(argv)
     model = _model_dir(args.model)
     out: Dict[str, Any] = {}
@@ -151,6 +190,8 @@ def main(argv: Any = None) -> int:
         out["nodes"] = profile_nodes(model, args.context, args.steps, args.threads)
     if args.only in (None, "engine"):
         out["engine"] = profile_engine(model, args.context, args.steps, args.reps)
+    if args.only in (None, "forms"):
+        out["forms"] = profile_forms(model, args.context, args.steps, args.reps)
     print(json.dumps(out, indent=1))
     return 0
 

@@ -212,3 +212,13 @@ def test_oracle_is_fetched_privately_when_missing(tmp_path, monkeypatch):
     calls.clear()
     assert environment.ensure_oracle(allow_fetch=True) == (extra, None)
     assert not [c for c, _ in calls if c[1:3] == ["-m", "pip"]]
+
+
+def test_forms_probe_compares_the_one_token_form_on_and_off():
+    from ovgenai_c_tools.bench.decode_profile import profile_forms
+
+    out = profile_forms(TINY_IR, context=40, steps=12, reps=2)
+    assert out["same_text"] is True
+    assert out["tpot_ms"]["on"] > 0 and out["tpot_ms"]["off"] > 0
+    assert out["tpot_on_over_off"] == out["tpot_ms"]["on"] / out["tpot_ms"]["off"]
+    assert set(out["load_s"]) == {"on", "off"}
