@@ -158,3 +158,18 @@ def test_batching_lone_request_same_tokens_with_the_form_on_and_off(smol_dir):
         with ContinuousBatchingPipeline(smol_dir, None, "CPU", {"OVGENAI_C_STATIC_DECODE": flag}) as cb:
             tokens.append(cb.generate([PROMPT], [config])[0].tokens[0])
     assert tokens[0] == tokens[1] and len(tokens[0]) == 40
+
+
+def test_environment_variable_sets_the_default_and_the_property_wins(api, create_pipe, tiny_dir, monkeypatch):
+    monkeypatch.setenv("OVGENAI_C_STATIC_DECODE", "NO")
+    for props, expected in (((), (0, 5)), (("OVGENAI_C_STATIC_DECODE", "YES"), (4, 1))):
+        gen = owned_pipe(api, create_pipe, tiny_dir, "ATTENTION_BACKEND", "PA", *props)
+        pipe = next(gen)
+        try:
+            assert generate(api, pipe, PROMPT, Config(api, max_new_tokens=5, ignore_eos=True)).status == 0
+            assert _form_steps(api, pipe) == expected
+        finally:
+            next(gen, None)
+    monkeypatch.setenv("OVGENAI_C_STATIC_DECODE", "sometimes")
+    st, _ = create_pipe(tiny_dir, "ATTENTION_BACKEND", "PA")
+    assert st != 0 and "the environment variable OVGENAI_C_STATIC_DECODE must be YES or NO" in api.last_error()

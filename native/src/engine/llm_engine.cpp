@@ -134,13 +134,16 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     // A single sequence's one-token steps on a static one-token form of the PA model (PagedKV::one_token_form):
     // ~15 % faster steps with identical logits, measured on CPU, for a second compilation (beside the first: load
     // ~+0.6 s) and memory (~2× the weights file more). On by default on CPU for weights files up to 256 MiB, where
-    // the per-node work it saves weighs most and the memory least; OVGENAI_C_STATIC_DECODE=YES/NO decides otherwise.
+    // the per-node work it saves weighs most and the memory least; the environment variable OVGENAI_C_STATIC_DECODE
+    // (read at create) and, over it, the property of that name (YES/NO) decide otherwise.
     bool static_decode = false;
     if (device == "CPU") {
         std::error_code ec;
         const auto weights = std::filesystem::file_size(dir + "/openvino_model.bin", ec);
         static_decode = !ec && weights <= kStaticDecodeMaxWeights;
     }
+    if (const char* env = std::getenv("OVGENAI_C_STATIC_DECODE"); env && *env)
+        static_decode = flag_value("the environment variable OVGENAI_C_STATIC_DECODE", env);
     for (auto& [k, v] : properties) {
         if (k == "ATTENTION_BACKEND") {
             backend = v;
