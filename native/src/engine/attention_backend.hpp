@@ -34,6 +34,9 @@ public:
     virtual ov::InferRequest& step_request() = 0;
     // Inferences prepared so far on a further form (attach_forms) and on the main one; {0, 0}: not counted.
     virtual std::pair<size_t, size_t> form_steps() const { return {0, 0}; }
+    // True when one-token steps of a single sequence run on a form of their own, so they leave the main form's
+    // input shape (and what the plugin prepared for it) as the last several-token inference left it.
+    virtual bool one_token_steps_keep_main_shape() const { return false; }
 
     // ---- cache
     virtual void reset() = 0;            // nothing cached

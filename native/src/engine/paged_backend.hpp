@@ -35,6 +35,7 @@ public:
     void attach_forms() override;
     ov::InferRequest& step_request() override { return kv_->step_request(); }
     std::pair<size_t, size_t> form_steps() const override { return {kv_->one_token_steps(), kv_->main_steps()}; }
+    bool one_token_steps_keep_main_shape() const override { return kv_->has_one_token_form(); }
     // The compiled one-token form (empty without one): the batching engine binds its own pool to it too.
     const ov::CompiledModel& one_token_form() const { return one_token_compiled_; }
     const SchedulerConfig& scheduler() const { return scheduler_; }

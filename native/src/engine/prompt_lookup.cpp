@@ -65,6 +65,29 @@ void PromptLookup::verified(size_t proposed, size_t accepted, bool ended) {
         length_ = std::min(max_tokens_, length_ * 2);
 }
 
+size_t DraftGate::kind(size_t match) {  // tokens the match agreed on: 1, 2, 3-4, 5-8, more
+    return match <= 1 ? 0 : match == 2 ? 1 : match <= 4 ? 2 : match <= 8 ? 3 : 4;
+}
+
+double DraftGate::blend(double avg, double sample) { return avg < 0 ? sample : 0.7 * avg + 0.3 * sample; }
+
+bool DraftGate::worth(size_t match, size_t n_feed) {
+    const size_t k = kind(match);
+    const double verify = n_feed < kShapes ? verify_us_[n_feed] : -1;
+    if (plain_us_ < 0 || verify < 0 || taken_[k] < 0 || taken_[k] * plain_us_ >= verify)
+        return true;
+    return ++lost_[k] % kExploreEvery == 0;
+}
+
+void DraftGate::verified(size_t match, size_t n_feed, size_t taken, float infer_us) {
+    const size_t k = kind(match);
+    taken_[k] = blend(taken_[k], static_cast<double>(taken));
+    if (n_feed < kShapes)
+        verify_us_[n_feed] = blend(verify_us_[n_feed], infer_us);
+}
+
+void DraftGate::plain_step(float infer_us) { plain_us_ = blend(plain_us_, infer_us); }
+
 std::vector<int64_t> PromptLookup::candidates(const int64_t* ctx, size_t n, size_t max_count, size_t max_ngram_size) {
     if (max_count == 0 || n < 2)
         return {};

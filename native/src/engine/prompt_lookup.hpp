@@ -6,6 +6,7 @@
 // without draft probabilities). How the drafts are chosen only changes the speed, never a token.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -45,6 +46,36 @@ public:
 private:
     size_t base_, ngram_, max_tokens_, length_, match_ = 0;
     std::vector<int64_t> drafts_;
+};
+
+// Whether a proposal is worth its verification, from what this generation measured: a verification feeding n
+// tokens costs verify_us(n) and yields the tokens it takes (the sampled one plus the accepted drafts); a plain
+// one-token step costs plain_us and yields one. Drafts are verified while the tokens that proposals of the same
+// kind (how many tokens of the text their match agreed on) took, on average, pay for the verification:
+// taken * plain_us >= verify_us(n). Until both costs and that kind's yield are measured, a proposal is verified;
+// of the proposals a kind loses, one in kExploreEvery is verified anyway, so a kind whose drafts start to be
+// accepted (the answer begins to copy the input) wins again. Only the speed depends on it, never a token.
+class DraftGate {
+public:
+    bool worth(size_t match, size_t n_feed);
+    void verified(size_t match, size_t n_feed, size_t taken, float infer_us);
+    void plain_step(float infer_us);
+    static constexpr size_t kExploreEvery = 8;
+
+private:
+    static size_t kind(size_t match);
+    static double blend(double avg, double sample);  // an exponential average; a negative avg: none yet
+    static constexpr size_t kKinds = 5, kShapes = 48;
+    template <size_t N>
+    static std::array<double, N> filled(double v) {
+        std::array<double, N> a;
+        a.fill(v);
+        return a;
+    }
+    double plain_us_ = -1;
+    std::array<double, kShapes> verify_us_ = filled<kShapes>(-1);  // by tokens fed
+    std::array<double, kKinds> taken_ = filled<kKinds>(-1);           // by kind of match
+    std::array<size_t, kKinds> lost_{};
 };
 
 }  // namespace ovgc
