@@ -21,7 +21,9 @@ namespace ovgc {
 // repeated phrase is being followed), then the one with more tokens after it, then the most recent. Upstream
 // takes the earliest place of the longest k.
 //
-// Length: decoding is bound by reading the weights, so verifying a few more tokens in one inference costs little.
+// Length: where decoding is bound by reading the weights, verifying a few more tokens in one inference costs little
+// (not everywhere: on an AMX CPU under bf16 a 6-token verification costs two one-token steps; DraftGate below
+// decides from measured costs whether a proposal is worth verifying at all).
 // A generation starts with num_assistant_tokens drafts per step; after a step whose whole draft was accepted the
 // next may propose twice as many (up to `max_tokens`), and after a rejected draft it is back to
 // num_assistant_tokens. Without a match the step proposes nothing (the engine then runs a plain one-token step).
