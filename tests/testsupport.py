@@ -23,6 +23,32 @@ def nlohmann_include() -> Path:
     return inc
 
 
+def native_unit(name: str, gxx_args: List[str], inputs: List[Path], salt: str = "") -> Path:
+    """An executable that ``g++ gxx_args -o EXE`` builds from native sources for a unit test, cached under
+    ``<cache>/native_units/<name>-<hash>`` by a hash of ``salt`` and the bytes of ``inputs`` (the sources and headers
+    it is built from); skips the test when g++ is missing, fails it with the compiler's output when the build does."""
+    import hashlib
+    import shutil
+    import subprocess
+
+    import pytest
+
+    if shutil.which("g++") is None:
+        pytest.skip("g++ not available")
+    h = hashlib.sha256(salt.encode())
+    for p in inputs:
+        h.update(p.read_bytes())
+    cache = Path(os.environ.get("OVGENAI_C_CACHE", Path.home() / ".cache" / "ovgenai_c")) / "native_units"
+    exe = cache / f"{name}-{h.hexdigest()[:16]}"
+    if not exe.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = exe.with_suffix(f".tmp{os.getpid()}")
+        res = subprocess.run(["g++", *gxx_args, "-o", str(tmp)], capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr[-3000:]
+        os.replace(tmp, exe)
+    return exe
+
+
 def bundled_library_path() -> "Path | None":
     """The bundled backend to test: $OVGENAI_C_BUNDLED_LIB / $OVGENAI_C_BUNDLED, else where the binding's own
     loader finds it (the package's _bundled/ — also the installed copy when tests run from a source tree —

@@ -4,15 +4,12 @@ decoding it alone does. Compiled with g++ from the engine's tokenizer against th
 library, run on the real SmolLM2 tokenizer and on the tiny fixture's."""
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from testsupport import nlohmann_include
+from testsupport import native_unit, nlohmann_include
 
 pytestmark = pytest.mark.engine_explicit  # no pipeline: once per run, not again in the SDPA pass
 
@@ -21,7 +18,6 @@ NATIVE = ROOT / "native" / "src"
 SOURCES = [NATIVE / "engine" / "tokenizer.cpp", *sorted((NATIVE / "json").glob("*.cpp")),
            *sorted((NATIVE / "common").glob("*.cpp")),
            Path(__file__).with_name("decode_batch_main.cpp")]
-CACHE = Path(os.environ.get("OVGENAI_C_CACHE", Path.home() / ".cache" / "ovgenai_c")) / "native_units"
 
 
 def _openvino_paths():
@@ -41,22 +37,12 @@ def _openvino_paths():
 
 @pytest.fixture(scope="module")
 def decode_batch_exe():
-    if shutil.which("g++") is None:
-        pytest.skip("g++ not available")
     include, libopenvino, ext = _openvino_paths()
-    h = hashlib.sha256(str(libopenvino).encode())
-    for p in SOURCES + [NATIVE / "engine" / "tokenizer.hpp"] + sorted(NATIVE.glob("json/*.hpp")) \
-            + sorted(NATIVE.glob("common/*.hpp")):
-        h.update(p.read_bytes())
-    exe = CACHE / f"decode-batch-{h.hexdigest()[:16]}"
-    if not exe.exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        tmp = exe.with_suffix(f".tmp{os.getpid()}")
-        res = subprocess.run(["g++", "-std=c++17", "-O1", "-I", str(NATIVE), "-isystem", str(include), "-isystem",
-                              str(nlohmann_include()), *map(str, SOURCES), str(libopenvino),
-                              f"-Wl,-rpath,{libopenvino.parent}", "-o", str(tmp)], capture_output=True, text=True)
-        assert res.returncode == 0, res.stderr[-3000:]
-        os.replace(tmp, exe)
+    inputs = SOURCES + [NATIVE / "engine" / "tokenizer.hpp"] + sorted(NATIVE.glob("json/*.hpp")) \
+        + sorted(NATIVE.glob("common/*.hpp"))
+    exe = native_unit("decode-batch", ["-std=c++17", "-O1", "-I", str(NATIVE), "-isystem", str(include), "-isystem",
+                                       str(nlohmann_include()), *map(str, SOURCES), str(libopenvino),
+                                       f"-Wl,-rpath,{libopenvino.parent}"], inputs, salt=str(libopenvino))
     return exe, ext
 
 

@@ -4,41 +4,28 @@ proposal in eight is verified anyway, and nothing is refused before it is measur
 engine's source (no OpenVINO). And end to end: with the one-token form, no step feeds padding alone."""
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from testsupport import native_unit
+
 pytestmark = pytest.mark.engine_explicit  # prompt lookup always runs the PA engine
 
 ROOT = Path(__file__).resolve().parents[2]
 NATIVE = ROOT / "native" / "src"
 SOURCES = [NATIVE / "engine" / "prompt_lookup.cpp", Path(__file__).with_name("draft_gate_main.cpp")]
-CACHE = Path(os.environ.get("OVGENAI_C_CACHE", Path.home() / ".cache" / "ovgenai_c")) / "native_units"
 EXPLORE_EVERY = 8  # DraftGate::kExploreEvery
 
 
 @pytest.fixture(scope="module")
 def gate_exe():
-    if shutil.which("g++") is None:
-        pytest.skip("g++ not available")
-    h = hashlib.sha256()
-    for p in SOURCES + [NATIVE / "engine" / "prompt_lookup.hpp"]:
-        h.update(p.read_bytes())
-    exe = CACHE / f"draft-gate-{h.hexdigest()[:16]}"
-    if not exe.exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        tmp = exe.with_suffix(f".tmp{os.getpid()}")
-        res = subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Werror", "-I", str(NATIVE),
-                              *map(str, SOURCES), "-o", str(tmp)], capture_output=True, text=True)
-        assert res.returncode == 0, res.stderr[-3000:]
-        os.replace(tmp, exe)
-    return exe
+    return native_unit("draft-gate", ["-std=c++17", "-O2", "-Wall", "-Werror", "-I", str(NATIVE), *map(str, SOURCES)],
+                       SOURCES + [NATIVE / "engine" / "prompt_lookup.hpp"])
 
 
 def _run(exe, lines) -> list:

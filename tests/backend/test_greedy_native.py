@@ -3,18 +3,15 @@ the largest value wins ties, NaN never wins, all -inf / NaN gives 0, +inf wins, 
 sizes. Compiled with g++ from the engine's sampler and what it needs (no OpenVINO), checked against Python."""
 from __future__ import annotations
 
-import hashlib
 import math
-import os
 import random
-import shutil
 import struct
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from testsupport import nlohmann_include
+from testsupport import native_unit, nlohmann_include
 
 pytestmark = pytest.mark.engine_explicit  # no pipeline: once per run, not again in the SDPA pass
 
@@ -23,7 +20,6 @@ NATIVE = ROOT / "native" / "src"
 SOURCES = [NATIVE / "engine" / "sampler.cpp", NATIVE / "engine" / "generation_config.cpp",
            *sorted((NATIVE / "json").glob("*.cpp")), *sorted((NATIVE / "common").glob("*.cpp")),
            Path(__file__).with_name("greedy_main.cpp")]
-CACHE = Path(os.environ.get("OVGENAI_C_CACHE", Path.home() / ".cache" / "ovgenai_c")) / "native_units"
 
 
 def _reference(row):
@@ -36,21 +32,10 @@ def _reference(row):
 
 @pytest.fixture(scope="module")
 def greedy_exe():
-    if shutil.which("g++") is None:
-        pytest.skip("g++ not available")
-    inc = nlohmann_include()  # the JSON sources parse with the nlohmann-json pip package
-    h = hashlib.sha256()
-    for p in SOURCES + sorted(NATIVE.glob("engine/*.hpp")) + sorted(NATIVE.glob("json/*.hpp")):
-        h.update(p.read_bytes())
-    exe = CACHE / f"greedy-{h.hexdigest()[:16]}"
-    if not exe.exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        tmp = exe.with_suffix(f".tmp{os.getpid()}")
-        res = subprocess.run(["g++", "-std=c++17", "-O3", "-I", str(NATIVE), "-isystem", str(inc),
-                              *map(str, SOURCES), "-o", str(tmp)], capture_output=True, text=True)
-        assert res.returncode == 0, res.stderr[-3000:]
-        os.replace(tmp, exe)
-    return exe
+    inputs = SOURCES + sorted(NATIVE.glob("engine/*.hpp")) + sorted(NATIVE.glob("json/*.hpp"))
+    # the JSON sources parse with the nlohmann-json pip package
+    return native_unit("greedy", ["-std=c++17", "-O3", "-I", str(NATIVE), "-isystem", str(nlohmann_include()),
+                                  *map(str, SOURCES)], inputs)
 
 
 def _rows():
