@@ -964,7 +964,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         run_step(B);
         since_infer = Timer{};
         last_fed = B;
-        if (lookup && B == 1) {
+        if (lookup) {  // one sequence
             gate.plain_step(perf.raw.token_infer_us.back());
             trace_step(1, 1, perf.raw.token_infer_us.back(), before_us);
         }

@@ -59,6 +59,10 @@ private:
 // accepted (the answer begins to copy the input) wins again. Only the speed depends on it, never a token.
 class DraftGate {
 public:
+    DraftGate() {
+        verify_us_.fill(-1);
+        taken_.fill(-1);
+    }
     bool worth(size_t match, size_t n_feed);
     void verified(size_t match, size_t n_feed, size_t taken, float infer_us);
     void plain_step(float infer_us);
@@ -68,15 +72,9 @@ private:
     static size_t kind(size_t match);
     static double blend(double avg, double sample);  // an exponential average; a negative avg: none yet
     static constexpr size_t kKinds = 5, kShapes = 48;
-    template <size_t N>
-    static std::array<double, N> filled(double v) {
-        std::array<double, N> a;
-        a.fill(v);
-        return a;
-    }
     double plain_us_ = -1;
-    std::array<double, kShapes> verify_us_ = filled<kShapes>(-1);  // by tokens fed
-    std::array<double, kKinds> taken_ = filled<kKinds>(-1);           // by kind of match
+    std::array<double, kShapes> verify_us_;  // by tokens fed (all -1 from the constructor)
+    std::array<double, kKinds> taken_;       // by kind of match (all -1 from the constructor)
     std::array<size_t, kKinds> lost_{};
 };
 
