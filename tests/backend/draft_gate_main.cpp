@@ -1,7 +1,11 @@
-// Drives ovgc::DraftGate (native/src/engine/prompt_lookup.cpp) for tests/backend/test_draft_gate.py: one command
-// per stdin line ("plain US", "verified MATCH N_FEED TAKEN US", "worth MATCH N_FEED"); "worth" prints 1 or 0.
+// Drives ovgc::DraftGate and PromptLookup::propose (native/src/engine/prompt_lookup.cpp) for
+// tests/backend/test_draft_gate.py: one command per stdin line ("plain US", "verified MATCH N_FEED TAKEN US",
+// "worth MATCH N_FEED", "propose LIMIT N TOKEN..."); "worth" prints 1 or 0, "propose" the drafts on one line
+// ("-" for none) and the match length on the next.
+#include <cstdint>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "engine/prompt_lookup.hpp"
 
@@ -22,6 +26,17 @@ int main() {
             size_t match = 0, n_feed = 0;
             std::cin >> match >> n_feed;
             std::cout << (gate.worth(match, n_feed) ? 1 : 0) << "\n";
+        } else if (cmd == "propose") {  // a fresh search with num_assistant_tokens 5, max_ngram_size 3
+            size_t limit = 0, n = 0;
+            std::cin >> limit >> n;
+            std::vector<int64_t> text(n);
+            for (auto& t : text)
+                std::cin >> t;
+            ovgc::PromptLookup search(5, 3, 32);
+            const auto& drafts = search.propose(text.data(), text.size(), limit);
+            for (auto d : drafts)
+                std::cout << d << " ";
+            std::cout << (drafts.empty() ? "-" : "") << "\n" << search.last_match() << "\n";
         } else {
             std::cerr << "unknown command " << cmd << "\n";
             return 2;

@@ -1,7 +1,8 @@
 """Prompt lookup's DraftGate (native/src/engine/prompt_lookup.cpp): a proposal is verified while proposals of its
 kind took enough tokens to pay for the verification's measured cost against a plain one-token step, one lost
-proposal in eight is verified anyway, and nothing is refused before it is measured. Compiled with g++ from the
-engine's source (no OpenVINO). And end to end: with the one-token form, no step feeds padding alone."""
+proposal in eight is verified anyway, and nothing is refused before it is measured; and its search's drafts
+(PromptLookup::propose), which continue a repeating text's period past the end of the text. Compiled with g++ from
+the engine's source (no OpenVINO). And end to end: with the one-token form, no step feeds padding alone."""
 from __future__ import annotations
 
 import os
@@ -67,6 +68,33 @@ def test_a_kind_wins_again_once_its_drafts_are_accepted(gate_exe):
         lines += ["verified 2 6 6 25000"]
     lines += ["worth 2 6"]
     assert _run(gate_exe, lines) == [0, 1]
+
+
+def _propose(exe, limit: int, text: list) -> tuple:
+    """The drafts of a fresh search (num_assistant_tokens 5, max_ngram_size 3) and its match length."""
+    out = subprocess.run([str(exe)], input=f"propose {limit} {len(text)} {' '.join(map(str, text))}\n",
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    drafts, match = out.stdout.splitlines()
+    return ([] if drafts.strip() == "-" else [int(x) for x in drafts.split()]), int(match)
+
+
+def test_a_repeating_text_continues_its_period_past_the_end(gate_exe):
+    # the tail [1, 2, 1] also starts at index 2: the text repeats with period 2, and the drafts go on repeating it
+    # (before: only the 2 tokens between that match and the end were proposed)
+    assert _propose(gate_exe, 32, [9, 8, 1, 2, 1, 2, 1]) == ([2, 1, 2, 1, 2], 3)  # 5: num_assistant_tokens
+    assert _propose(gate_exe, 3, [9, 8, 1, 2, 1, 2, 1]) == ([2, 1, 2], 3)          # and never past the limit
+    # a period of 3 tokens: the match [4, 5, 3] at index 1 (one more token of context agrees) is followed by the
+    # 3 tokens up to the end, then by the same 3 again
+    assert _propose(gate_exe, 32, [3, 4, 5, 3, 4, 5, 3]) == ([4, 5, 3, 4, 5], 4)
+
+
+def test_a_continuation_inside_the_text_is_copied_as_it_is(gate_exe):
+    # the match [5, 6, 7] at the start is followed by 6 tokens before the end: the first 5 are the drafts
+    assert _propose(gate_exe, 32, [5, 6, 7, 8, 9, 1, 5, 6, 7]) == ([8, 9, 1, 5, 6], 3)
+    # a lone token without agreeing context proposes at most 2 drafts; no match, none
+    assert _propose(gate_exe, 32, [3, 4, 5, 6, 7, 3]) == ([4, 5], 1)
+    assert _propose(gate_exe, 32, [1, 2, 3, 4]) == ([], 0)
 
 
 _CHILD = r"""

@@ -100,6 +100,29 @@ def test_input_grounded_prompts_take_fewer_steps_than_tokens(smol_pair):
     assert res.perf_metrics.get_tpot().mean > 0 and res.perf_metrics.get_ttft().mean > 0
 
 
+def _period(ids: list) -> int:
+    """The shortest period the last tokens repeat with (three times over), 0 if none."""
+    for p in range(1, len(ids) // 3 + 1):
+        tail = ids[-3 * p:]
+        if all(tail[i] == tail[i + p] for i in range(2 * p)):
+            return p
+    return 0
+
+
+def test_a_looping_answer_is_drafted_past_its_period(smol_pair):
+    # SmolLM2 answers this by repeating one line: the drafts continue the loop past the end of the text, so a step
+    # takes more tokens than one period (a copy of the earlier occurrence alone ends where the text ends)
+    plain, lookup = smol_pair
+    prompt = "Write the word cat 50 times, separated by spaces."
+    want = plain.generate(prompt, max_new_tokens=96)
+    got = lookup.generate(prompt, max_new_tokens=96, **LOOKUP)
+    assert str(got) == str(want)
+    ids = [int(t) for t in lookup.get_tokenizer().encode(str(got), add_special_tokens=False).input_ids.data[0]]
+    period = _period(ids)
+    assert 0 < period < 24, "the answer no longer loops: pick another prompt"
+    assert max(_steps(got)) > period + 1
+
+
 @pytest.mark.parametrize("max_new", [1, 2, 3, 5, 6, 7, 11])
 def test_max_new_tokens_edges(smol_pair, max_new):
     plain, lookup = smol_pair

@@ -857,13 +857,15 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
     };
     double cpu_mark = lookup_trace ? cpu_us() : 0;
-    auto trace_step = [&](size_t fed_n, size_t taken_n, float infer_us, float before_us, size_t match = 0) {
+    auto trace_step = [&](size_t fed_n, size_t taken_n, float infer_us, float before_us, size_t match = 0,
+                          size_t drafts_n = 0) {
         if (!lookup_trace)
             return;
         const double now = cpu_us();
         std::fprintf(stderr,
-                     "ovgenai_c lookup step: fed %zu taken %zu infer_us %.0f between_us %.0f cpu_us %.0f match %zu\n",
-                     fed_n, taken_n, infer_us, before_us, now - cpu_mark, match);
+                     "ovgenai_c lookup step: fed %zu taken %zu infer_us %.0f between_us %.0f cpu_us %.0f match %zu "
+                     "drafts %zu\n",
+                     fed_n, taken_n, infer_us, before_us, now - cpu_mark, match, drafts_n);
         cpu_mark = now;
     };
     auto lookup_step = [&](Seq& s) -> bool {  // false: no drafts this step (a plain step follows)
@@ -933,7 +935,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             backend_->trim(total_len + taken);
         kv_tokens_.insert(kv_tokens_.end(), fed.begin(), fed.begin() + static_cast<long>(taken));
         total_len += taken;
-        trace_step(fed.size(), taken, us, before_us, upstream_search ? 0 : search.last_match());
+        trace_step(fed.size(), taken, us, before_us, upstream_search ? 0 : search.last_match(), drafts.size());
         last_fed = fed.size();
         s.row = 0;
         return true;

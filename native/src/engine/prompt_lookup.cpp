@@ -47,9 +47,13 @@ const std::vector<int64_t>& PromptLookup::propose(const int64_t* ctx, size_t n, 
             match_ = k + best_context;
             // a lone token with no agreeing context predicts poorly (about one draft in four is accepted on the
             // benchmark's prompts): propose fewer, as each extra draft adds to the step's cost
+            size_t count = limit;
             if (match_ == 1)
-                best_count = std::min(best_count, std::max(kLoneTokenDrafts, room));
-            drafts_.assign(ctx + best_from, ctx + best_from + best_count);
+                count = std::min(count, std::max(kLoneTokenDrafts, room));
+            // the continuation, and past the end of the text the same period again (drafts_[j - period])
+            const size_t period = n - best_from;
+            for (size_t j = 0; j < count; ++j)
+                drafts_.push_back(j < period ? ctx[best_from + j] : drafts_[j - period]);
             return drafts_;
         }
     }

@@ -19,7 +19,9 @@ namespace ovgc {
 // at every earlier place; when the longest k matches in several places, the place whose preceding tokens agree
 // with the text for longest wins (the surrounding context, not only the last k tokens, decides which copy of a
 // repeated phrase is being followed), then the one with more tokens after it, then the most recent. Upstream
-// takes the earliest place of the longest k.
+// takes the earliest place of the longest k. When the tokens after the chosen place run into the end of the text
+// (the text repeats with a period of p tokens, as an answer caught in a loop does), the drafts go on with the same
+// period: drafts[j] = drafts[j - p].
 //
 // Length: where decoding is bound by reading the weights, verifying a few more tokens in one inference costs little
 // (not everywhere: on an AMX CPU under bf16 a 6-token verification costs two one-token steps; DraftGate below
