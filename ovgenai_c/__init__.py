@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 from .errors import (ConfigError, DeviceError, GenAIError, GenerationTimeoutError, LibraryNotFoundError,
-                     ModelNotFoundError, NotSupportedError, PipelineClosedError)
+                     ModelNotFoundError, NotSupportedError, OpenVINOVersionConflictError, PipelineClosedError)
 from .config import GenerationConfig, StopCriteria
 from .chat import ChatHistory
 from .scheduler import SchedulerConfig
@@ -72,5 +72,6 @@ __all__ = [
     "RawPerfMetrics", "GenerationFinishReason", "draft_model", "SchedulerConfig",
     "MeanStdPair", "StreamingStatus", "library_info", "load_library", "open_library", "openvino_devices", "GenAIError", "ConfigError",
     "DeviceError", "GenerationTimeoutError", "LibraryNotFoundError", "ModelNotFoundError", "NotSupportedError",
+    "OpenVINOVersionConflictError",
     "PipelineClosedError",
 ]

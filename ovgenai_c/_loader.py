@@ -301,6 +301,16 @@ def _unload(handles: List[Any], env_before: Optional[str], mapped_before: List[s
     return left
 
 
+class _VersionConflict(OSError):
+    """_open's refusal of a library that would map a second OpenVINO version (OpenVINOVersionConflictError)."""
+
+
+def _not_loaded(text: str, exc: OSError) -> errors.LibraryNotFoundError:
+    """The error for a library that could not be loaded: typed as a version conflict when that was the reason."""
+    cls = errors.OpenVINOVersionConflictError if isinstance(exc, _VersionConflict) else errors.LibraryNotFoundError
+    return cls(text)
+
+
 def _check_openvino_conflict(closure: "_sharedlibs.Closure", path: Path) -> Optional[str]:
     """The text of a refusal when loading would map a second libopenvino of another version, else None."""
     brings = closure.openvino()
@@ -375,7 +385,7 @@ def _open(source: str, path: Path) -> LoadedLibrary:
                                 for name, by, where in closure.missing))
     conflict = _check_openvino_conflict(closure, path)
     if conflict:
-        raise OSError(conflict)
+        raise _VersionConflict(conflict)
     brings = closure.openvino()
     tok = _choose_tokenizers(path, brings[0] if brings else None)
     ffi = _ffi.get_ffi()
@@ -447,33 +457,35 @@ def load_library(path: Optional[str] = None) -> LoadedLibrary:
         if path is not None:
             _explicit = str(path)
         tried: List[Tuple[str, str]] = []
+        conflict: Optional[OSError] = None  # a candidate refused for needing another OpenVINO version
         for source, cand in candidates():
             try:
                 loaded = _open(source, cand)
             except OSError as exc:
                 why = _why_missing(source, cand) if not cand.exists() else str(exc)
                 tried.append((f"{source}: {cand}", why))
+                conflict = exc if isinstance(exc, _VersionConflict) else conflict
                 if source in EXPLICIT_SOURCES:
                     # an explicit choice that fails is reported, never replaced by another library
                     choice = _describe_choice(source)
                     if source == "explicit argument":
                         _explicit = None  # a later load_library() without a path discovers as usual
-                    raise errors.LibraryNotFoundError(
+                    raise _not_loaded(
                         f"the GenAI C library chosen by {choice} could not be loaded:\n"
                         f"  - {cand}: {why}\n"
                         f"Not falling back to other libraries because this choice is explicit; fix it or remove it "
-                        f"to let ovgenai_c discover a library.") from None
+                        f"to let ovgenai_c discover a library.", exc) from None
                 continue
             loaded.tried = tried
             _by_path.setdefault(str(cand.resolve()), loaded)
             _loaded = loaded
             return loaded
         lines = "\n".join(f"  - {where}: {why}" for where, why in tried)
-        raise errors.LibraryNotFoundError(
+        raise _not_loaded(
             "no library implementing the OpenVINO GenAI C API could be loaded. Tried:\n" + lines +
             "\nSet OVGENAI_C_LIBRARY to libopenvino_genai_c.so, set OPENVINO_GENAI_DIR to an unpacked GenAI "
             "archive, run scripts/fetch_genai_archive.sh, or install ovgenai_c from source so that its bundled "
-            "backend is built.")
+            "backend is built.", conflict or OSError())
 
 
 def _why_missing(source: str, cand: Path) -> str:
@@ -503,7 +515,7 @@ def open_library(path: str) -> LoadedLibrary:
     """Open one specific library file (cached per path), independently of the process default.
 
     Useful to run the same code against several implementations of the ABI in one process — all on one
-    OpenVINO: a library that would map a second libopenvino version is refused (LibraryNotFoundError).
+    OpenVINO: a library that would map a second libopenvino version is refused (OpenVINOVersionConflictError).
     """
     key = str(Path(path).resolve())
     with _lock:
@@ -512,7 +524,7 @@ def open_library(path: str) -> LoadedLibrary:
         try:
             loaded = _open("explicit library", Path(path))
         except OSError as exc:
-            raise errors.LibraryNotFoundError(f"cannot load the GenAI C library {path}: {exc}") from None
+            raise _not_loaded(f"cannot load the GenAI C library {path}: {exc}", exc) from None
         _by_path[key] = loaded
         return loaded
 

@@ -119,6 +119,11 @@ class LibraryNotFoundError(GenAIError, OSError):
     """No library implementing the GenAI C ABI could be loaded; the message lists every place tried."""
 
 
+class OpenVINOVersionConflictError(LibraryNotFoundError):
+    """A library was refused because it needs another OpenVINO version than the one this process already has
+    mapped (two versions' symbols would bind to each other); the message names both. Use a process per library."""
+
+
 class MissingSymbolError(GenAIError, AttributeError):
     """The loaded library lacks a declared C function."""
 

@@ -99,10 +99,10 @@ def pytest_runtest_makereport(item, call):
     chosen = os.environ.get("OPENVINO_GENAI_DIR") or os.environ.get("OVGENAI_C_LIBRARY")
     if call.excinfo is None or report.outcome != "failed" or not chosen or "openvino_genai" not in sys.modules:
         return  # inert unless a library of the user's choice is tested (never in the test command's own run)
-    from ovgenai_c.errors import LibraryNotFoundError
+    from ovgenai_c.errors import OpenVINOVersionConflictError
 
     exc = call.excinfo.value
-    while exc is not None and not (isinstance(exc, LibraryNotFoundError) and "two OpenVINO versions" in str(exc)):
+    while exc is not None and not isinstance(exc, OpenVINOVersionConflictError):
         exc = exc.__cause__ or exc.__context__  # also under pytest.raises, which fails with an AssertionError
     if exc is not None:
         why = str(exc)

@@ -141,6 +141,7 @@ try:
     out["info"] = ovgenai_c.library_info()
 except ovgenai_c.LibraryNotFoundError as e:
     out["error"] = str(e)
+    out["error_type"] = type(e).__name__
 out["tokenizers_env"] = os.environ.get("OPENVINO_TOKENIZERS_PATH_GENAI")
 __EXTRA__
 out["mapped"] = _sharedlibs.mapped_libraries()
@@ -314,6 +315,7 @@ def test_what_a_failed_candidate_cannot_unload_blocks_another_openvino(tmp_path,
     err = out["error"]
     assert "could not be unloaded, stays mapped" in err and f"libopenvino.so.{STUB_VERSION}" in err, err
     assert "two OpenVINO versions cannot share one process" in err
+    assert out["error_type"] == "OpenVINOVersionConflictError"  # a LibraryNotFoundError that says why, by type
     assert f"already has OpenVINO {STUB_VERSION}" in err and "needs OpenVINO 2026.4.1-" in err
     assert len(_openvinos(out["mapped"])) == 1  # the wheel's libopenvino was never mapped beside it
 
@@ -326,9 +328,11 @@ def test_second_library_on_another_openvino_is_refused(tmp_path, stubs):
     bundled = _bundled()
     root = stub_archive(tmp_path / "archive", stubs, stubs["double"])
     extra = (f"try:\n    _loader.open_library({str(bundled)!r})\nexcept ovgenai_c.LibraryNotFoundError as e:\n"
-             "    out['second'] = str(e)\nout['info_after'] = ovgenai_c.library_info()\n")
+             "    out['second'] = str(e)\n    out['second_type'] = type(e).__name__\n"
+             "out['info_after'] = ovgenai_c.library_info()\n")
     out = run_child(tmp_path, {"OPENVINO_GENAI_DIR": str(root)}, extra)
     second = out["second"]
+    assert out["second_type"] == "OpenVINOVersionConflictError"
     assert str(bundled) in second and f"OpenVINO {STUB_VERSION}-1-stub0000" in second and "2026.4.1-" in second
     assert out["info_after"]["refused"] and f"{STUB_VERSION}-1-stub0000" in out["info_after"]["refused"][0]
     assert len(_openvinos(out["mapped"])) == 1 and not [p for p in out["mapped"] if p.endswith("_bundled.so")]
@@ -339,10 +343,11 @@ def test_archive_of_another_openvino_is_refused_after_the_bundled_backend(tmp_pa
     root = stub_archive(tmp_path / "archive", stubs, stubs["double"])
     lib = root / "runtime" / "lib" / "intel64" / "libopenvino_genai_c.so"
     extra = (f"try:\n    _loader.open_library({str(lib)!r})\nexcept ovgenai_c.LibraryNotFoundError as e:\n"
-             "    out['second'] = str(e)\n")
+             "    out['second'] = str(e)\n    out['second_type'] = type(e).__name__\n")
     out = run_child(tmp_path, {"OVGENAI_C_LIBRARY": str(bundled)}, extra)
     assert out["info"]["path"] == str(bundled)
     second = out["second"]
+    assert out["second_type"] == "OpenVINOVersionConflictError"
     assert f"needs OpenVINO {STUB_VERSION}" in second and "already has OpenVINO 2026.4.1-" in second, second
     assert not _under(out["mapped"], root)
 
