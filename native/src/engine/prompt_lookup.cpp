@@ -52,8 +52,11 @@ const std::vector<int64_t>& PromptLookup::propose(const int64_t* ctx, size_t n, 
                 count = std::min(count, std::max(kLoneTokenDrafts, room));
             // the continuation, and past the end of the text the same period again (drafts_[j - period])
             const size_t period = n - best_from;
-            for (size_t j = 0; j < count; ++j)
-                drafts_.push_back(j < period ? ctx[best_from + j] : drafts_[j - period]);
+            drafts_.reserve(count);
+            for (size_t j = 0; j < count; ++j) {
+                const int64_t next = j < period ? ctx[best_from + j] : drafts_[j - period];
+                drafts_.push_back(next);
+            }
             return drafts_;
         }
     }
