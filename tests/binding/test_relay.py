@@ -293,6 +293,18 @@ def test_last_call_times_are_the_owners_start_and_end_on_the_callers_clock():
     served.stop()
 
 
+def _warm_until(call, done, tries: int = 200) -> bool:
+    """Repeat ``call()`` until ``done()``. A call made while the owner is still on its way back into its relay (after
+    a Python job) goes as a Python job again; on a loaded machine that can happen many times in a row, so the tries
+    pause a little (up to 10 ms) to let the owner get there."""
+    for i in range(tries):
+        call()
+        if done():
+            return True
+        time.sleep(0.001 * min(i, 10))
+    return False
+
+
 # ---- the pipeline ----------------------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -316,11 +328,10 @@ def test_plain_generate_calls_take_the_relay_and_c_still_runs_on_the_owner(make_
     # the first call makes the pipeline's call buffers on the owner (a Python job); a call made before the owner is
     # back in the relay after a Python job goes as one too — once a call has gone through the relay, the owner
     # stays in it, so every later plain call from this thread does
-    for _ in range(50):
+    def echo():
         assert str(pipe.generate("a b c", max_new_tokens=2)) == "Echo: a "
-        if relayed:
-            break
-    assert relayed
+
+    assert _warm_until(echo, lambda: bool(relayed))
     before = len(relayed)
     outs = [str(pipe.generate("a b c", max_new_tokens=2)) for _ in range(5)]
     assert outs == ["Echo: a "] * 5 and len(relayed) == before + 5
@@ -349,10 +360,10 @@ def test_a_relayed_calls_text_is_read_on_the_owner_and_a_longer_one_by_the_calle
         return original(self, status, error_text)
 
     monkeypatch.setattr(llm_pipeline.PromptCall, "conclude", conclude)
-    for _ in range(50):
+    def echo():
         assert str(pipe.generate("a b c", max_new_tokens=2)) == "Echo: a "
-        if sizes:
-            break
+
+    _warm_until(echo, lambda: bool(sizes))
     assert sizes[-1] == len("Echo: a ") + 1  # read on the owner (the size with its NUL)
     words = " ".join(f"word{i}" for i in range(1200))
     expected = "Echo: " + words
@@ -376,11 +387,8 @@ def test_calls_that_need_owner_side_work_go_as_python_jobs(make_pipe, relayed):
 def test_threads_share_a_pipeline_through_relay_and_queue_alike(make_pipe, double, relayed):
     pipe = make_pipe()
     double.delay(200)
-    for _ in range(50):  # until the owner serves its relay (then the threads start with both paths open)
-        pipe.generate("warm", max_new_tokens=1)
-        if relayed:
-            break
-    assert relayed
+    # until the owner serves its relay (then the threads start with both paths open)
+    assert _warm_until(lambda: pipe.generate("warm", max_new_tokens=1), lambda: bool(relayed))
     errors = []
 
     def worker(i: int) -> None:
@@ -404,11 +412,8 @@ def test_threads_share_a_pipeline_through_relay_and_queue_alike(make_pipe, doubl
 
 def test_a_timeout_cancels_a_relayed_call_natively(make_pipe, double, relayed):
     pipe = make_pipe()
-    for _ in range(50):  # the owner's cancel mode becomes the text one; then until a call went through the relay
-        pipe.generate("warm", timeout=5, max_new_tokens=1)
-        if relayed:
-            break
-    assert relayed
+    # the owner's cancel mode becomes the text one; then until a call went through the relay
+    assert _warm_until(lambda: pipe.generate("warm", timeout=5, max_new_tokens=1), lambda: bool(relayed))
     double.delay(50000)
     before = len(relayed)
     t0 = time.monotonic()
@@ -445,10 +450,11 @@ def test_ctrl_c_cancels_a_relayed_call_and_exit_frees_everything(double_lib_path
         made = []
         init = _owner.RelayJob.__init__
         _owner.RelayJob.__init__ = lambda self, *a: (made.append(1), init(self, *a))[1]
-        for _ in range(50):  # until a call has gone through the relay: the owner then stays in it
+        for i in range(200):  # until a call has gone through the relay: the owner then stays in it
             pipe.generate("warm", max_new_tokens=1)
             if made:
                 break
+            time.sleep(0.001 * min(i, 10))
         dbl.delay(20000)
         threading.Timer(0.3, _thread.interrupt_main).start()
         t0 = time.monotonic()
@@ -519,11 +525,7 @@ def test_an_interrupt_right_after_the_post_leaves_nothing_broken(make_pipe, doub
     What C uses stays alive, the next call collects it (its slot free again) without taking on its outcome (a
     failure of the lost call is nobody's to raise), and close frees everything."""
     pipe = make_pipe()
-    for _ in range(50):
-        pipe.generate("warm", max_new_tokens=1)
-        if relayed:
-            break
-    assert relayed
+    assert _warm_until(lambda: pipe.generate("warm", max_new_tokens=1), lambda: bool(relayed))
     originals = {name: getattr(_relay.Relay, name) for name in ("post", "post_read")}
 
     def interrupting(name):
@@ -559,10 +561,8 @@ def test_the_handoff_probe_splits_a_calls_time_outside_the_library_into_parts_th
 
     pipe = make_pipe()
     double.delay(300)
-    for _ in range(50):  # until calls go through the relay
-        pipe.generate("warm", max_new_tokens=1)
-        if pipe._state.relay_job is None and pipe._state.owner.relay.last_call_times() is not None:
-            break
+    _warm_until(lambda: pipe.generate("warm", max_new_tokens=1),  # until calls go through the relay
+                lambda: pipe._state.relay_job is None and pipe._state.owner.relay.last_call_times() is not None)
     out = call_handoff.measure(pipe, tokens=4, calls=12, prompt="a b c d e")
     assert out["calls"] + out["not_relayed"] == 12 and out["calls"] >= 6
     means = out["mean_us"]
