@@ -1,7 +1,7 @@
 // Drives ovgc::DraftGate and PromptLookup::propose (native/src/engine/prompt_lookup.cpp) for
 // tests/backend/test_draft_gate.py: one command per stdin line ("plain US", "verified MATCH N_FEED TAKEN US",
-// "worth MATCH N_FEED", "propose LIMIT N TOKEN..."); "worth" prints 1 or 0, "propose" the drafts on one line
-// ("-" for none) and the match length on the next.
+// "worth MATCH N_FEED", "refused MATCH N DRAFT...", "token ID", "propose LIMIT N TOKEN..."); "worth" prints 1 or 0,
+// "propose" the drafts on one line ("-" for none) and the match length on the next.
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -26,6 +26,17 @@ int main() {
             size_t match = 0, n_feed = 0;
             std::cin >> match >> n_feed;
             std::cout << (gate.worth(match, n_feed) ? 1 : 0) << "\n";
+        } else if (cmd == "refused") {
+            size_t match = 0, n = 0;
+            std::cin >> match >> n;
+            std::vector<int64_t> drafts(n);
+            for (auto& d : drafts)
+                std::cin >> d;
+            gate.refused(match, drafts);
+        } else if (cmd == "token") {
+            int64_t token = 0;
+            std::cin >> token;
+            gate.plain_token(token);
         } else if (cmd == "propose") {  // a fresh search with num_assistant_tokens 5, max_ngram_size 3
             size_t limit = 0, n = 0;
             std::cin >> limit >> n;

@@ -1,6 +1,7 @@
 """Prompt lookup's DraftGate (native/src/engine/prompt_lookup.cpp): a proposal is verified while proposals of its
 kind took enough tokens to pay for the verification's measured cost against a plain one-token step, one lost
-proposal in eight is verified anyway, and nothing is refused before it is measured; and its search's drafts
+proposal in eight is verified anyway, a refused proposal is scored by the plain tokens after it, and nothing is
+refused before it is measured; and its search's drafts
 (PromptLookup::propose), which continue a repeating text's period past the end of the text. Compiled with g++ from
 the engine's source (no OpenVINO). And end to end: with the one-token form, no step feeds padding alone."""
 from __future__ import annotations
@@ -68,6 +69,23 @@ def test_a_kind_wins_again_once_its_drafts_are_accepted(gate_exe):
         lines += ["verified 2 6 6 25000"]
     lines += ["worth 2 6"]
     assert _run(gate_exe, lines) == [0, 1]
+
+
+def test_a_refused_proposal_is_scored_by_the_plain_tokens_after_it(gate_exe):
+    lost = ["plain 12000", "verified 2 6 1 25000"]  # the match-2 kind took 1 token for 25 ms: it loses
+    # refused, then the answer follows all 5 drafts: a verification would have taken 6 tokens, averaged in
+    # (0.7 x 1 + 0.3 x 6 = 2.5 tokens x 12 ms >= 25 ms): the kind wins again without an exploring verification
+    follows = ["refused 2 5 50 51 52 53 54"] + [f"token {t}" for t in (50, 51, 52, 53, 54)]
+    assert _run(gate_exe, lost + ["worth 2 6"] + follows + ["worth 2 6"]) == [0, 1]
+    # the answer parts from the first draft: 1 token, the kind still loses
+    assert _run(gate_exe, lost + ["refused 2 5 50 51 52 53 54", "token 7", "worth 2 6"]) == [0]
+    # a verification in between drops the proposal being scored (its tokens came from that verification)
+    assert _run(gate_exe, lost + ["refused 2 5 50 51 52 53 54", "verified 9 6 1 25000"] +
+                [f"token {t}" for t in (50, 51, 52, 53, 54)] + ["worth 2 6"]) == [0]
+    # while one refused proposal is being scored, another does not replace it: the first one's outcome counts
+    # (had the second replaced it, the token 50 would have ended it at 1 token, and the kind would still lose)
+    assert _run(gate_exe, lost + ["refused 2 5 50 51 52 53 54", "refused 3 5 60 61 62 63 64"] +
+                [f"token {t}" for t in (50, 51, 52, 53, 54)] + ["worth 2 6"]) == [1]
 
 
 def _propose(exe, limit: int, text: list) -> tuple:

@@ -898,8 +898,10 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             n_feed = shape;
         if (n_feed == 1)
             return false;
-        if (!upstream_search && !drafts.empty() && !gate.worth(search.last_match(), n_feed))
+        if (!upstream_search && !drafts.empty() && !gate.worth(search.last_match(), n_feed)) {
+            gate.refused(search.last_match(), drafts);
             return false;  // proposals like this one have not paid for their verification in this generation
+        }
         fed.assign(1, s.gen.back());
         fed.insert(fed.end(), drafts.begin(), drafts.end());
         fed.resize(n_feed, s.gen.back());  // padding: its rows are never sampled, its cache entries trimmed
@@ -985,6 +987,8 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             accept(s, toks[0]);
         }
         perf.raw.sampling_us.push_back(sampling.us());
+        if (lookup)
+            gate.plain_token(seqs[0].gen.back());
         if (streamer && seqs.size() == 1 && status == StreamStatus::Running)
             status = stream_pending(seqs[0]);
     }

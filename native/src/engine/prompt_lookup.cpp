@@ -87,6 +87,7 @@ bool DraftGate::worth(size_t match, size_t n_feed) {
 }
 
 void DraftGate::verified(size_t match, size_t n_feed, size_t taken, float infer_us) {
+    shadow_.clear();  // a refused proposal still being scored: its tokens now come from a verification
     const size_t k = kind(match);
     taken_[k] = blend(taken_[k], static_cast<double>(taken));
     if (n_feed < kShapes)
@@ -94,6 +95,25 @@ void DraftGate::verified(size_t match, size_t n_feed, size_t taken, float infer_
 }
 
 void DraftGate::plain_step(float infer_us) { plain_us_ = blend(plain_us_, infer_us); }
+
+void DraftGate::refused(size_t match, const std::vector<int64_t>& drafts) {
+    if (!shadow_.empty() || drafts.empty())
+        return;
+    shadow_ = drafts;
+    shadow_match_ = match;
+    shadow_accepted_ = 0;
+}
+
+void DraftGate::plain_token(int64_t token) {
+    if (shadow_.empty())
+        return;
+    if (token == shadow_[shadow_accepted_] && ++shadow_accepted_ < shadow_.size())
+        return;  // the answer follows the drafts so far
+    // a verification would have taken the accepted drafts and the token after them
+    const size_t k = kind(shadow_match_);
+    taken_[k] = blend(taken_[k], static_cast<double>(shadow_accepted_ + 1));
+    shadow_.clear();
+}
 
 std::vector<int64_t> PromptLookup::candidates(const int64_t* ctx, size_t n, size_t max_count, size_t max_ngram_size) {
     if (max_count == 0 || n < 2)

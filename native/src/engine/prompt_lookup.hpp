@@ -58,7 +58,10 @@ private:
 // kind (how many tokens of the text their match agreed on) took, on average, pay for the verification:
 // taken * plain_us >= verify_us(n). Until both costs and that kind's yield are measured, a proposal is verified;
 // of the proposals a kind loses, one in kExploreEvery is verified anyway, so a kind whose drafts start to be
-// accepted (the answer begins to copy the input) wins again. Only the speed depends on it, never a token.
+// accepted (the answer begins to copy the input) wins again. A refused proposal is still scored, for free: the
+// plain steps after it are compared with its drafts, and the tokens a verification would have taken count as
+// that kind's yield, so a kind wins again as soon as the answer follows its drafts. Only the speed depends on it,
+// never a token.
 class DraftGate {
 public:
     DraftGate() {
@@ -68,6 +71,10 @@ public:
     bool worth(size_t match, size_t n_feed);
     void verified(size_t match, size_t n_feed, size_t taken, float infer_us);
     void plain_step(float infer_us);
+    // A proposal worth() refused (scored by the plain tokens that follow, unless another is being scored), and the
+    // token each plain step of the generation took.
+    void refused(size_t match, const std::vector<int64_t>& drafts);
+    void plain_token(int64_t token);
     static constexpr size_t kExploreEvery = 8;
 
 private:
@@ -78,6 +85,8 @@ private:
     std::array<double, kShapes> verify_us_;  // by tokens fed (all -1 from the constructor)
     std::array<double, kKinds> taken_;       // by kind of match (all -1 from the constructor)
     std::array<size_t, kKinds> lost_{};
+    std::vector<int64_t> shadow_;  // the refused proposal being scored (empty: none)
+    size_t shadow_match_ = 0, shadow_accepted_ = 0;
 };
 
 }  // namespace ovgc
