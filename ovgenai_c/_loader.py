@@ -305,8 +305,9 @@ class _VersionConflict(OSError):
     """_open's refusal of a library that would map a second OpenVINO version (OpenVINOVersionConflictError)."""
 
 
-def _not_loaded(text: str, exc: OSError) -> errors.LibraryNotFoundError:
-    """The error for a library that could not be loaded: typed as a version conflict when that was the reason."""
+def _not_loaded(text: str, exc: Optional[OSError]) -> errors.LibraryNotFoundError:
+    """The error for a library that could not be loaded: typed as a version conflict when ``exc`` (the refusal that
+    decides, if any) was one."""
     cls = errors.OpenVINOVersionConflictError if isinstance(exc, _VersionConflict) else errors.LibraryNotFoundError
     return cls(text)
 
@@ -485,7 +486,7 @@ def load_library(path: Optional[str] = None) -> LoadedLibrary:
             "no library implementing the OpenVINO GenAI C API could be loaded. Tried:\n" + lines +
             "\nSet OVGENAI_C_LIBRARY to libopenvino_genai_c.so, set OPENVINO_GENAI_DIR to an unpacked GenAI "
             "archive, run scripts/fetch_genai_archive.sh, or install ovgenai_c from source so that its bundled "
-            "backend is built.", conflict or OSError())
+            "backend is built.", conflict)
 
 
 def _why_missing(source: str, cand: Path) -> str:

@@ -9,6 +9,17 @@
 
 #include "engine/prompt_lookup.hpp"
 
+namespace {
+std::vector<int64_t> read_tokens() {  // a count, then that many token ids
+    size_t n = 0;
+    std::cin >> n;
+    std::vector<int64_t> tokens(n);
+    for (auto& t : tokens)
+        std::cin >> t;
+    return tokens;
+}
+}  // namespace
+
 int main() {
     ovgc::DraftGate gate;
     std::string cmd;
@@ -27,22 +38,17 @@ int main() {
             std::cin >> match >> n_feed;
             std::cout << (gate.worth(match, n_feed) ? 1 : 0) << "\n";
         } else if (cmd == "refused") {
-            size_t match = 0, n = 0;
-            std::cin >> match >> n;
-            std::vector<int64_t> drafts(n);
-            for (auto& d : drafts)
-                std::cin >> d;
-            gate.refused(match, drafts);
+            size_t match = 0;
+            std::cin >> match;
+            gate.refused(match, read_tokens());
         } else if (cmd == "token") {
             int64_t token = 0;
             std::cin >> token;
             gate.plain_token(token);
         } else if (cmd == "propose") {  // a fresh search with num_assistant_tokens 5, max_ngram_size 3
-            size_t limit = 0, n = 0;
-            std::cin >> limit >> n;
-            std::vector<int64_t> text(n);
-            for (auto& t : text)
-                std::cin >> t;
+            size_t limit = 0;
+            std::cin >> limit;
+            const std::vector<int64_t> text = read_tokens();
             ovgc::PromptLookup search(5, 3, 32);
             const auto& drafts = search.propose(text.data(), text.size(), limit);
             for (auto d : drafts)

@@ -1,9 +1,9 @@
 """Prompt lookup's DraftGate (native/src/engine/prompt_lookup.cpp): a proposal is verified while proposals of its
 kind took enough tokens to pay for the verification's measured cost against a plain one-token step, one lost
 proposal in eight is verified anyway, a refused proposal is scored by the plain tokens after it, and nothing is
-refused before it is measured; and its search's drafts
-(PromptLookup::propose), which continue a repeating text's period past the end of the text. Compiled with g++ from
-the engine's source (no OpenVINO). And end to end: with the one-token form, no step feeds padding alone."""
+refused before it is measured; and its search's drafts (PromptLookup::propose), which continue a repeating text's
+period past the end of the text. Compiled with g++ from the engine's source (no OpenVINO). And end to end: with the
+one-token form, no step feeds padding alone."""
 from __future__ import annotations
 
 import os
@@ -30,10 +30,14 @@ def gate_exe():
                        SOURCES + [NATIVE / "engine" / "prompt_lookup.hpp"])
 
 
-def _run(exe, lines) -> list:
+def _stdout(exe, lines) -> str:
     out = subprocess.run([str(exe)], input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    return [int(x) for x in out.stdout.split()]
+    return out.stdout
+
+
+def _run(exe, lines) -> list:
+    return [int(x) for x in _stdout(exe, lines).split()]
 
 
 def test_nothing_is_refused_before_it_is_measured(gate_exe):
@@ -90,10 +94,7 @@ def test_a_refused_proposal_is_scored_by_the_plain_tokens_after_it(gate_exe):
 
 def _propose(exe, limit: int, text: list) -> tuple:
     """The drafts of a fresh search (num_assistant_tokens 5, max_ngram_size 3) and its match length."""
-    out = subprocess.run([str(exe)], input=f"propose {limit} {len(text)} {' '.join(map(str, text))}\n",
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    drafts, match = out.stdout.splitlines()
+    drafts, match = _stdout(exe, [f"propose {limit} {len(text)} {' '.join(map(str, text))}"]).splitlines()
     return ([] if drafts.strip() == "-" else [int(x) for x in drafts.split()]), int(match)
 
 
