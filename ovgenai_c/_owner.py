@@ -16,6 +16,11 @@ from typing import Any, Callable, List, Optional, Tuple
 
 from . import _relay
 
+try:  # CPython's raw handler lookup: signal.getsignal wraps it and turns ints into enums (~100x slower, and colder)
+    from _signal import getsignal as _raw_getsignal
+except ImportError:  # pragma: no cover - other interpreters
+    _raw_getsignal = signal.getsignal
+
 
 PLAIN_WAIT_S = 0.01  # the main thread's first, plain wait (the longest a Ctrl-C can go unseen)
 
@@ -237,7 +242,7 @@ def _drain(r: int, previous: int) -> None:
 
 def _python_sigint_handler() -> bool:
     """Whether Ctrl-C runs a Python handler (else nothing can interrupt the wait and it simply blocks)."""
-    handler = signal.getsignal(signal.SIGINT)
+    handler = _raw_getsignal(signal.SIGINT)
     return callable(handler)
 
 

@@ -59,3 +59,22 @@ def test_a_wait_after_one_left_its_pipe_installed_does_not_spin():
         print(signal.set_wakeup_fd(-1))                      # and does not leave the pipe installed
     """)
     assert out.split() == ["interrupted", "set", "-1"]
+
+
+def test_without_a_python_sigint_handler_a_long_wait_is_a_plain_one():
+    # Ctrl-C ignored or left to the OS (nohup, an embedding host): nothing can interrupt the wait, so it does not
+    # take over Python's wakeup fd; with Python's handler back, it does again
+    out = _run("""
+        installs = []
+        install = _owner._install_wakeup_fd
+        _owner._install_wakeup_fd = lambda w: installs.append(w) or install(w)
+        def installed_during(delay_set):
+            installs.clear()
+            return wait_for(delay_set) + ("/pipe" if installs else "/plain")
+        for handler in (signal.SIG_IGN, signal.SIG_DFL):
+            signal.signal(signal.SIGINT, handler)
+            print(_owner._python_sigint_handler(), installed_during(0.3))
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        print(_owner._python_sigint_handler(), installed_during(0.3))
+    """)
+    assert out.splitlines() == ["False set/plain", "False set/plain", "True set/pipe"]
