@@ -6,8 +6,8 @@ oneTBB (inside OpenVINO) dlopens libtbbbind with RTLD_DEEPBIND, which the ASan r
 shim (built here) drops that flag so the run can proceed.
 
 One known crash of the sanitizer runtime itself is retried once: GCC 12's libasan sometimes dies tearing a thread
-down (SEGV in ``__asan::AsanThread::Destroy`` called from glibc's ``__nptl_deallocate_tsd``, thread "T-1", seen in 1
-of ~10 runs under CI load, no frame outside the runtime and glibc). A report with any other frame, or the same crash
+down (SEGV in ``__asan::AsanThread::Destroy`` called from glibc's ``__nptl_deallocate_tsd``, thread "T-1", no frame
+outside the runtime and glibc; seen twice in ~15 runs, both with other tests loading the machine). A report with any other frame, or the same crash
 twice in a row, fails the test."""
 from __future__ import annotations
 
@@ -78,8 +78,7 @@ def test_bundled_backend_under_asan_and_ubsan(tmp_path):
                    timeout=120)
     preload = [str(shim), asan] + [p for p in (_runtime(cc, "libubsan.so"),) if p]
     STATS.case("sanitizer")
-    first = _run_subset(tmp_path / "first", preload, lib)
-    proc, reports = first
+    proc, reports = _run_subset(tmp_path / "first", preload, lib)
     if reports and all(_is_runtime_teardown_crash(r) for r in reports):
         warnings.warn("the ASan runtime crashed tearing a thread down (no frame outside it); the subset ran again:\n"
                       + reports[0][:1500])
