@@ -263,6 +263,13 @@ def test_chat_turns_are_plain_chat_turns(smol_pair):
 _UPSTREAM_STOP_STRING_BUG = "Cannot remove more tokens than has been generated"
 
 
+@pytest.fixture(scope="module")
+def genai_plain(smol_dir):
+    """openvino_genai's plain greedy pipeline under the exact settings (the fallback oracle)."""
+    og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
+    return og.LLMPipeline(str(smol_dir), "CPU", **EXACT)
+
+
 def _oracle_answer(lookup_oracle, plain_oracle, prompt, kw) -> str:
     """GenAI's prompt-lookup answer; GenAI's plain greedy answer where its lookup pipeline trips over its own bug."""
     try:
@@ -273,28 +280,25 @@ def _oracle_answer(lookup_oracle, plain_oracle, prompt, kw) -> str:
         return plain_oracle.generate(prompt, **kw)
 
 
-def test_genai_prompt_lookup_pipeline_is_the_oracle(smol_dir):
+def test_genai_prompt_lookup_pipeline_is_the_oracle(smol_dir, genai_plain):
     og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
     oracle = og.LLMPipeline(str(smol_dir), "CPU", prompt_lookup=True, **EXACT)
-    plain_oracle = og.LLMPipeline(str(smol_dir), "CPU", **EXACT)
     with ovgenai_c.LLMPipeline(str(smol_dir), "CPU", prompt_lookup=True, **EXACT) as ours:
         for prompt in PROMPTS:
             for kw in (dict(max_new_tokens=48), dict(max_new_tokens=48, stop_strings={"the"})):
-                want = _oracle_answer(oracle, plain_oracle, prompt, kw)
+                want = _oracle_answer(oracle, genai_plain, prompt, kw)
                 assert str(ours.generate(prompt, **kw, **LOOKUP)) == want, prompt
 
 
 @pytest.mark.parametrize("stop", ["a", " "])
-def test_stop_strings_where_genai_prompt_lookup_fails(smol_dir, smol_pair, stop):
+def test_stop_strings_where_genai_prompt_lookup_fails(genai_plain, smol_pair, stop):
     # short stop strings that end the answer inside a step of several tokens: GenAI's prompt-lookup pipeline fails
     # most of these calls on its own bug (above); ours answers as plain greedy does, in GenAI's plain pipeline too
-    og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
-    plain_oracle = og.LLMPipeline(str(smol_dir), "CPU", **EXACT)
     _, lookup = smol_pair
     for prompt in PROMPTS[4:]:
         kw = dict(max_new_tokens=48, stop_strings={stop})
         got = lookup.generate(prompt, **kw, **LOOKUP)
-        assert str(got) == plain_oracle.generate(prompt, **kw), prompt
+        assert str(got) == genai_plain.generate(prompt, **kw), prompt
         assert [r.name for r in got.finish_reasons] == ["STOP"]
 
 
