@@ -10,7 +10,8 @@ import sys
 import threading
 import weakref
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, TypeVar, Union
+from typing import (TYPE_CHECKING, Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple,
+                    TypeVar, Union, overload)
 
 from . import _capi, _loader, chat as _chat, errors, results as _results
 from ._capi import bundled, generation_config as _native_config, llm_pipeline
@@ -23,6 +24,9 @@ from .config import GenerationConfig
 from .ir_folder import DESCRIPTION as IR_DESCRIPTION, IR_FILES, missing_ir_files  # noqa: F401 (IR_FILES: tests)
 from .results import DecodedResults
 from .tokenizer_ir_compat import refuse_crashing_tokenizer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .tokenizer import Tokenizer
 
 Inputs = Union[str, ChatHistory, List[Dict[str, Any]]]
 Streamer = Callable[[str], Any]
@@ -41,8 +45,9 @@ def _check_text(value: str, what: str) -> bytes:
             f"{what} is not valid Unicode text: {exc.reason} at index {exc.start}") from None
 
 
-def check_model_path(models_path: Any, kind: str) -> str:
-    """Check what can be checked before calling in, so the user learns the real cause."""
+def check_model_path(models_path: Any, kind: str, with_tokenizer: bool = True) -> str:
+    """Check what can be checked before calling in, so the user learns the real cause (``with_tokenizer=False``:
+    a folder that needs only the model IR, its tokenizer given as an object)."""
     if not isinstance(models_path, (str, os.PathLike)):
         raise errors.InvalidParameterError(f"models_path must be a str or os.PathLike, not {type(models_path).__name__}")
     path = os.fspath(models_path)
@@ -62,6 +67,8 @@ def check_model_path(models_path: Any, kind: str) -> str:
             return path
         raise errors.ModelNotFoundError(f"{path} is a file; expected a model folder (OpenVINO IR) or a .gguf file")
     missing = missing_ir_files(p)
+    if not with_tokenizer:
+        missing = [name for name in missing if name.startswith("openvino_model.")]
     if missing:
         ggufs = sorted(x.name for x in p.glob("*.gguf"))
         hint = f"; the folder holds {ggufs[0]}: pass that file to the official library or convert it" if ggufs else ""
@@ -371,44 +378,173 @@ class OwnedPipeline:
         return st
 
 
+class _Form(NamedTuple):
+    """What an LLMPipeline constructor call asked for, whichever of openvino_genai's three forms it used."""
+    models_path: Any
+    device: Any
+    config: Any
+    properties: Dict[str, Any]
+    tokenizer: Any = None
+    model: Any = None
+    weights: Any = None
+    generation_config: Any = None
+
+
+def _path_form(models_path: Any, device: Any = "CPU", config: Any = None, **properties: Any) -> _Form:
+    return _Form(models_path, device, config, properties)
+
+
+def _tokenizer_form(models_path: Any, tokenizer: Any, device: Any, config: Any = None, **properties: Any) -> _Form:
+    return _Form(models_path, device, config, properties, tokenizer=tokenizer)
+
+
+def _memory_form(model: Any, weights: Any, tokenizer: Any, device: Any, generation_config: Any = None,
+                 **properties: Any) -> _Form:
+    return _Form(None, device, None, properties, tokenizer=tokenizer, model=model, weights=weights,
+                 generation_config=generation_config)
+
+
+def _looks_like_tokenizer(value: Any) -> bool:
+    return type(value).__name__ == "Tokenizer"
+
+
+def _constructor_form(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> _Form:
+    """Bind a constructor call to the form it matches (as pybind picks an overload): a Tokenizer third, or
+    ``model`` / ``weights`` by keyword, is the in-memory form; a Tokenizer second, or ``tokenizer`` by keyword, the
+    tokenizer form; anything else the folder form."""
+    if "model" in kwargs or "weights" in kwargs or (len(args) >= 3 and _looks_like_tokenizer(args[2])):
+        return _memory_form(*args, **kwargs)
+    if "tokenizer" in kwargs or (len(args) >= 2 and _looks_like_tokenizer(args[1])):
+        return _tokenizer_form(*args, **kwargs)
+    return _path_form(*args, **kwargs)
+
+
+def _renamed(exc: errors.GenAIError, path: str, what: str) -> errors.GenAIError:
+    """``exc`` with ``path`` (a staged folder the user never named) replaced by ``what`` in its message."""
+    try:
+        return type(exc)(str(exc).replace(f"the model folder {path}", what).replace(path, what), exc.status,
+                         exc.status_name, exc.function)
+    except TypeError:  # a class with a constructor of its own: keep the original
+        return exc
+
+
+def _check_tokenizer(tokenizer: Any) -> Any:
+    from .tokenizer import Tokenizer
+
+    if not isinstance(tokenizer, Tokenizer):
+        raise TypeError(f"tokenizer must be an ovgenai_c.Tokenizer, not {type(tokenizer).__module__}."
+                        f"{type(tokenizer).__name__}")
+    return tokenizer
+
+
 class LLMPipeline(OwnedPipeline):
     """A text-generation pipeline over the GenAI C API.
 
-    ``LLMPipeline(models_path, device="CPU", config=None, **properties)``; every C call of the pipeline runs
-    on its own native thread. Use as a context manager or call :meth:`close`.
+    As openvino_genai's: ``LLMPipeline(models_path, device="CPU", config=None, **properties)``,
+    ``LLMPipeline(models_path, tokenizer, device, config=None, **properties)`` (that :class:`Tokenizer` in place of
+    the folder's own), or ``LLMPipeline(model, weights, tokenizer, device, generation_config=None, **properties)``
+    (the model IR's XML text and weights held in memory). The C API loads a folder, so the last two assemble a
+    private one for the load and remove it before returning (``ovgenai_c.model_staging``). Every C call of the
+    pipeline runs on its own native thread. Use as a context manager or call :meth:`close`.
     """
 
     _native: Any = llm_pipeline  # the _capi module of the C header this pipeline runs on
 
+    @overload
     def __init__(self, models_path: Union[str, os.PathLike], device: str = "CPU",
                  config: Optional[Dict[str, Any]] = None, *,
-                 library: Union[None, str, os.PathLike, _loader.LoadedLibrary] = None, **properties: Any) -> None:
+                 library: Union[None, str, os.PathLike, _loader.LoadedLibrary] = None, **properties: Any) -> None: ...
+
+    @overload
+    def __init__(self, models_path: Union[str, os.PathLike], tokenizer: "Tokenizer", device: str,
+                 config: Optional[Dict[str, Any]] = None, *,
+                 library: Union[None, str, os.PathLike, _loader.LoadedLibrary] = None, **properties: Any) -> None: ...
+
+    @overload
+    def __init__(self, model: str, weights: Any, tokenizer: "Tokenizer", device: str,
+                 generation_config: Optional[GenerationConfig] = None, *,
+                 library: Union[None, str, os.PathLike, _loader.LoadedLibrary] = None, **properties: Any) -> None: ...
+
+    def __init__(self, *args: Any, library: Union[None, str, os.PathLike, _loader.LoadedLibrary] = None,
+                 **kwargs: Any) -> None:
         self._state: Optional[_State] = None
         self._resolved = {}
         self._resolved_base: Optional[GenerationConfig] = None  # the pipeline config self._resolved builds on
+        form = _constructor_form(args, kwargs)
         lib = resolve_library(library)
-        path = self._check_model_path(models_path, lib)
-        refuse_crashing_tokenizer(path, lib)  # (a tokenizer IR GenAI <= 2026.3 would die on)
+        tokenizer = None if form.tokenizer is None else _check_tokenizer(form.tokenizer)
+        if form.generation_config is not None and not isinstance(form.generation_config, GenerationConfig):
+            raise errors.InvalidParameterError(
+                f"generation_config must be a GenerationConfig, not {type(form.generation_config).__name__}")
+        staged = None
+        if form.model is not None:
+            from . import model_staging
+
+            self._check_device_and_config(form.device, form.config)
+            staged = model_staging.stage_memory_model(form.model, form.weights, tokenizer)
+            shown = "<model in memory>"
+        else:
+            shown = (self._check_model_path(form.models_path, lib) if tokenizer is None
+                     else check_model_path(form.models_path, lib.kind, with_tokenizer=False))
+            if tokenizer is not None:
+                if not Path(shown).is_dir():
+                    raise errors.NotSupportedError(
+                        f"{shown} is a GGUF file, which carries its own tokenizer: a Tokenizer object goes with an "
+                        "OpenVINO IR folder")
+                own = tokenizer.path is not None and Path(tokenizer.path).resolve() == Path(shown).resolve()
+                if not own:
+                    from . import model_staging
+
+                    self._check_device_and_config(form.device, form.config)
+                    staged = model_staging.stage_with_tokenizer(shown, tokenizer)
+        try:
+            path = str(staged.path) if staged is not None else shown
+            if staged is not None:
+                path = self._check_model_path(path, lib)
+            try:
+                self._open(path, shown, form.device, form.config, form.properties, lib, tokenizer)
+            except errors.GenAIError as exc:
+                if staged is None or str(staged.path) not in str(exc):
+                    raise
+                what = ("the model given in memory" if form.model is not None
+                        else f"the model folder {shown} with the given Tokenizer")
+                raise _renamed(exc, str(staged.path), f"{what} (staged in a private folder, now removed)") from None
+            if form.generation_config is not None:
+                self.set_generation_config(form.generation_config)
+        finally:
+            if staged is not None:
+                staged.remove()
+
+    @staticmethod
+    def _check_device_and_config(device: Any, config: Any) -> None:
         if not isinstance(device, str):
             raise errors.DeviceError(f"device must be a str such as 'CPU', not {type(device).__name__}")
         if not _DEVICE_RE.fullmatch(device):
             raise errors.DeviceError(f"malformed device name {device!r} (expected e.g. 'CPU', 'GPU.0', 'AUTO:GPU,CPU')")
         if config is not None and not isinstance(config, dict):
             raise errors.InvalidParameterError(f"config must be a dict of properties, not {type(config).__name__}")
+
+    def _open(self, path: str, shown: str, device: Any, config: Any, properties: Dict[str, Any],
+              lib: _loader.LoadedLibrary, tokenizer: Any) -> None:
+        """Create the native pipeline from the folder (or GGUF file) at ``path``; ``shown`` is what the user gave."""
+        refuse_crashing_tokenizer(path, lib)  # (a tokenizer IR GenAI <= 2026.3 would die on)
+        self._check_device_and_config(device, config)
         merged = {**(config or {}), **properties}
         sched = merged.pop("scheduler_config", None)
         self._prompt_lookup = _refuse_unsupported_properties(merged, lib.kind)
         props = property_strings(merged)
         if sched is not None:  # selects PagedAttention, as in GenAI (ATTENTION_BACKEND=PA wins)
             props = [kv for kv in props if kv[0] != "ATTENTION_BACKEND"] + scheduler_properties(sched, lib.kind)
-        self.models_path = path
+        self.models_path = shown
         self.device = device
         self.properties = dict(props)
         self._library = lib
+        if tokenizer is not None:
+            self._tokenizer = tokenizer
         native = self._native
         # a plain generate() reaches the owner through the relay (C to C, no interpreter lock on the hand-offs)
         relayed = native is llm_pipeline
-        owner = OwnerThread(name=f"ovgenai_c-owner:{Path(path).name}", relay=relayed,
+        owner = OwnerThread(name=f"ovgenai_c-owner:{Path(shown).name}", relay=relayed,
                             relay_error_source=_capi.bind(lib).relay_error_source() if relayed else None)
         state = _State(lib, owner, native)
 

@@ -185,14 +185,21 @@ class Tokenizer:
                             "detokenizer_weights")
         self._properties = {str(k): _property_text(v) for k, v in kwargs.items() if str(k) in _ALLOWED_PROPERTIES}
         self.path = None  # type: ignore[assignment]
-        self._tok = self._ir_from_memory(tokenizer_model, tokenizer_weights, "tokenizer_model")
-        self._detok = self._ir_from_memory(args[0], args[1], "detokenizer_model")
+        self._tok, tok_bytes = self._ir_from_memory(tokenizer_model, tokenizer_weights, "tokenizer_model")
+        self._detok, detok_bytes = self._ir_from_memory(args[0], args[1], "detokenizer_model")
+        # the IR as given (a pipeline made with this tokenizer hands it to the C API in a model folder)
+        self._memory_ir = [(TOKENIZER_XML, tok_bytes[0]), ("openvino_tokenizer.bin", tok_bytes[1]),
+                           (DETOKENIZER_XML, detok_bytes[0]), ("openvino_detokenizer.bin", detok_bytes[1])]
         rt = self._tok.graph.rt_info()
         self._flags_settable = "openvino_genai_version" in rt or "openvino_tokenizers_version" in rt
         self._read_special_tokens(None)
 
+    def memory_ir_files(self) -> List[Tuple[str, bytes]]:
+        """The IR files (name, bytes) of a tokenizer made from memory, as given; empty for one read from a folder."""
+        return list(getattr(self, "_memory_ir", ()))
+
     @staticmethod
-    def _ir_from_memory(xml: Any, weights: Any, what: str) -> _Model:
+    def _ir_from_memory(xml: Any, weights: Any, what: str) -> Tuple[_Model, Tuple[bytes, bytes]]:
         if not isinstance(xml, str):
             raise TypeError(f"{what} must be the IR's XML text (str), not {type(xml).__name__}")
         if isinstance(weights, (bytes, bytearray)):
@@ -204,11 +211,12 @@ class Tokenizer:
             except Exception:
                 raise TypeError(f"the weights of {what} must be a uint8 Tensor, array or bytes, "
                                 f"not {type(weights).__name__}") from None
+        text = xml.encode("utf-8")
         try:
-            graph = ir.IRGraph(xml.encode("utf-8"), raw)
+            graph = ir.IRGraph(text, raw)
         except Exception as exc:
             raise errors.NetworkNotReadError(f"cannot read {what}: {exc}") from None
-        return _Model(Path(f"<{what}>"), graph)
+        return _Model(Path(f"<{what}>"), graph), (text, raw)
 
     # ---------------------------------------------------------------- set-up
     @staticmethod
