@@ -207,13 +207,30 @@ def _free_pipeline(capi: Any, pipe: Any) -> None:
 
 
 class ContinuousBatchingPipeline:
-    """``ContinuousBatchingPipeline(models_path, scheduler_config, device="CPU", properties=None)`` (bundled
-    backend only): requests added from any thread share its decode steps."""
+    """``ContinuousBatchingPipeline(models_path, scheduler_config, device="CPU", properties=None)`` or, as
+    openvino_genai's, ``ContinuousBatchingPipeline(models_path, tokenizer, scheduler_config, device, **properties)``
+    (that :class:`Tokenizer` in place of the folder's own) (bundled backend only): requests added from any thread
+    share its decode steps."""
 
-    def __init__(self, models_path: Union[str, os.PathLike], scheduler_config: Optional[SchedulerConfig] = None,
-                 device: str = "CPU", properties: Optional[Dict[str, Any]] = None,
+    def __init__(self, models_path: Union[str, os.PathLike], scheduler_config: Any = None,
+                 device: Any = "CPU", properties: Any = None,
                  tokenizer_properties: Optional[Dict[str, Any]] = None, *,
-                 library: Any = None, **kwargs: Any) -> None:
+                 library: Any = None, tokenizer: Any = None, **kwargs: Any) -> None:
+        if type(scheduler_config).__name__ == "Tokenizer":  # the tokenizer form: the arguments after it move up one
+            if tokenizer is not None or tokenizer_properties is not None:
+                raise TypeError("ContinuousBatchingPipeline(models_path, tokenizer, scheduler_config, device, "
+                                "**properties) takes one tokenizer and no tokenizer_properties")
+            tokenizer, scheduler_config, device, properties = scheduler_config, device, properties, None
+            if device is None:
+                raise TypeError("ContinuousBatchingPipeline(models_path, tokenizer, scheduler_config, device): "
+                                "device is missing")
+        if tokenizer is not None:
+            from .tokenizer import Tokenizer
+
+            if not isinstance(tokenizer, Tokenizer):
+                raise TypeError(f"tokenizer must be an ovgenai_c.Tokenizer, not {type(tokenizer).__module__}."
+                                f"{type(tokenizer).__name__}")
+        self._tokenizer = tokenizer
         lib = resolve_library(library)
         capi = bind(lib)
         if lib.kind != "bundled" or not native.available(capi):
@@ -223,7 +240,7 @@ class ContinuousBatchingPipeline:
                 "LLMPipeline objects there")
         if tokenizer_properties:
             raise errors.NotSupportedError("tokenizer_properties are not supported by the bundled backend")
-        path = check_model_path(models_path, lib.kind)
+        path = check_model_path(models_path, lib.kind, with_tokenizer=tokenizer is None)
         if not isinstance(device, str):
             raise errors.DeviceError(f"device must be a str such as 'CPU', not {type(device).__name__}")
         if properties is not None and not isinstance(properties, dict):
@@ -233,7 +250,18 @@ class ContinuousBatchingPipeline:
         self.device = device
         self._library = lib
         self._capi = capi
-        self._pipe = native.create(capi, path, device, props)
+        staged = None
+        own_folder = tokenizer is not None and tokenizer.path is not None and \
+            os.path.realpath(tokenizer.path) == os.path.realpath(path)
+        if tokenizer is not None and not own_folder:
+            from .model_staging import stage_with_tokenizer
+
+            staged = stage_with_tokenizer(path, tokenizer)  # the C create loads one folder: model and tokenizer
+        try:
+            self._pipe = native.create(capi, str(staged.path) if staged else path, device, props)
+        finally:
+            if staged is not None:
+                staged.remove()
         self._finalizer = weakref.finalize(self, _free_pipeline, capi, self._pipe)
         # our own descriptor of the step signal, taken now (the pipeline's is closed by its free)
         self._events = StepEvents(os.dup(native.event_fd(capi, self._pipe))) if native.has_events(capi) else None
@@ -270,6 +298,14 @@ class ContinuousBatchingPipeline:
 
     def get_config(self) -> GenerationConfig:
         return self._config.copy()
+
+    def get_tokenizer(self) -> Any:
+        """The pipeline's :class:`~ovgenai_c.Tokenizer` (the one it was made with, else the model folder's)."""
+        if self._tokenizer is None:
+            from .tokenizer import Tokenizer
+
+            self._tokenizer = Tokenizer(self.models_path)
+        return self._tokenizer
 
     def get_metrics(self) -> Dict[str, int]:
         """The step loop's counters: steps, shared_steps (steps serving two or more requests), max_batch, running,

@@ -461,3 +461,32 @@ def test_smollm2_staggered_and_cancelled_equal_genai_on_the_same_schedule(smol_d
         ours = drive(cb, ovgenai_c.GenerationConfig, [[int(x) for x in np.array(t.data).ravel()] for t in ids])
     assert ours == ref
     assert ours[1] == [1, 3, 1] and 0 < len(ours[0][2]) < 30
+
+
+def test_tokenizer_form_gives_the_folder_forms_answers(tiny_dir, tiny_cb, tmp_path, monkeypatch):
+    """openvino_genai's ContinuousBatchingPipeline(models_path, tokenizer, scheduler_config, device, **properties):
+    a folder with only the model IR and the tokenizer as an object answer as the whole folder does; the staged
+    folder (the C create loads one folder) is gone once the constructor returns."""
+    import shutil
+
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    monkeypatch.setenv("OVGENAI_C_STAGING_DIR", str(staging))
+    model_only = tmp_path / "model_only"
+    model_only.mkdir()
+    for name in ("openvino_model.xml", "openvino_model.bin"):
+        shutil.copy(tiny_dir / name, model_only / name)
+    with pytest.raises(errors.ModelNotFoundError, match="openvino_tokenizer.xml"):
+        ContinuousBatchingPipeline(model_only, None, "CPU", PRECISION_HINT)
+    config = cfg(max_new_tokens=10)
+    want = [r.m_generation_ids for r in tiny_cb.generate(PROMPTS[:2], [config, config])]
+    tok = ovgenai_c.Tokenizer(tiny_dir)
+    with ContinuousBatchingPipeline(model_only, tok, None, "CPU", **PRECISION_HINT) as cb:
+        assert not any(staging.iterdir()), "the staged folder outlived the constructor"
+        assert cb.get_tokenizer() is tok
+        assert [r.m_generation_ids for r in cb.generate(PROMPTS[:2], [config, config])] == want
+    assert tiny_cb.get_tokenizer().get_eos_token_id() == tok.get_eos_token_id()  # the folder's own, made on demand
+    with pytest.raises(TypeError, match="device is missing"):
+        ContinuousBatchingPipeline(model_only, tok, None)
+    with pytest.raises(TypeError, match="tokenizer must be an ovgenai_c.Tokenizer"):
+        ContinuousBatchingPipeline(model_only, None, "CPU", tokenizer=object())
