@@ -31,6 +31,9 @@ _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeli
          "Tensor": ("tensor", "Tensor"), "StreamerBase": ("streamers", "StreamerBase"),
          "TextStreamer": ("streamers", "TextStreamer"),
          "WhisperPipeline": ("whisper_pipeline", "WhisperPipeline"),
+         "ASRPipeline": ("asr_pipeline", "ASRPipeline"), "ASRGenerationConfig": ("asr_config", "ASRGenerationConfig"),
+         "ASRDecodedResults": ("asr_results", "ASRDecodedResults"),
+         "ASRDecodedResultChunk": ("asr_results", "ASRDecodedResultChunk"),
          "WhisperGenerationConfig": ("whisper_config", "WhisperGenerationConfig"),
          "WhisperDecodedResults": ("whisper_results", "WhisperDecodedResults"),
          "WhisperDecodedResultChunk": ("whisper_results", "WhisperDecodedResultChunk"),
@@ -56,6 +59,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .vlm_pipeline import VLMPipeline
     from .whisper_config import WhisperGenerationConfig
     from .whisper_pipeline import WhisperPipeline
+    from .asr_config import ASRGenerationConfig
+    from .asr_pipeline import ASRPipeline
+    from .asr_results import ASRDecodedResultChunk, ASRDecodedResults
     from ._openvino import openvino_devices
     from .whisper_results import WhisperDecodedResultChunk, WhisperDecodedResults
     from .streamers import StreamerBase, TextStreamer
@@ -66,7 +72,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "LLMPipeline", "VLMPipeline", "WhisperPipeline", "WhisperGenerationConfig", "WhisperDecodedResults",
-    "WhisperDecodedResultChunk", "TextStream", "ContinuousBatchingPipeline", "GenerationHandle", "GenerationResult",
+    "WhisperDecodedResultChunk", "ASRPipeline", "ASRGenerationConfig", "ASRDecodedResults", "ASRDecodedResultChunk",
+    "TextStream", "ContinuousBatchingPipeline", "GenerationHandle", "GenerationResult",
     "GenerationOutput", "GenerationStatus", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
     "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "PerfMetrics",
     "RawPerfMetrics", "GenerationFinishReason", "draft_model", "SchedulerConfig",

@@ -148,10 +148,14 @@ class WhisperGenerationConfig(GenerationConfig):
     upstream); keyword arguments set fields. ``validate()`` applies upstream's rules with its messages.
     """
 
+    # fields a subclass adds (name -> default), held beside the Whisper ones and never sent to C
+    _EXTRA_FIELDS: Dict[str, Any] = {}
+
     def __init__(self, json_path: Optional[os.PathLike] = None, **kwargs: Any) -> None:
         GenerationConfig.__init__(self)
         whisper = {name: default for name, (_, default) in C_FIELDS.items()}
         whisper.update(_copy.deepcopy(PYTHON_FIELDS))
+        whisper.update(_copy.deepcopy(self._EXTRA_FIELDS))
         object.__setattr__(self, "_whisper", whisper)
         self._extra["apply_chat_template"] = False  # upstream's WhisperGenerationConfig turns it off
         if json_path is not None:
@@ -176,23 +180,26 @@ class WhisperGenerationConfig(GenerationConfig):
         try:
             return GenerationConfig.__getattr__(self, name)
         except AttributeError:
-            raise AttributeError(f"WhisperGenerationConfig has no field {name!r}") from None
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}") from None
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in WHISPER_FIELDS:
-            self._whisper[name] = _coerce(name, value)
+        if name in WHISPER_FIELDS or name in self._EXTRA_FIELDS:
+            self._whisper[name] = self._coerce_field(name, value)
             return
         try:
             GenerationConfig.__setattr__(self, name, value)
         except AttributeError:
-            raise AttributeError(f"WhisperGenerationConfig has no field {name!r}") from None
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}") from None
+
+    def _coerce_field(self, name: str, value: Any) -> Any:
+        return _coerce(name, value)
 
     def update_generation_config(self, **kwargs: Any) -> None:
         """Set several fields at once (Whisper and base ones); unknown names raise a TypeError naming them."""
-        whisper = {k: kwargs.pop(k) for k in list(kwargs) if k in WHISPER_FIELDS}
+        whisper = {k: kwargs.pop(k) for k in list(kwargs) if k in WHISPER_FIELDS or k in self._EXTRA_FIELDS}
         unknown = [k for k in kwargs if k not in _config.FIELDS and k not in _config.PYTHON_FIELDS]
         if unknown:
-            raise TypeError(f"unknown WhisperGenerationConfig field(s): {', '.join(sorted(unknown))}")
+            raise TypeError(f"unknown {type(self).__name__} field(s): {', '.join(sorted(unknown))}")
         for key, value in whisper.items():
             setattr(self, key, value)
         GenerationConfig.update_generation_config(self, **kwargs)
@@ -200,8 +207,8 @@ class WhisperGenerationConfig(GenerationConfig):
     update = update_generation_config
 
     def copy(self) -> "WhisperGenerationConfig":
-        """An independent copy."""
-        new = WhisperGenerationConfig.__new__(WhisperGenerationConfig)
+        """An independent copy (of the same class)."""
+        new = type(self).__new__(type(self))
         object.__setattr__(new, "_values", dict(self._values))
         object.__setattr__(new, "_extra", dict(self._extra))
         object.__setattr__(new, "_whisper", _copy.deepcopy(self._whisper))
@@ -215,7 +222,7 @@ class WhisperGenerationConfig(GenerationConfig):
     def to_dict(self) -> Dict[str, Any]:
         """Every field and its value."""
         d = GenerationConfig.to_dict(self)
-        d.update((k, getattr(self, k)) for k in WHISPER_FIELDS)
+        d.update((k, getattr(self, k)) for k in (*WHISPER_FIELDS, *self._EXTRA_FIELDS))
         return d
 
     def __eq__(self, other: object) -> bool:
@@ -224,9 +231,9 @@ class WhisperGenerationConfig(GenerationConfig):
 
     def __repr__(self) -> str:
         base = GenerationConfig.__repr__(self)[len("GenerationConfig("):-1]
-        defaults = {**{k: d for k, (_, d) in C_FIELDS.items()}, **PYTHON_FIELDS}
+        defaults = {**{k: d for k, (_, d) in C_FIELDS.items()}, **PYTHON_FIELDS, **self._EXTRA_FIELDS}
         changed = ", ".join(f"{k}={getattr(self, k)!r}" for k, v in self._whisper.items() if v != defaults[k])
-        return f"WhisperGenerationConfig({', '.join(x for x in (base, changed) if x)})"
+        return f"{type(self).__name__}({', '.join(x for x in (base, changed) if x)})"
 
     # --- the C side -------------------------------------------------------------------------------
     def c_values(self) -> Dict[str, Any]:

@@ -194,6 +194,8 @@ class WhisperPipeline(OwnedPipeline):
     def _effective(self, cfg: WhisperGenerationConfig) -> WhisperGenerationConfig:
         """As GenAI resolves a per-call config (unset stop ids, eos and an empty lang_to_id come from the
         pipeline's), validated with upstream's rules, then checked to be expressible through the C ABI."""
+        if type(cfg) is not WhisperGenerationConfig:  # e.g. an ASRGenerationConfig: its Whisper fields, as upstream
+            cfg = cfg.to_whisper()  # type: ignore[attr-defined]
         base = self._config
         if not cfg.stop_token_ids:
             cfg.stop_token_ids = base.stop_token_ids
@@ -252,6 +254,24 @@ class WhisperPipeline(OwnedPipeline):
         refused (the C ABI takes none). ``timeout``: seconds to wait before raising GenerationTimeoutError —
         the transcription is not stopped (the C ABI cannot), only abandoned; the pipeline's next call waits for it.
         """
+        out, effective = self._transcribe(raw_speech_input, generation_config, streamer, timeout, kwargs)
+        chunks = None if out.chunks is None else [WhisperDecodedResultChunk(*c) for c in out.chunks]
+        return WhisperDecodedResults(out.texts, out.scores, chunks, out.perf, self._language(out, effective))
+
+    @staticmethod
+    def _language(out: Any, config: WhisperGenerationConfig) -> Optional[str]:
+        """The result's language as GenAI reports it ("en", "de"): the library's where it tells it (the bundled
+        backend's extra), else what needs no detection (upstream's C ABI has no getter): an English-only model's
+        "en", the language the config asks for, else None."""
+        if out.language:
+            return out.language
+        if not config.is_multilingual:
+            return "en"
+        return None if config.language is None else plain_language(config.language)
+
+    def _transcribe(self, raw_speech_input: Any, generation_config: Any, streamer: Any, timeout: Optional[float],
+                    kwargs: Dict[str, Any]) -> Tuple[Any, WhisperGenerationConfig]:
+        """Run one transcription: the C results and the config it ran with."""
         self._live_state()
         if streamer is not None:
             raise errors.NotSupportedError(f"streamer: {NO_CANCELLATION} and streams no text; drop the streamer "
@@ -276,10 +296,7 @@ class WhisperPipeline(OwnedPipeline):
                 f"generate() exceeded its timeout of {timeout} s; the transcription was NOT stopped "
                 f"({NO_CANCELLATION}): it runs to its end on the pipeline's thread, its result is dropped, and the "
                 "next call on this pipeline waits for it")
-        out = job.result()
-        chunks = None if out.chunks is None else [WhisperDecodedResultChunk(*c) for c in out.chunks]
-        language = None if effective.language is None else plain_language(effective.language)
-        return WhisperDecodedResults(out.texts, out.scores, chunks, out.perf, language)
+        return job.result(), effective
 
 
 __all__ = ["WhisperPipeline", "check_whisper_folder", "min_samples", "missing_functions", "missing_whisper_files"]

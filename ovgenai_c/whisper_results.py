@@ -1,9 +1,10 @@
 """WhisperDecodedResults and WhisperDecodedResultChunk: what a WhisperPipeline call returns (pybind's names).
 
 Read from whisper_pipeline.h: texts, scores, the timestamped chunks (``return_timestamps``), the string form and
-the base perf metrics. Not in the C ABI, so not here with real values: the detected language (``language`` is the
-one the config asked for, else None), word timings (``words`` is None) and Whisper's own perf metrics (feature
-extraction, encoder / decoder inference durations: ``perf_metrics`` is a plain :class:`~ovgenai_c.PerfMetrics`).
+the base perf metrics; ``language`` from the bundled backend's extra (cdefs/95), else what needs no detection ("en"
+for an English-only model, the one the config asked for, else None). Not in the C ABI, so not here with real
+values: word timings (``words`` is None) and Whisper's own perf metrics (feature extraction, encoder / decoder
+inference durations: ``perf_metrics`` is a plain :class:`~ovgenai_c.PerfMetrics`).
 """
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ class WhisperDecodedResultChunk:
 
 class WhisperDecodedResults:
     """``texts`` (one per sequence: one for Whisper), ``scores``, ``chunks`` (a list with ``return_timestamps``,
-    else None), ``language``, ``words`` (None: not in the C ABI), ``perf_metrics``; ``str()`` as pybind's."""
+    else None), ``language`` ("en", "de"; None where the library cannot tell), ``words`` (None: not in the C ABI),
+    ``perf_metrics``; ``str()`` as pybind's."""
 
     def __init__(self, texts: List[str], scores: List[float], chunks: Optional[List[WhisperDecodedResultChunk]] = None,
                  perf_metrics: Optional[PerfMetrics] = None, language: Optional[str] = None) -> None:

@@ -13,6 +13,7 @@ from .checked import CApi
 _UNKNOWN_EXCEPTION = -17  # ov_status_e UNKNOW_EXCEPTION: the C API drops the C++ exception's text
 CREATE = "ov_genai_whisper_pipeline_create"
 GENERATE = "ov_genai_whisper_pipeline_generate"
+LANGUAGE = "ovgenai_c_bundled_whisper_decoded_results_get_language"  # cdefs/95, optional
 
 
 class Chunk(NamedTuple):
@@ -31,6 +32,7 @@ class Transcribed(NamedTuple):
     chunks: Optional[List[Chunk]]  # None: the results have no chunks (return_timestamps off)
     text: str  # the C string form (get_string)
     perf: PerfMetrics
+    language: Optional[str] = None  # "en", given or detected (cdefs/95: the bundled backend's extra; else None)
 
 
 def create(capi: CApi, models_path: str, device: str, properties: Sequence[Tuple[str, str]]) -> Any:
@@ -154,4 +156,7 @@ def read_results(capi: CApi, results: Any) -> Transcribed:
         perf = perf_metrics.read(capi, metrics[0])
     finally:
         lib.ov_genai_decoded_results_perf_metrics_free(metrics[0])
-    return Transcribed(texts, scores, chunks, text, perf)
+    language = None
+    if capi.has(LANGUAGE):
+        language = _two_call_string(capi, LANGUAGE, results)
+    return Transcribed(texts, scores, chunks, text, perf, language)

@@ -29,6 +29,28 @@ def test_exports_every_declared_function(api):
     assert missing == []
 
 
+def test_exports_every_declared_extra(api):
+    """Every ovgenai_c_bundled_* function the binding declares (cdefs/9*.h; 94 is the relay's own library) is
+    exported, and cdefs/95's Whisper extra is declared as the library's own header declares it."""
+    CDEFS = pathlib.Path(__file__).resolve().parents[2] / "cdefs"
+    names = set()
+    for h in CDEFS.glob("9*.h"):
+        if not h.name.startswith("94"):
+            names |= set(re.findall(r"\b(ovgenai_c_bundled_\w+)\(", h.read_text()))
+    assert "ovgenai_c_bundled_whisper_decoded_results_get_language" in names
+    assert [n for n in sorted(names) if not hasattr(api.lib, n)] == []
+
+    def declaration(text: str, name: str) -> str:
+        text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+        m = re.search(r"ov_status_e\s+" + name + r"\([^;]*\);", text)
+        assert m, name
+        return " ".join(m.group(0).split())
+
+    native = (CDEFS.parent / "native" / "src" / "c_api" / "whisper_extras.h").read_text()
+    name = "ovgenai_c_bundled_whisper_decoded_results_get_language"
+    assert declaration((CDEFS / "95_ovgenai_c_whisper.h").read_text(), name) == declaration(native, name)
+
+
 def test_version_and_live_handles(api):
     assert api.ffi.string(api.lib.ovgenai_c_bundled_version()).startswith(b"ovgenai_c_bundled")
     assert api.live("no-such-kind") == -1
