@@ -15,7 +15,8 @@ from .errors import (ConfigError, DeviceError, GenAIError, GenerationTimeoutErro
 from .config import GenerationConfig, StopCriteria
 from .chat import ChatHistory
 from .scheduler import SchedulerConfig
-from .results import DecodedResults, DecodedText, GenerationFinishReason, MeanStdPair, PerfMetrics, RawPerfMetrics
+from .results import (DecodedResults, DecodedText, EncodedResults, GenerationFinishReason, MeanStdPair, PerfMetrics,
+                      RawPerfMetrics)
 from ._streaming import StreamingStatus
 from ._loader import library_info, load_library, open_library
 
@@ -40,7 +41,10 @@ _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeli
          "ContinuousBatchingPipeline": ("batching", "ContinuousBatchingPipeline"),
          "GenerationHandle": ("batching", "GenerationHandle"), "GenerationResult": ("batching", "GenerationResult"),
          "GenerationOutput": ("batching", "GenerationOutput"), "GenerationStatus": ("batching", "GenerationStatus"),
-         "openvino_devices": ("_openvino", "openvino_devices")}
+         "openvino_devices": ("_openvino", "openvino_devices"),
+         **{name: ("unsupported", name) for name in ("Adapter", "AdapterConfig", "StructuredOutputConfig",
+                                                    "StructuralTagsConfig", "StructuralTagItem",
+                                                    "CacheEvictionConfig", "SparseAttentionConfig")}}
 
 
 def __getattr__(name: str) -> Any:
@@ -75,7 +79,8 @@ __all__ = [
     "WhisperDecodedResultChunk", "ASRPipeline", "ASRGenerationConfig", "ASRDecodedResults", "ASRDecodedResultChunk",
     "TextStream", "ContinuousBatchingPipeline", "GenerationHandle", "GenerationResult",
     "GenerationOutput", "GenerationStatus", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
-    "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "PerfMetrics",
+    "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "EncodedResults",
+    "PerfMetrics",
     "RawPerfMetrics", "GenerationFinishReason", "draft_model", "SchedulerConfig",
     "MeanStdPair", "StreamingStatus", "library_info", "load_library", "open_library", "openvino_devices", "GenAIError", "ConfigError",
     "DeviceError", "GenerationTimeoutError", "LibraryNotFoundError", "ModelNotFoundError", "NotSupportedError",

@@ -351,3 +351,22 @@ def test_openvino_property_objects_are_passed_as_their_strings():
     with ovgenai_c.LLMPipeline(TINY_IR, "CPU", INFERENCE_PRECISION_HINT=ov.Type.f32) as p:
         assert p.properties["INFERENCE_PRECISION_HINT"] == "f32"
         assert p.generate("Hi", max_new_tokens=2)
+
+
+def test_pybinds_classes_for_what_the_c_api_cannot_carry_refuse_by_name():
+    """LoRA adapters, structured output and the SchedulerConfig extras exist under pybind's names (so ported code
+    imports) and refuse at construction with NotSupportedError saying why; EncodedResults is exported too."""
+    from ovgenai_c.results import EncodedResults
+
+    assert ovgenai_c.EncodedResults is EncodedResults and og.EncodedResults.__name__ == "EncodedResults"
+    reasons = {"Adapter": "LoRA adapters", "AdapterConfig": "LoRA adapters",
+               "StructuredOutputConfig": "structured output", "StructuralTagsConfig": "structured output",
+               "StructuralTagItem": "structured output", "CacheEvictionConfig": "cache eviction",
+               "SparseAttentionConfig": "sparse attention"}
+    for name, reason in reasons.items():
+        assert hasattr(og, name), name  # each is a class of openvino_genai's
+        cls = getattr(ovgenai_c, name)
+        with pytest.raises(errors.NotSupportedError, match=f"^{name}: .*{reason}"):
+            cls()
+        with pytest.raises(NotImplementedError):  # NotSupportedError is one (and a RuntimeError)
+            cls("path", alpha=0.5)
