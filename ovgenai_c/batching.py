@@ -25,7 +25,7 @@ from ._capi.generation_config import native as native_config
 from ._step_events import StepEvents
 from .chat import ChatHistory
 from .config import GenerationConfig
-from .pipeline import check_model_path, property_strings, resolve_library
+from .pipeline import check_model_path, property_strings, resolve_library, warn_chat_api_deprecated
 from .results import GenerationFinishReason
 from .scheduler import SchedulerConfig, scheduler_properties
 
@@ -231,6 +231,8 @@ class ContinuousBatchingPipeline:
                 raise TypeError(f"tokenizer must be an ovgenai_c.Tokenizer, not {type(tokenizer).__module__}."
                                 f"{type(tokenizer).__name__}")
         self._tokenizer = tokenizer
+        self._chat: Optional[List[Dict[str, str]]] = None  # the turns of a start_chat() conversation
+        self._chat_lock = threading.Lock()  # one chat turn at a time
         lib = resolve_library(library)
         capi = bind(lib)
         if lib.kind != "bundled" or not native.available(capi):
@@ -375,16 +377,67 @@ class ContinuousBatchingPipeline:
                 handle = native.add_request_tokens(self._capi, pipe, ids, c)
         return GenerationHandle(self, handle, int(request_id))
 
+    # --- chat (GenAI's start_chat / finish_chat, deprecated there as on LLMPipeline)
+    def start_chat(self, system_message: str = "") -> None:
+        """Later generate() calls take one prompt each and see the turns before it: the conversation (with
+        ``system_message`` first) goes through the chat template, as GenAI's pipeline renders it."""
+        warn_chat_api_deprecated()
+        if not isinstance(system_message, str):
+            raise TypeError(f"system_message must be a str, not {type(system_message).__name__}")
+        with self._chat_lock:
+            if self._chat is None:
+                self._chat = []
+            if system_message:
+                self._chat.append({"role": "system", "content": system_message})
+
+    def finish_chat(self) -> None:
+        """End the chat and forget its turns."""
+        warn_chat_api_deprecated()
+        with self._chat_lock:
+            self._chat = None
+
     def generate(self, prompts: Union[str, Sequence[str]],
                  generation_config: Union[None, GenerationConfig, Sequence[GenerationConfig]] = None,
                  streamer: Optional[Callable[[str], Any]] = None) -> List[GenerationResult]:
         """Run every prompt (through the chat template when its config applies it, as GenAI's generate) in one
         batch; one result per prompt. ``streamer`` (one prompt only) gets the text chunks; returning True (or
-        StreamingStatus.STOP / CANCEL) ends the request."""
+        StreamingStatus.STOP / CANCEL) ends the request. In a chat (:meth:`start_chat`): one prompt, answered
+        with the conversation so far; the turn is kept unless the request was cancelled."""
+        if self._chat is not None:
+            with self._chat_lock:
+                if self._chat is not None:
+                    return self._chat_turn(prompts, generation_config, streamer)
+        return self._generate(prompts, generation_config, streamer)
+
+    def _chat_turn(self, prompts: Union[str, Sequence[str]], generation_config: Any,
+                   streamer: Optional[Callable[[str], Any]]) -> List[GenerationResult]:
+        chat = self._chat
+        assert chat is not None
+        prompts = [prompts] if isinstance(prompts, str) else list(prompts)
+        if len(prompts) != 1:
+            raise errors.InvalidParameterError(f"Can't chat with multiple prompts ({len(prompts)} given; a chat "
+                                               "turn takes one)")
+        if not isinstance(prompts[0], str):
+            raise TypeError("prompts must be a list of str")
+        chat.append({"role": "user", "content": prompts[0]})
+        try:
+            results = self._generate([ChatHistory([dict(m) for m in chat])], generation_config, streamer)
+        except BaseException:
+            chat.pop()
+            raise
+        if results[0].m_status == GenerationStatus.CANCEL:
+            chat.pop()  # a cancelled turn leaves no trace, as GenAI's
+        else:
+            chat.append({"role": "assistant", "content": results[0].m_generation_ids[0]})
+        return results
+
+    def _generate(self, prompts: Union[str, Sequence[Any]],
+                  generation_config: Union[None, GenerationConfig, Sequence[GenerationConfig]],
+                  streamer: Optional[Callable[[str], Any]]) -> List[GenerationResult]:
         if isinstance(prompts, str):
             prompts = [prompts]
         prompts = list(prompts)
-        if not all(isinstance(p, str) for p in prompts):
+        if not all(isinstance(p, (str, ChatHistory)) for p in prompts):
             raise TypeError("prompts must be a list of str")
         if generation_config is None or isinstance(generation_config, GenerationConfig):
             configs = [generation_config] * len(prompts)

@@ -8,6 +8,7 @@ import os
 import re
 import sys
 import threading
+import warnings
 import weakref
 from pathlib import Path
 from typing import (TYPE_CHECKING, Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple,
@@ -311,6 +312,15 @@ def _token_rows(inputs: Any) -> Optional[List[Tuple[List[int], Optional[List[int
 
 _NOT_STREAMABLE = ("GenAI streams only one sequence with greedy or multinomial decoding (not beam search, not "
                    "num_return_sequences > 1)")
+
+
+CHAT_API_DEPRECATED = ("start_chat() / finish_chat() API is deprecated and will be removed in the next major "
+                       "release. Please use generate() with ChatHistory argument.")  # openvino_genai 2026.4's words
+
+
+def warn_chat_api_deprecated() -> None:
+    """The DeprecationWarning openvino_genai 2026.4 gives for start_chat() / finish_chat(), at the caller's line."""
+    warnings.warn(CHAT_API_DEPRECATED, DeprecationWarning, stacklevel=3)
 
 
 def resolve_library(library: Union[None, str, os.PathLike, _loader.LoadedLibrary]) -> _loader.LoadedLibrary:
@@ -631,7 +641,9 @@ class LLMPipeline(OwnedPipeline):
 
     # --- chat and config ----------------------------------------------------------------------------
     def start_chat(self, system_message: str = "") -> None:
-        """Start a chat: later generate() calls see the previous turns. The C API takes no system message."""
+        """Start a chat: later generate() calls see the previous turns. The C API takes no system message.
+        Deprecated as in openvino_genai 2026.4 (its DeprecationWarning): pass a ChatHistory to generate()."""
+        warn_chat_api_deprecated()
         if system_message:
             raise errors.NotSupportedError(
                 "start_chat(system_message) is not available through the GenAI C API; pass a ChatHistory "
@@ -647,7 +659,8 @@ class LLMPipeline(OwnedPipeline):
         self._call(_start)
 
     def finish_chat(self) -> None:
-        """End the chat and forget its history."""
+        """End the chat and forget its history (deprecated as :meth:`start_chat`)."""
+        warn_chat_api_deprecated()
 
         def _finish(st: _State) -> None:
             st.native.finish_chat(st.capi, st.handle)

@@ -18,6 +18,19 @@ class MeanStdPair(NamedTuple):
     std: float
 
 
+class SummaryStats(NamedTuple):
+    """Mean, standard deviation, minimum and maximum (openvino_genai.SummaryStats; -1 for each where there were no
+    samples, as upstream)."""
+
+    mean: float
+    std: float
+    min: float
+    max: float
+
+    def as_tuple(self) -> tuple:
+        return (self.mean, self.std, self.min, self.max)
+
+
 # the mean/std pairs of the C ABI's perf metrics getters (ov_genai_perf_metrics_get_<name>)
 PAIRS = ("ttft", "tpot", "ipot", "throughput", "inference_duration", "generate_duration",
          "tokenization_duration", "detokenization_duration", "chat_template_duration")
@@ -128,6 +141,11 @@ class PerfMetrics:
         """Structured output is not available through the C ABI: always empty."""
         return {}
 
+    def get_grammar_compile_time(self) -> SummaryStats:
+        """Structured output is not available through the C ABI: no grammar is compiled, all -1 (upstream's value
+        without samples)."""
+        return SummaryStats(-1.0, -1.0, -1.0, -1.0)
+
     def __add__(self, other: "PerfMetrics") -> "PerfMetrics":
         if not isinstance(other, PerfMetrics):
             return NotImplemented
@@ -237,6 +255,12 @@ class DecodedResults:
         self.perf_metrics = perf_metrics if perf_metrics is not None else PerfMetrics()
         self.finish_reason = finish_reason
         self._finish_reasons = None if finish_reasons is None else [GenerationFinishReason(r) for r in finish_reasons]
+
+    @property
+    def parsed(self) -> List[Dict[str, Any]]:
+        """What parsers made of the texts (openvino_genai's ``parsed``): parsers cannot pass through the C API, so
+        empty, as upstream's without parsers."""
+        return []
 
     @classmethod
     def deferred(cls, text: str, fill: Callable[[Dict[str, Any]], None]) -> "DecodedResults":

@@ -154,6 +154,12 @@ class VLMPipeline(LLMPipeline):
             raise errors.ModelNotFoundError(f"{path} is a file; a VLM is an OpenVINO IR model folder")
         return path
 
+    def set_chat_template(self, chat_template: str) -> None:
+        """openvino_genai's VLMPipeline.set_chat_template: vlm_pipeline.h has no such function, so this refuses."""
+        raise errors.NotSupportedError(
+            "VLMPipeline.set_chat_template: vlm_pipeline.h has no function for it; through the GenAI C API the "
+            "pipeline uses the model's own chat template")
+
     # --- inputs --------------------------------------------------------------------------------------
     def _vlm_input(self, prompt: Prompt, images: Any, image: Any, kwargs: Dict[str, Any]) -> _Input:
         if "videos" in kwargs or "video" in kwargs:

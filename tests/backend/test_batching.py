@@ -490,3 +490,43 @@ def test_tokenizer_form_gives_the_folder_forms_answers(tiny_dir, tiny_cb, tmp_pa
         ContinuousBatchingPipeline(model_only, tok, None)
     with pytest.raises(TypeError, match="tokenizer must be an ovgenai_c.Tokenizer"):
         ContinuousBatchingPipeline(model_only, None, "CPU", tokenizer=object())
+
+
+def test_chat_turns_are_genais(tiny_dir):
+    """GenAI's ContinuousBatchingPipeline chat (start_chat / finish_chat, deprecated there with a warning, as
+    here): each generate takes one prompt and answers the whole conversation; the answers equal openvino_genai's,
+    a cancelled turn leaves no trace, several prompts are refused, and finish_chat forgets the turns."""
+    og = pytest.importorskip("openvino_genai")
+    config = cfg(max_new_tokens=6)
+    props = dict(PRECISION_HINT)
+
+    def run(mod, cb, gc):
+        out = []
+        cb.start_chat("You are terse.")
+        for prompt in ("Hello there", "And again"):
+            out.append(cb.generate([prompt], [gc])[0].m_generation_ids)
+        cb.finish_chat()
+        out.append(cb.generate(["And again"], [gc])[0].m_generation_ids)
+        return out
+
+    theirs_cb = og.ContinuousBatchingPipeline(str(tiny_dir), og.SchedulerConfig(), "CPU", props)
+    with pytest.warns(DeprecationWarning, match="start_chat\\(\\) / finish_chat\\(\\) API is deprecated"):
+        theirs = run(og, theirs_cb, og.GenerationConfig(max_new_tokens=6))
+    with ContinuousBatchingPipeline(tiny_dir, None, "CPU", props) as cb:
+        with pytest.warns(DeprecationWarning, match="start_chat\\(\\) / finish_chat\\(\\) API is deprecated"):
+            ours = run(ovgenai_c, cb, config)
+        assert ours == theirs
+        assert ours[1] != ours[2]  # the second turn saw the first
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            cb.start_chat("You are terse.")
+            with pytest.raises(errors.InvalidParameterError, match="Can't chat with multiple prompts"):
+                cb.generate(["a", "b"], [config, config])
+            first = cb.generate(["Hello there"], [config])[0]
+            cancelled = cb.generate(["And again"], [config], streamer=lambda t: ovgenai_c.StreamingStatus.CANCEL)[0]
+            assert cancelled.m_status == GenerationStatus.CANCEL
+            again = cb.generate(["And again"], [config])[0]  # as if the cancelled turn had never happened
+            cb.finish_chat()
+        assert [first.m_generation_ids, again.m_generation_ids] == theirs[:2]

@@ -320,6 +320,17 @@ def test_scores_and_finish_reasons_are_genais(pipe, oracle):
     assert greedy.scores == pytest.approx(list(greedy_theirs.scores))
 
 
+def test_parsed_and_grammar_compile_time_are_genais_without_parsers(pipe, oracle):
+    """Parsers and grammars cannot pass through the C API: ``parsed`` and ``get_grammar_compile_time()`` hold what
+    GenAI's hold when none is used."""
+    ours, theirs = pipe.generate(["Hello"], max_new_tokens=3), oracle.generate(["Hello"], max_new_tokens=3)
+    assert ours.parsed == list(theirs.parsed) == []
+    assert pipe.generate("Hello", max_new_tokens=3).parsed == []
+    a, b = ours.perf_metrics.get_grammar_compile_time(), theirs.perf_metrics.get_grammar_compile_time()
+    assert a.as_tuple() == tuple(b.as_tuple()) and (a.mean, a.std, a.min, a.max) == (b.mean, b.std, b.min, b.max)
+    assert ours.perf_metrics.get_grammar_compiler_init_times() == dict(theirs.perf_metrics.get_grammar_compiler_init_times())
+
+
 @pytest.mark.parametrize("props, word", [({"draft_model": object()}, "draft_model"),
                                          ({"adapters": object()}, "adapters")])
 def test_features_the_c_api_cannot_create_are_refused_by_name(props, word):
@@ -370,3 +381,15 @@ def test_pybinds_classes_for_what_the_c_api_cannot_carry_refuse_by_name():
             cls()
         with pytest.raises(NotImplementedError):  # NotSupportedError is one (and a RuntimeError)
             cls("path", alpha=0.5)
+
+
+def test_start_and_finish_chat_warn_as_genai_does(pipe, oracle):
+    """openvino_genai 2026.4 deprecates start_chat() / finish_chat() with a DeprecationWarning; so does this."""
+    messages = []
+    for p in (pipe, oracle):
+        for call in (p.start_chat, p.finish_chat):
+            with pytest.warns(DeprecationWarning) as record:
+                call()
+            messages.append(str(record[0].message))
+            assert record[0].filename == __file__  # pointed at the caller's line
+    assert len(set(messages)) == 1 and "Please use generate() with ChatHistory argument" in messages[0]

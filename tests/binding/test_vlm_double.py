@@ -363,3 +363,10 @@ def test_names_match_openvino_genai_vlm_pipeline():
     assert params[:5] == ["self", "prompt", "images", "generation_config", "streamer"]
     assert "generate(self: openvino_genai.py_openvino_genai.VLMPipeline, prompt: str, images: " in \
         ov_genai.VLMPipeline.generate.__doc__
+
+
+def test_set_chat_template_is_refused_by_name(make_vlm):
+    """pybind's VLMPipeline.set_chat_template has no C function: NotSupportedError, not AttributeError."""
+    pipe = make_vlm()
+    with pytest.raises(errors.NotSupportedError, match="set_chat_template: vlm_pipeline.h has no function"):
+        pipe.set_chat_template("{{ messages }}")
