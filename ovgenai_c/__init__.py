@@ -35,6 +35,9 @@ _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeli
          "ASRPipeline": ("asr_pipeline", "ASRPipeline"), "ASRGenerationConfig": ("asr_config", "ASRGenerationConfig"),
          "ASRDecodedResults": ("asr_results", "ASRDecodedResults"),
          "ASRDecodedResultChunk": ("asr_results", "ASRDecodedResultChunk"),
+         "ASRPerfMetrics": ("asr_results", "ASRPerfMetrics"), "ASRRawPerfMetrics": ("asr_results", "ASRRawPerfMetrics"),
+         "WhisperPerfMetrics": ("whisper_results", "WhisperPerfMetrics"),
+         "WhisperRawPerfMetrics": ("whisper_results", "WhisperRawPerfMetrics"),
          "WhisperGenerationConfig": ("whisper_config", "WhisperGenerationConfig"),
          "WhisperDecodedResults": ("whisper_results", "WhisperDecodedResults"),
          "WhisperDecodedResultChunk": ("whisper_results", "WhisperDecodedResultChunk"),
@@ -65,9 +68,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .whisper_pipeline import WhisperPipeline
     from .asr_config import ASRGenerationConfig
     from .asr_pipeline import ASRPipeline
-    from .asr_results import ASRDecodedResultChunk, ASRDecodedResults
+    from .asr_results import ASRDecodedResultChunk, ASRDecodedResults, ASRPerfMetrics, ASRRawPerfMetrics
     from ._openvino import openvino_devices
-    from .whisper_results import WhisperDecodedResultChunk, WhisperDecodedResults
+    from .whisper_results import (WhisperDecodedResultChunk, WhisperDecodedResults, WhisperPerfMetrics,
+                                  WhisperRawPerfMetrics)
     from .streamers import StreamerBase, TextStreamer
     from .tensor import Tensor
     from .tokenizer import TokenizedInputs, Tokenizer
@@ -77,7 +81,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "LLMPipeline", "VLMPipeline", "WhisperPipeline", "WhisperGenerationConfig", "WhisperDecodedResults",
     "WhisperDecodedResultChunk", "ASRPipeline", "ASRGenerationConfig", "ASRDecodedResults", "ASRDecodedResultChunk",
-    "TextStream", "ContinuousBatchingPipeline", "GenerationHandle", "GenerationResult",
+    "ASRPerfMetrics", "ASRRawPerfMetrics", "WhisperPerfMetrics", "WhisperRawPerfMetrics", "TextStream", "ContinuousBatchingPipeline", "GenerationHandle", "GenerationResult",
     "GenerationOutput", "GenerationStatus", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
     "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "EncodedResults",
     "PerfMetrics",

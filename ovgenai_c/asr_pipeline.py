@@ -15,9 +15,10 @@ from typing import Any, Dict, Optional, Union
 
 from . import _loader, errors
 from .asr_config import ASRGenerationConfig
-from .asr_results import ASRDecodedResultChunk, ASRDecodedResults
+from .asr_results import ASRDecodedResultChunk, ASRDecodedResults, ASRPerfMetrics, ASRRawPerfMetrics
 from .whisper_config import WhisperGenerationConfig
 from .whisper_pipeline import WhisperPipeline
+from .whisper_results import base_fields, stage_durations
 
 # upstream's ASRPipeline dispatch (config.json "model_type"); only Whisper has a C API
 ASR_MODEL_TYPES = ("whisper", "qwen3_asr", "fun_asr")
@@ -96,7 +97,8 @@ class ASRPipeline(WhisperPipeline):
         out, effective = self._transcribe(audio_inputs, generation_config, streamer, timeout, kwargs)
         chunks = None if out.chunks is None else [[ASRDecodedResultChunk(*c) for c in out.chunks]]
         language = self._language(out, effective)
-        return ASRDecodedResults(out.texts, out.scores, [language or ""] * len(out.texts), chunks, out.perf)
+        perf = ASRPerfMetrics(**base_fields(out.perf), asr_raw_metrics=stage_durations(out.stages, ASRRawPerfMetrics))
+        return ASRDecodedResults(out.texts, out.scores, [language or ""] * len(out.texts), chunks, perf)
 
 
 __all__ = ["ASRPipeline", "ASR_MODEL_TYPES", "asr_model_type"]

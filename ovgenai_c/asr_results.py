@@ -2,16 +2,34 @@
 
 As upstream's Whisper adapter builds them from a Whisper result: ``chunks`` is one list of segments per text (so
 ``result.chunks[0]`` is the segment list), each chunk with empty ``token_ids``; ``languages`` one entry per text.
-From the GenAI C API: texts, scores, segments, the base perf metrics. Not in it: the language a multilingual model
-detects (its entry is then ``""``, upstream's "unknown"; an English-only model's is ``"en"``, one the config asked
-for is that), word timings (``words`` is None) and the ASR perf metrics' own durations (``perf_metrics`` is a plain
-:class:`~ovgenai_c.PerfMetrics`).
+From the GenAI C API: texts, scores, segments, the common perf metrics; from the bundled backend's extras the
+language a multilingual model detects and the stage durations (:class:`ASRPerfMetrics`). Where the library does not
+report them, a multilingual model's detected language is ``""`` (upstream's "unknown"; an English-only model's is
+``"en"``, one the config asked for is that) and the stage lists are empty. Not in the C API at all: word timings
+(``words`` is None).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
 from .results import PerfMetrics, results_text
+from .whisper_results import WhisperRawPerfMetrics, _StageDurations
+
+
+@dataclass
+class ASRRawPerfMetrics(WhisperRawPerfMetrics):
+    """openvino_genai.ASRRawPerfMetrics: the stage durations in microseconds (WhisperRawPerfMetrics' fields)."""
+
+
+@dataclass
+class ASRPerfMetrics(_StageDurations, PerfMetrics):
+    """An ASR call's perf metrics (openvino_genai.ASRPerfMetrics): the common ones and the stage durations."""
+
+    asr_raw_metrics: ASRRawPerfMetrics = field(default_factory=ASRRawPerfMetrics)
+
+    def _stages(self) -> WhisperRawPerfMetrics:
+        return self.asr_raw_metrics
 
 
 class ASRDecodedResultChunk:
@@ -57,4 +75,4 @@ class ASRDecodedResults:
         return f"ASRDecodedResults(texts={self.texts!r}, languages={self.languages!r}, {n})"
 
 
-__all__ = ["ASRDecodedResults", "ASRDecodedResultChunk"]
+__all__ = ["ASRDecodedResults", "ASRDecodedResultChunk", "ASRPerfMetrics", "ASRRawPerfMetrics"]

@@ -31,7 +31,8 @@ from .pipeline import (OwnedPipeline, _DEVICE_RE, _check_text, _finalize, _live_
                        _refuse_unsupported_properties, _run_if_open, _State, property_strings, resolve_library)
 from .tokenizer_ir_compat import refuse_crashing_tokenizer
 from .whisper_config import WhisperGenerationConfig, plain_language
-from .whisper_results import WhisperDecodedResultChunk, WhisperDecodedResults
+from .whisper_results import (WhisperDecodedResultChunk, WhisperDecodedResults, WhisperPerfMetrics, base_fields,
+                              stage_durations)
 
 # what an optimum-intel Whisper export holds and GenAI's WhisperPipeline loads (the .bin beside each .xml)
 WHISPER_IR = ("openvino_encoder_model", "openvino_decoder_model", "openvino_tokenizer", "openvino_detokenizer")
@@ -256,7 +257,8 @@ class WhisperPipeline(OwnedPipeline):
         """
         out, effective = self._transcribe(raw_speech_input, generation_config, streamer, timeout, kwargs)
         chunks = None if out.chunks is None else [WhisperDecodedResultChunk(*c) for c in out.chunks]
-        return WhisperDecodedResults(out.texts, out.scores, chunks, out.perf, self._language(out, effective))
+        perf = WhisperPerfMetrics(**base_fields(out.perf), whisper_raw_metrics=stage_durations(out.stages))
+        return WhisperDecodedResults(out.texts, out.scores, chunks, perf, self._language(out, effective))
 
     @staticmethod
     def _language(out: Any, config: WhisperGenerationConfig) -> Optional[str]:

@@ -1,16 +1,84 @@
 """WhisperDecodedResults and WhisperDecodedResultChunk: what a WhisperPipeline call returns (pybind's names).
 
 Read from whisper_pipeline.h: texts, scores, the timestamped chunks (``return_timestamps``), the string form and
-the base perf metrics; ``language`` from the bundled backend's extra (cdefs/95), else what needs no detection ("en"
-for an English-only model, the one the config asked for, else None). Not in the C ABI, so not here with real
-values: word timings (``words`` is None) and Whisper's own perf metrics (feature extraction, encoder / decoder
-inference durations: ``perf_metrics`` is a plain :class:`~ovgenai_c.PerfMetrics`).
+the common perf metrics. From the bundled backend's extras (cdefs/95): ``language`` (else what needs no detection:
+"en" for an English-only model, the one the config asked for, else None) and Whisper's stage durations in
+``perf_metrics`` (a :class:`WhisperPerfMetrics`; its stage lists are empty on a library without them). Not in the
+C ABI: word timings (``words`` is None).
 """
 from __future__ import annotations
 
-from typing import List, Optional
+import math
+from dataclasses import dataclass, field, fields
+from typing import Dict, List, Optional
 
-from .results import PerfMetrics, results_text
+from .results import MeanStdPair, PerfMetrics, results_text
+
+# Whisper's stages, as the bundled backend's durations extra (cdefs/95) names them
+STAGES = ("features_extraction", "encode_inference", "decode_inference")
+
+
+@dataclass
+class WhisperRawPerfMetrics:
+    """Whisper's own stage durations in microseconds (openvino_genai.WhisperRawPerfMetrics): one per feature
+    extraction, encoder inference, kept decoder step and word-timestamp pass. Empty where the library does not
+    report them (upstream's C ABI has no getter; the bundled backend does)."""
+
+    features_extraction_durations: List[float] = field(default_factory=list)
+    encode_inference_durations: List[float] = field(default_factory=list)
+    decode_inference_durations: List[float] = field(default_factory=list)
+    word_level_timestamps_processing_durations: List[float] = field(default_factory=list)
+
+
+def _mean_std_ms(samples: List[float]) -> MeanStdPair:
+    if not samples:
+        return MeanStdPair(math.nan, math.nan)
+    mean = sum(samples) / len(samples)
+    std = math.sqrt(sum((x - mean) ** 2 for x in samples) / len(samples))
+    return MeanStdPair(mean / 1000.0, std / 1000.0)
+
+
+class _StageDurations:
+    """The stage getters of Whisper's and ASR's perf metrics (milliseconds; NaN where nothing was reported)."""
+
+    def _stages(self) -> WhisperRawPerfMetrics:
+        raise NotImplementedError
+
+    def get_features_extraction_duration(self) -> MeanStdPair:
+        return _mean_std_ms(self._stages().features_extraction_durations)
+
+    def get_encode_inference_duration(self) -> MeanStdPair:
+        return _mean_std_ms(self._stages().encode_inference_durations)
+
+    def get_decode_inference_duration(self) -> MeanStdPair:
+        return _mean_std_ms(self._stages().decode_inference_durations)
+
+    def get_word_level_timestamps_processing_duration(self) -> MeanStdPair:
+        return _mean_std_ms(self._stages().word_level_timestamps_processing_durations)
+
+
+def stage_durations(stages: Optional[Dict[str, List[float]]], cls: type = WhisperRawPerfMetrics) -> "WhisperRawPerfMetrics":
+    """The raw stage metrics of one call from the library's durations (None: it reports none). A library that
+    reports them runs no word-timestamp pass (not in the C ABI): that stage gets one 0, as upstream records it."""
+    if stages is None:
+        return cls()
+    return cls(**{f"{k}_durations": list(stages.get(k, ())) for k in STAGES},
+               word_level_timestamps_processing_durations=[0.0])
+
+
+@dataclass
+class WhisperPerfMetrics(_StageDurations, PerfMetrics):
+    """A Whisper call's perf metrics (openvino_genai.WhisperPerfMetrics): the common ones and Whisper's stages."""
+
+    whisper_raw_metrics: WhisperRawPerfMetrics = field(default_factory=WhisperRawPerfMetrics)
+
+    def _stages(self) -> WhisperRawPerfMetrics:
+        return self.whisper_raw_metrics
+
+
+def base_fields(perf: PerfMetrics) -> Dict[str, object]:
+    """The PerfMetrics fields of ``perf`` (to build a subclass' instance from it)."""
+    return {f.name: getattr(perf, f.name) for f in fields(PerfMetrics)}
 
 
 class WhisperDecodedResultChunk:
@@ -54,4 +122,5 @@ class WhisperDecodedResults:
         return f"WhisperDecodedResults(texts={self.texts!r}, {n})"
 
 
-__all__ = ["WhisperDecodedResults", "WhisperDecodedResultChunk"]
+__all__ = ["WhisperDecodedResults", "WhisperDecodedResultChunk", "WhisperPerfMetrics", "WhisperRawPerfMetrics",
+           "stage_durations"]

@@ -4,7 +4,7 @@
 C ABI has no cancellation for Whisper). Its perf metrics are the base ones (Whisper's own are not exposed)."""
 from __future__ import annotations
 
-from typing import Any, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..results import PerfMetrics
 from . import perf_metrics, whisper_generation_config
@@ -14,6 +14,7 @@ _UNKNOWN_EXCEPTION = -17  # ov_status_e UNKNOW_EXCEPTION: the C API drops the C+
 CREATE = "ov_genai_whisper_pipeline_create"
 GENERATE = "ov_genai_whisper_pipeline_generate"
 LANGUAGE = "ovgenai_c_bundled_whisper_decoded_results_get_language"  # cdefs/95, optional
+DURATIONS = "ovgenai_c_bundled_whisper_decoded_results_get_durations"  # cdefs/95, optional
 
 
 class Chunk(NamedTuple):
@@ -33,6 +34,7 @@ class Transcribed(NamedTuple):
     text: str  # the C string form (get_string)
     perf: PerfMetrics
     language: Optional[str] = None  # "en", given or detected (cdefs/95: the bundled backend's extra; else None)
+    stages: Optional[Dict[str, List[float]]] = None  # Whisper's stage durations, µs (cdefs/95; else None)
 
 
 def create(capi: CApi, models_path: str, device: str, properties: Sequence[Tuple[str, str]]) -> Any:
@@ -159,4 +161,13 @@ def read_results(capi: CApi, results: Any) -> Transcribed:
     language = None
     if capi.has(LANGUAGE):
         language = _two_call_string(capi, LANGUAGE, results)
-    return Transcribed(texts, scores, chunks, text, perf, language)
+    stages = None
+    if capi.has(DURATIONS):
+        stages = {}
+        for which in ("features_extraction", "encode_inference", "decode_inference"):
+            key = which.encode()
+            capi.call(DURATIONS, results, key, ffi.NULL, count)
+            values = ffi.new("float[]", max(count[0], 1))
+            capi.call(DURATIONS, results, key, values, count)
+            stages[which] = [float(values[i]) for i in range(count[0])]
+    return Transcribed(texts, scores, chunks, text, perf, language, stages)

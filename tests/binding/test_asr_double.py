@@ -150,3 +150,22 @@ def test_config_from_a_models_json(tmp_path):
     cfg = ASRGenerationConfig(folder / "generation_config.json")
     assert cfg.lang_to_id["<|fr|>"] == 50265 and cfg.eos_token_id == 50257 and cfg.context is None
     assert cfg.to_whisper() == WhisperGenerationConfig(folder / "generation_config.json")
+
+
+def test_perf_metrics_types_without_the_stage_extra(double, make_asr, tmp_path):
+    """A library without the bundled backend's stage-duration extra (upstream's C ABI has no getter): the perf
+    metrics are ASRPerfMetrics / WhisperPerfMetrics with the common values and empty stage lists (NaN means)."""
+    import math
+
+    from ovgenai_c.whisper_pipeline import WhisperPipeline
+
+    assert "ovgenai_c_bundled_whisper_decoded_results_get_durations" not in double.library.extras
+    res = make_asr().generate(TONE)
+    pm = res.perf_metrics
+    assert type(pm) is ovgenai_c.ASRPerfMetrics and type(pm.asr_raw_metrics) is ovgenai_c.ASRRawPerfMetrics
+    assert pm.asr_raw_metrics == ovgenai_c.ASRRawPerfMetrics()
+    assert all(math.isnan(x) for x in pm.get_encode_inference_duration()) and pm.get_num_generated_tokens() >= 0
+    with WhisperPipeline(tmp_path / "asr", "CPU", library=double.library) as pipe:
+        wpm = pipe.generate(TONE).perf_metrics
+    assert type(wpm) is ovgenai_c.WhisperPerfMetrics and wpm.whisper_raw_metrics == ovgenai_c.WhisperRawPerfMetrics()
+    assert math.isnan(wpm.get_features_extraction_duration().mean)

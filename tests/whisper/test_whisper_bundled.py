@@ -579,8 +579,12 @@ def _binding_run(pipe, cases: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     for c in cases:
         r = pipe.generate(c["audio"], **c["config"])
         chunks = None if r.chunks is None else [[ch.start_ts, ch.end_ts, ch.text] for ch in r.chunks]
-        # the language: the bundled backend's extra (upstream's C ABI reports none), compared where the oracle has one
-        out.append({"text": r.texts[0], "chunks": chunks, "language": r.language})
+        # the language and the stage durations: the bundled backend's extras (upstream's C ABI reports neither)
+        pm = r.perf_metrics
+        perf = {"generated": pm.get_num_generated_tokens()}
+        for which in ("features_extraction", "encode_inference", "decode_inference"):
+            perf[which] = len(getattr(pm.whisper_raw_metrics, which + "_durations"))
+        out.append({"text": r.texts[0], "chunks": chunks, "language": r.language, "perf": perf})
     return out
 
 
@@ -637,16 +641,20 @@ for case in json.load(open(cases_path)):
     r = pipe.generate(audio.tolist(), **case["config"])
     chunks = None if r.chunks is None else [[[c.start_ts, c.end_ts, c.text, list(c.token_ids)] for c in cs]
                                             for cs in r.chunks]
+    raw = r.perf_metrics.asr_raw_metrics
+    stages = {k: len(getattr(raw, k + "_durations")) for k in ("features_extraction", "encode_inference",
+                                                              "decode_inference", "word_level_timestamps_processing")}
     out.append({"texts": list(r.texts), "scores": list(r.scores), "languages": list(r.languages), "chunks": chunks,
-                "words": r.words, "str": str(r), "type": type(r).__name__})
+                "words": r.words, "str": str(r), "type": type(r).__name__, "stages": stages,
+                "perf_types": [type(r.perf_metrics).__name__, type(raw).__name__]})
 json.dump(out, open(out_path, "w"))
 """
 
 
 def test_asr_pipeline_exact_with_genai(api, whisper_multilingual_ir, speech_samples, tmp_path):
     """openvino_genai 2026.4's model-agnostic ASRPipeline on a Whisper model: ovgenai_c.ASRPipeline gives the same
-    texts, scores, languages (detected, forced), per-text segment lists and string form; ``context`` is ignored
-    for Whisper as upstream ignores it."""
+    texts, scores, languages (detected, forced), per-text segment lists, string form and stage-duration counts;
+    ``context`` is ignored for Whisper as upstream ignores it."""
     pytest.importorskip("openvino_genai")
     import openvino_genai
 
@@ -678,7 +686,13 @@ def test_asr_pipeline_exact_with_genai(api, whisper_multilingual_ir, speech_samp
             r = pipe.generate(c["audio"], **c["config"])
             chunks = None if r.chunks is None else [[[ch.start_ts, ch.end_ts, ch.text, list(ch.token_ids)]
                                                      for ch in cs] for cs in r.chunks]
+            raw = r.perf_metrics.asr_raw_metrics
+            stages = {k: len(getattr(raw, k + "_durations")) for k in (
+                "features_extraction", "encode_inference", "decode_inference", "word_level_timestamps_processing")}
             ours.append({"texts": r.texts, "scores": r.scores, "languages": r.languages, "chunks": chunks,
-                         "words": r.words, "str": str(r), "type": type(r).__name__})
+                         "words": r.words, "str": str(r), "type": type(r).__name__, "stages": stages,
+                         "perf_types": [type(r.perf_metrics).__name__, type(raw).__name__]})
+            assert r.perf_metrics.get_encode_inference_duration().mean > 0
+            assert r.perf_metrics.get_decode_inference_duration().mean > 0
     assert [t["languages"] for t in theirs][:2] != [["en"], ["en"]]  # the foreign samples were detected as such
     assert ours == theirs
