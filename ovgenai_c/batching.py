@@ -261,6 +261,10 @@ class ContinuousBatchingPipeline:
             staged = stage_with_tokenizer(path, tokenizer)  # the C create loads one folder: model and tokenizer
         try:
             self._pipe = native.create(capi, str(staged.path) if staged else path, device, props)
+        except errors.GenAIError as exc:
+            if staged is None:
+                raise
+            raise staged.renamed(exc, f"the model folder {path} with the given Tokenizer") from None
         finally:
             if staged is not None:
                 staged.remove()

@@ -124,6 +124,19 @@ class StagedFolder:
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
 
+    def renamed(self, exc: errors.GenAIError, what: str) -> errors.GenAIError:
+        """``exc`` with this folder (which the user never named) replaced by ``what`` (e.g. "the model given in
+        memory") in its message."""
+        path = str(self.path)
+        if path not in str(exc):
+            return exc
+        named = f"{what} (staged in a private folder, now removed)"
+        text = str(exc).replace(f"the model folder {path}", named).replace(path, named)
+        try:
+            return type(exc)(text, exc.status, exc.status_name, exc.function)
+        except TypeError:  # a class with a constructor of its own: keep the original
+            return exc
+
     def __enter__(self) -> "StagedFolder":
         return self
 

@@ -429,15 +429,6 @@ def _constructor_form(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> _Form:
     return _path_form(*args, **kwargs)
 
 
-def _renamed(exc: errors.GenAIError, path: str, what: str) -> errors.GenAIError:
-    """``exc`` with ``path`` (a staged folder the user never named) replaced by ``what`` in its message."""
-    try:
-        return type(exc)(str(exc).replace(f"the model folder {path}", what).replace(path, what), exc.status,
-                         exc.status_name, exc.function)
-    except TypeError:  # a class with a constructor of its own: keep the original
-        return exc
-
-
 def _check_tokenizer(tokenizer: Any) -> Any:
     from .tokenizer import Tokenizer
 
@@ -514,11 +505,11 @@ class LLMPipeline(OwnedPipeline):
             try:
                 self._open(path, shown, form.device, form.config, form.properties, lib, tokenizer)
             except errors.GenAIError as exc:
-                if staged is None or str(staged.path) not in str(exc):
+                if staged is None:
                     raise
                 what = ("the model given in memory" if form.model is not None
                         else f"the model folder {shown} with the given Tokenizer")
-                raise _renamed(exc, str(staged.path), f"{what} (staged in a private folder, now removed)") from None
+                raise staged.renamed(exc, what) from None
             if form.generation_config is not None:
                 self.set_generation_config(form.generation_config)
         finally:
