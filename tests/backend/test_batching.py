@@ -525,7 +525,9 @@ def test_chat_turns_are_genais(tiny_dir):
             with pytest.raises(errors.InvalidParameterError, match="Can't chat with multiple prompts"):
                 cb.generate(["a", "b"], [config, config])
             first = cb.generate(["Hello there"], [config])[0]
-            cancelled = cb.generate(["And again"], [config], streamer=lambda t: ovgenai_c.StreamingStatus.CANCEL)[0]
+            # long enough (1000 tokens, no EOS) that the first text chunk's CANCEL lands before the request ends
+            long = cfg(max_new_tokens=1000, ignore_eos=True)
+            cancelled = cb.generate(["And again"], [long], streamer=lambda t: ovgenai_c.StreamingStatus.CANCEL)[0]
             assert cancelled.m_status == GenerationStatus.CANCEL
             again = cb.generate(["And again"], [config])[0]  # as if the cancelled turn had never happened
             cb.finish_chat()
