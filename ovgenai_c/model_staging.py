@@ -54,7 +54,11 @@ def model_xml_bytes(model: Any) -> bytes:
     if "\0" in model:
         raise errors.InvalidParameterError(f"model (the IR's XML text) contains a NUL character at index "
                                            f"{model.index(chr(0))}")
-    return model.encode("utf-8")
+    try:
+        return model.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise errors.InvalidParameterError(f"model (the IR's XML text) is not valid Unicode text: {exc.reason} at "
+                                           f"index {exc.start}") from None
 
 
 def check_model_ir(xml: bytes, weights_size: int) -> None:

@@ -192,6 +192,10 @@ def test_a_broken_model_in_memory_is_named_before_the_load(staging_root):
         ovgenai_c.LLMPipeline("<net/>", weights, tok, "CPU")
     with pytest.raises(errors.NetworkNotReadError, match="the weights hold 100 bytes, but constant"):
         ovgenai_c.LLMPipeline(xml, weights[:100], tok, "CPU")
+    with pytest.raises(errors.InvalidParameterError, match="contains a NUL character"):
+        ovgenai_c.LLMPipeline(xml + "\0", weights, tok, "CPU")
+    with pytest.raises(errors.InvalidParameterError, match="not valid Unicode text"):
+        ovgenai_c.LLMPipeline(xml + "\udc80", weights, tok, "CPU")
     assert not any(staging_root.iterdir())
 
 
