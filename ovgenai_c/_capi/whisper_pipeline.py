@@ -1,7 +1,8 @@
 """cdefs/08_whisper_pipeline.h: Whisper pipelines, transcription calls, their decoded results and chunks.
 
 ``ov_genai_whisper_pipeline_generate`` takes raw float32 PCM and no streamer: nothing can stop it once called (the
-C ABI has no cancellation for Whisper). Its perf metrics are the base ones (Whisper's own are not exposed)."""
+C ABI has no cancellation for Whisper). Its perf metrics are the base ones; the language and Whisper's stage
+durations come from the bundled backend's optional extras (cdefs/95) where the library has them."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
