@@ -31,6 +31,16 @@ class SummaryStats(NamedTuple):
         return (self.mean, self.std, self.min, self.max)
 
 
+def mean_std_ms(samples: List[float]) -> MeanStdPair:
+    """Mean and (population) standard deviation of microsecond samples, in milliseconds; NaN for no samples (where
+    the library reports none)."""
+    if not samples:
+        return MeanStdPair(math.nan, math.nan)
+    mean = sum(samples) / len(samples)
+    std = math.sqrt(sum((x - mean) ** 2 for x in samples) / len(samples))
+    return MeanStdPair(mean / 1000.0, std / 1000.0)
+
+
 # the mean/std pairs of the C ABI's perf metrics getters (ov_genai_perf_metrics_get_<name>)
 PAIRS = ("ttft", "tpot", "ipot", "throughput", "inference_duration", "generate_duration",
          "tokenization_duration", "detokenization_duration", "chat_template_duration")
@@ -130,12 +140,7 @@ class PerfMetrics:
     def get_sampling_duration(self) -> MeanStdPair:
         """Sampling time per step (ms) from the raw series (the bundled backend's); NaN where the library does
         not report it (no C ABI getter)."""
-        samples = self.raw_metrics.sampling_durations
-        if not samples:
-            return MeanStdPair(math.nan, math.nan)
-        mean = sum(samples) / len(samples)
-        std = math.sqrt(sum((x - mean) ** 2 for x in samples) / len(samples))
-        return MeanStdPair(mean / 1000.0, std / 1000.0)
+        return mean_std_ms(self.raw_metrics.sampling_durations)
 
     def get_grammar_compiler_init_times(self) -> Dict[str, float]:
         """Structured output is not available through the C ABI: always empty."""

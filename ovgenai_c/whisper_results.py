@@ -8,11 +8,10 @@ C ABI: word timings (``words`` is None).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields
 from typing import Dict, List, Optional
 
-from .results import MeanStdPair, PerfMetrics, results_text
+from .results import MeanStdPair, PerfMetrics, mean_std_ms, results_text
 
 # Whisper's stages, as the bundled backend's durations extra (cdefs/95) names them
 STAGES = ("features_extraction", "encode_inference", "decode_inference")
@@ -30,14 +29,6 @@ class WhisperRawPerfMetrics:
     word_level_timestamps_processing_durations: List[float] = field(default_factory=list)
 
 
-def _mean_std_ms(samples: List[float]) -> MeanStdPair:
-    if not samples:
-        return MeanStdPair(math.nan, math.nan)
-    mean = sum(samples) / len(samples)
-    std = math.sqrt(sum((x - mean) ** 2 for x in samples) / len(samples))
-    return MeanStdPair(mean / 1000.0, std / 1000.0)
-
-
 class _StageDurations:
     """The stage getters of Whisper's and ASR's perf metrics (milliseconds; NaN where nothing was reported)."""
 
@@ -45,16 +36,16 @@ class _StageDurations:
         raise NotImplementedError
 
     def get_features_extraction_duration(self) -> MeanStdPair:
-        return _mean_std_ms(self._stages().features_extraction_durations)
+        return mean_std_ms(self._stages().features_extraction_durations)
 
     def get_encode_inference_duration(self) -> MeanStdPair:
-        return _mean_std_ms(self._stages().encode_inference_durations)
+        return mean_std_ms(self._stages().encode_inference_durations)
 
     def get_decode_inference_duration(self) -> MeanStdPair:
-        return _mean_std_ms(self._stages().decode_inference_durations)
+        return mean_std_ms(self._stages().decode_inference_durations)
 
     def get_word_level_timestamps_processing_duration(self) -> MeanStdPair:
-        return _mean_std_ms(self._stages().word_level_timestamps_processing_durations)
+        return mean_std_ms(self._stages().word_level_timestamps_processing_durations)
 
 
 def stage_durations(stages: Optional[Dict[str, List[float]]], cls: type = WhisperRawPerfMetrics) -> "WhisperRawPerfMetrics":
