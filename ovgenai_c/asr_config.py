@@ -12,7 +12,7 @@ import copy as _copy
 from typing import Any, Dict, List
 
 from .config import GenerationConfig
-from .errors import ConfigError, InvalidParameterError
+from .errors import InvalidParameterError
 from .whisper_config import WhisperGenerationConfig
 
 
@@ -20,6 +20,7 @@ class ASRGenerationConfig(WhisperGenerationConfig):
     """Speech-recognition generation parameters (openvino_genai.ASRGenerationConfig's names and defaults):
     WhisperGenerationConfig's fields and ``context`` (Qwen3-ASR's; a Whisper model ignores it, as upstream)."""
 
+    _KIND = "ASR "
     _EXTRA_FIELDS: Dict[str, Any] = {"context": None}
 
     def _coerce_field(self, name: str, value: Any) -> Any:
@@ -52,18 +53,7 @@ class ASRGenerationConfig(WhisperGenerationConfig):
 
     def problems(self, eos_from_model: bool = False) -> List[str]:
         """Every rule of upstream's ASRGenerationConfig::validate() this config breaks."""
-        p = GenerationConfig.problems(self, eos_from_model)
-        if self._values["num_return_sequences"] != 1:
-            p.append(f"'num_return_sequences' must be 1. Provided: {self._values['num_return_sequences']}.")
-        if self.is_assisting_generation():
-            p.append("Assisted generation is not supported.")
-        return p
-
-    def validate(self, eos_from_model: bool = False) -> None:
-        """Raise :class:`~ovgenai_c.ConfigError` listing every broken rule."""
-        p = self.problems(eos_from_model)
-        if p:
-            raise ConfigError("invalid ASR generation config: " + "; ".join(p))
+        return GenerationConfig.problems(self, eos_from_model) + self._speech_problems()
 
 
 __all__ = ["ASRGenerationConfig"]

@@ -225,6 +225,8 @@ class GenerationConfig:
     ``GenerationConfig(json_path)`` reads a generation_config.json; keyword arguments set fields.
     """
 
+    _KIND = ""  # what validate()'s message calls the config ("Whisper " for WhisperGenerationConfig...)
+
     def __init__(self, json_path: Optional[os.PathLike] = None, **kwargs: Any) -> None:
         values = {name: default for name, (_, default) in FIELDS.items()}
         object.__setattr__(self, "_values", values)
@@ -418,7 +420,7 @@ class GenerationConfig:
         """Raise :class:`ConfigError` listing every broken rule (the checks upstream's validate() makes)."""
         p = self.problems(eos_from_model)
         if p:
-            raise ConfigError("invalid generation config: " + "; ".join(p))
+            raise ConfigError(f"invalid {self._KIND}generation config: " + "; ".join(p))
 
     # --- native -----------------------------------------------------------------------------------
     def fingerprint(self) -> Optional[tuple]:

@@ -148,6 +148,7 @@ class WhisperGenerationConfig(GenerationConfig):
     upstream); keyword arguments set fields. ``validate()`` applies upstream's rules with its messages.
     """
 
+    _KIND = "Whisper "
     # fields a subclass adds (name -> default), held beside the Whisper ones and never sent to C
     _EXTRA_FIELDS: Dict[str, Any] = {}
 
@@ -251,6 +252,15 @@ class WhisperGenerationConfig(GenerationConfig):
         return {**self._values, **self._extra, **{k: self._whisper[k] for k in PYTHON_FIELDS}}
 
     # --- validation -------------------------------------------------------------------------------
+    def _speech_problems(self) -> List[str]:
+        """The rules upstream's Whisper and ASR configs share beyond the base ones: one sequence, no assisting."""
+        p = []
+        if self._values["num_return_sequences"] != 1:
+            p.append(f"'num_return_sequences' must be 1. Provided: {self._values['num_return_sequences']}.")
+        if self.is_assisting_generation():
+            p.append("Assisted generation is not supported.")
+        return p
+
     def problems(self, eos_from_model: bool = False) -> List[str]:
         """Every rule of upstream's WhisperGenerationConfig::validate() this config breaks (base rules first)."""
         p = GenerationConfig.problems(self, eos_from_model)
@@ -269,19 +279,11 @@ class WhisperGenerationConfig(GenerationConfig):
                 p.append("Cannot specify 'language' for not multilingual model.")
             if w["task"] is not None:
                 p.append("Cannot specify 'task' for not multilingual model.")
-        if self._values["num_return_sequences"] != 1:
-            p.append(f"'num_return_sequences' must be 1. Provided: {self._values['num_return_sequences']}.")
-        if self.is_assisting_generation():
-            p.append("Assisted generation is not supported.")
+        p += self._speech_problems()
         if w["word_timestamps"] and not w["alignment_heads"]:
             p.append("'word_timestamps' can be true only when 'alignment_heads' is set and not empty.")
         return p
 
-    def validate(self, eos_from_model: bool = False) -> None:
-        """Raise :class:`ConfigError` listing every broken rule."""
-        p = self.problems(eos_from_model)
-        if p:
-            raise ConfigError("invalid Whisper generation config: " + "; ".join(p))
 
 
 __all__ = ["WhisperGenerationConfig", "C_FIELDS", "PYTHON_FIELDS", "WHISPER_FIELDS", "wrapped_language",
