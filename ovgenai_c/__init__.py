@@ -19,6 +19,7 @@ from .results import (DecodedResults, DecodedText, EncodedResults, GenerationFin
                       RawPerfMetrics)
 from ._streaming import StreamingStatus
 from ._loader import library_info, load_library, open_library
+from .unsupported import REFUSED as _REFUSED
 
 def draft_model(*args: Any, **kwargs: Any) -> Any:
     """openvino_genai's speculative-decoding property: the GenAI C API cannot pass a draft model, so this refuses."""
@@ -45,9 +46,7 @@ _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeli
          "GenerationHandle": ("batching", "GenerationHandle"), "GenerationResult": ("batching", "GenerationResult"),
          "GenerationOutput": ("batching", "GenerationOutput"), "GenerationStatus": ("batching", "GenerationStatus"),
          "openvino_devices": ("_openvino", "openvino_devices"),
-         **{name: ("unsupported", name) for name in ("Adapter", "AdapterConfig", "StructuredOutputConfig",
-                                                    "StructuralTagsConfig", "StructuralTagItem",
-                                                    "CacheEvictionConfig", "SparseAttentionConfig")}}
+         **{name: ("unsupported", name) for name in _REFUSED}}
 
 
 def __getattr__(name: str) -> Any:

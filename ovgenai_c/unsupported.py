@@ -25,49 +25,16 @@ class _Refused:
         raise NotSupportedError(f"{type(self).__name__}: {self.reason}")
 
 
-class Adapter(_Refused):
-    """openvino_genai.Adapter (a LoRA adapter): refused."""
-
-    reason = ADAPTERS
-
-
-class AdapterConfig(_Refused):
-    """openvino_genai.AdapterConfig: refused."""
-
-    reason = ADAPTERS
+# openvino_genai's classes, each with why the C API cannot carry it (declared so type checkers see them too)
+class Adapter(_Refused): reason = ADAPTERS  # noqa: E701
+class AdapterConfig(_Refused): reason = ADAPTERS  # noqa: E701
+class StructuredOutputConfig(_Refused): reason = STRUCTURED_OUTPUT  # noqa: E701
+class StructuralTagsConfig(_Refused): reason = STRUCTURED_OUTPUT  # noqa: E701
+class StructuralTagItem(_Refused): reason = STRUCTURED_OUTPUT  # noqa: E701
+class CacheEvictionConfig(_Refused): reason = SCHEDULER_EXTRAS  # noqa: E701
+class SparseAttentionConfig(_Refused): reason = SCHEDULER_EXTRAS  # noqa: E701
 
 
-class StructuredOutputConfig(_Refused):
-    """openvino_genai.StructuredOutputConfig: refused."""
-
-    reason = STRUCTURED_OUTPUT
-
-
-class StructuralTagsConfig(_Refused):
-    """openvino_genai.StructuralTagsConfig: refused."""
-
-    reason = STRUCTURED_OUTPUT
-
-
-class StructuralTagItem(_Refused):
-    """openvino_genai.StructuralTagItem: refused."""
-
-    reason = STRUCTURED_OUTPUT
-
-
-class CacheEvictionConfig(_Refused):
-    """openvino_genai.CacheEvictionConfig: refused."""
-
-    reason = SCHEDULER_EXTRAS
-
-
-class SparseAttentionConfig(_Refused):
-    """openvino_genai.SparseAttentionConfig: refused."""
-
-    reason = SCHEDULER_EXTRAS
-
-
-REFUSED = ("Adapter", "AdapterConfig", "StructuredOutputConfig", "StructuralTagsConfig", "StructuralTagItem",
-           "CacheEvictionConfig", "SparseAttentionConfig")
+REFUSED = tuple(cls.__name__ for cls in _Refused.__subclasses__())
 
 __all__ = list(REFUSED)
