@@ -25,7 +25,8 @@ from ._capi.generation_config import native as native_config
 from ._step_events import StepEvents
 from .chat import ChatHistory
 from .config import GenerationConfig
-from .pipeline import check_model_path, property_strings, resolve_library, warn_chat_api_deprecated
+from .pipeline import (check_model_path, check_tokenizer, property_strings, resolve_library,
+                       warn_chat_api_deprecated)
 from .results import GenerationFinishReason
 from .scheduler import SchedulerConfig, scheduler_properties
 
@@ -224,13 +225,7 @@ class ContinuousBatchingPipeline:
             if device is None:
                 raise TypeError("ContinuousBatchingPipeline(models_path, tokenizer, scheduler_config, device): "
                                 "device is missing")
-        if tokenizer is not None:
-            from .tokenizer import Tokenizer
-
-            if not isinstance(tokenizer, Tokenizer):
-                raise TypeError(f"tokenizer must be an ovgenai_c.Tokenizer, not {type(tokenizer).__module__}."
-                                f"{type(tokenizer).__name__}")
-        self._tokenizer = tokenizer
+        self._tokenizer = None if tokenizer is None else check_tokenizer(tokenizer)
         self._chat: Optional[List[Dict[str, str]]] = None  # the turns of a start_chat() conversation
         self._chat_lock = threading.Lock()  # one chat turn at a time
         lib = resolve_library(library)
@@ -253,14 +248,12 @@ class ContinuousBatchingPipeline:
         self._library = lib
         self._capi = capi
         staged = None
-        own_folder = tokenizer is not None and tokenizer.path is not None and \
-            os.path.realpath(tokenizer.path) == os.path.realpath(path)
-        if tokenizer is not None and not own_folder:
-            from .model_staging import stage_with_tokenizer
+        if tokenizer is not None:
+            from .model_staging import stage_for_tokenizer
 
-            staged = stage_with_tokenizer(path, tokenizer)  # the C create loads one folder: model and tokenizer
+            staged = stage_for_tokenizer(path, tokenizer)  # the C create loads one folder: model and tokenizer
         try:
-            self._pipe = native.create(capi, str(staged.path) if staged else path, device, props)
+            self._pipe = native.create(capi, str(staged.path) if staged is not None else path, device, props)
         except errors.GenAIError as exc:
             if staged is None:
                 raise

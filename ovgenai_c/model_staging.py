@@ -171,6 +171,15 @@ def _memory_size(tokenizer: Any) -> int:
     return 0 if folder is not None else sum(len(data) for _, data in memory)
 
 
+def stage_for_tokenizer(models_path: str, tokenizer: Any) -> Optional[StagedFolder]:
+    """What a pipeline made with ``tokenizer`` loads: None when it is the model folder's own (the folder itself),
+    else :func:`stage_with_tokenizer`'s folder."""
+    folder = getattr(tokenizer, "path", None)
+    if folder is not None and os.path.realpath(folder) == os.path.realpath(models_path):
+        return None
+    return stage_with_tokenizer(models_path, tokenizer)
+
+
 def stage_with_tokenizer(models_path: str, tokenizer: Any) -> StagedFolder:
     """A folder with the model folder's files (links) and ``tokenizer``'s in place of the folder's own."""
     staged = StagedFolder(_memory_size(tokenizer))
@@ -201,5 +210,5 @@ def stage_memory_model(model: Any, weights: Any, tokenizer: Any) -> StagedFolder
     return staged
 
 
-__all__ = ["StagedFolder", "StagingWarning", "TOKENIZER_FILES", "check_model_ir", "stage_memory_model",
-           "stage_with_tokenizer"]
+__all__ = ["StagedFolder", "StagingWarning", "TOKENIZER_FILES", "check_model_ir", "stage_for_tokenizer",
+           "stage_memory_model", "stage_with_tokenizer"]

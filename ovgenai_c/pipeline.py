@@ -429,7 +429,8 @@ def _constructor_form(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> _Form:
     return _path_form(*args, **kwargs)
 
 
-def _check_tokenizer(tokenizer: Any) -> Any:
+def check_tokenizer(tokenizer: Any) -> Any:
+    """``tokenizer`` when it is an :class:`~ovgenai_c.Tokenizer` (what a pipeline can stage), else a TypeError."""
     from .tokenizer import Tokenizer
 
     if not isinstance(tokenizer, Tokenizer):
@@ -473,7 +474,7 @@ class LLMPipeline(OwnedPipeline):
         self._resolved_base: Optional[GenerationConfig] = None  # the pipeline config self._resolved builds on
         form = _constructor_form(args, kwargs)
         lib = resolve_library(library)
-        tokenizer = None if form.tokenizer is None else _check_tokenizer(form.tokenizer)
+        tokenizer = None if form.tokenizer is None else check_tokenizer(form.tokenizer)
         if form.generation_config is not None and not isinstance(form.generation_config, GenerationConfig):
             raise errors.InvalidParameterError(
                 f"generation_config must be a GenerationConfig, not {type(form.generation_config).__name__}")
@@ -492,12 +493,10 @@ class LLMPipeline(OwnedPipeline):
                     raise errors.NotSupportedError(
                         f"{shown} is a GGUF file, which carries its own tokenizer: a Tokenizer object goes with an "
                         "OpenVINO IR folder")
-                own = tokenizer.path is not None and Path(tokenizer.path).resolve() == Path(shown).resolve()
-                if not own:
-                    from . import model_staging
+                from . import model_staging
 
-                    self._check_device_and_config(form.device, form.config)
-                    staged = model_staging.stage_with_tokenizer(shown, tokenizer)
+                self._check_device_and_config(form.device, form.config)
+                staged = model_staging.stage_for_tokenizer(shown, tokenizer)
         try:
             path = str(staged.path) if staged is not None else shown
             if staged is not None:
