@@ -225,8 +225,10 @@ json.dump(out, open(out_path, "w"))
 """
 
 
-def oracle(ir: pathlib.Path, cases: List[Dict[str, Any]], tmp: pathlib.Path) -> List[Dict[str, Any]]:
-    """openvino_genai.WhisperPipeline's results for `cases` ({"audio": array, "config": dict}), in a child."""
+def oracle(ir: pathlib.Path, cases: List[Dict[str, Any]], tmp: pathlib.Path, script: str = ORACLE
+           ) -> List[Dict[str, Any]]:
+    """openvino_genai.WhisperPipeline's results for `cases` ({"audio": array, "config": dict}), in a child
+    (``script``: the child's code, by default ORACLE)."""
     pytest.importorskip("openvino_genai")
     spec = []
     for i, c in enumerate(cases):
@@ -234,7 +236,7 @@ def oracle(ir: pathlib.Path, cases: List[Dict[str, Any]], tmp: pathlib.Path) -> 
         np.save(path, c["audio"])
         spec.append({"audio": str(path), "config": c["config"]})
     (tmp / "cases.json").write_text(json.dumps(spec))
-    proc = subprocess.run([sys.executable, "-c", ORACLE, str(ir), str(tmp / "cases.json"), str(tmp / "out.json")],
+    proc = subprocess.run([sys.executable, "-c", script, str(ir), str(tmp / "cases.json"), str(tmp / "out.json")],
                           capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads((tmp / "out.json").read_text())
@@ -668,15 +670,7 @@ def test_asr_pipeline_exact_with_genai(api, whisper_multilingual_ir, speech_samp
     cases = [{"audio": s.audio, "config": {}} for s in samples]
     cases += [{"audio": samples[0].audio, "config": {"return_timestamps": True, "context": "ignored by Whisper"}}]
     cases += [{"audio": samples[-1].audio, "config": {"language": "<|de|>", "task": "translate"}}]
-    spec = []
-    for i, c in enumerate(cases):
-        np.save(tmp_path / f"a{i}.npy", c["audio"])
-        spec.append({"audio": str(tmp_path / f"a{i}.npy"), "config": c["config"]})
-    (tmp_path / "cases.json").write_text(json.dumps(spec))
-    proc = subprocess.run([sys.executable, "-c", ASR_ORACLE, str(whisper_multilingual_ir), str(tmp_path / "cases.json"),
-                           str(tmp_path / "out.json")], capture_output=True, text=True, timeout=1800)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    theirs = json.loads((tmp_path / "out.json").read_text())
+    theirs = oracle(whisper_multilingual_ir, cases, tmp_path, ASR_ORACLE)
     path = bundled_library_path()
     if path is None or not path.exists():
         pytest.skip("bundled backend not built; run scripts/build_backend.sh")
