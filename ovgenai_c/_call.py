@@ -139,9 +139,10 @@ class GenerationCall:
         perf = out.perf or _results.PerfMetrics()
         if encoded:
             return _results.EncodedResults(out.tokens or [], out.scores or [], perf, out.finish_reasons)
-        texts, scores = _results.split_results_string(out.text, n)
+        # the library may tell the scores (bundled): GenAI's values, not NaN, and where each text ends
+        texts, scores = _results.split_results_string(out.text, n, out.scores)
         if out.scores is not None and len(out.scores) == len(texts):
-            scores = out.scores  # the library tells them (bundled): GenAI's values, not NaN
+            scores = out.scores
         cls = _results.DecodedText if as_text else _results.DecodedResults
         return cls(texts=texts, scores=scores, perf_metrics=perf, finish_reason=self.finish_reason(perf.num_generation_tokens),
                    finish_reasons=out.finish_reasons)

@@ -222,7 +222,8 @@ RAW_SERIES = ("generate_durations", "tokenization_durations", "detokenization_du
               "m_durations", "m_batch_sizes", "m_new_token_times")
 
 
-_SCORED_LINE = re.compile(r"^(-?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|inf|nan)): ", re.M)
+# a "score: " line start of the string form: GenAI writes each score with std::to_string (printf's "%f")
+_SCORED_LINE = re.compile(r"^(-?(?:\d+\.\d{6}|inf|nan)): ", re.M)
 
 
 class GenerationFinishReason(enum.IntEnum):
@@ -369,25 +370,51 @@ def results_text(texts: List[str], scores: List[float]) -> str:
     return "\n".join(f"{s:.6f}: {t}" for s, t in zip(scores, texts))
 
 
-def split_results_string(text: str, expected: int) -> tuple:
+def split_results_string(text: str, expected: int, scores: Optional[List[float]] = None) -> tuple:
     """Split the C string form of DecodedResults into (texts, scores).
 
     One sequence: the string is the text and its score is unknown through the C ABI (NaN).
-    Several: lines ``"score: text"`` joined by newlines (texts may themselves hold newlines).
+    Several: lines ``"score: text"`` joined by newlines (texts may themselves hold newlines), each score written as
+    printf's ``"%f"``. With the ``scores`` known (the bundled backend tells them) each text ends exactly where the
+    next score's line starts; otherwise the score lines are recognised by their form.
     """
     if expected <= 1:
         return [text], [math.nan]
+    if scores is not None and len(scores) == expected:
+        texts = _split_at_scores(text, scores)
+        if texts is not None:
+            return texts, list(scores)
     starts = [m for m in _SCORED_LINE.finditer(text)]
+    # a score is a sum of log-probabilities (beam search: divided by a length term), never above 0: a generated
+    # line such as "1.500000: x" is text
+    scored = [m for m in starts if not float(m.group(1)) > 0.0]
+    starts = scored if len(scored) >= expected else starts
     if len(starts) < expected:
         return [text], [math.nan]
     # take the first `expected` markers that begin lines; texts run until the next marker
     chosen = starts[:expected] if len(starts) == expected else _pick_markers(text, starts, expected)
-    texts, scores = [], []
+    texts, found = [], []
     for i, m in enumerate(chosen):
         end = chosen[i + 1].start() - 1 if i + 1 < len(chosen) else len(text)
         texts.append(text[m.end():end])
-        scores.append(float(m.group(1)))
-    return texts, scores
+        found.append(float(m.group(1)))
+    return texts, found
+
+
+def _split_at_scores(text: str, scores: List[float]) -> Optional[List[str]]:
+    """The texts of a string form whose scores are known, in order; None if the string is not of that form."""
+    marks = ["%f: " % s for s in scores]
+    if not text.startswith(marks[0]):
+        return None
+    texts, begin = [], len(marks[0])
+    for mark in marks[1:]:
+        at = text.find("\n" + mark, begin)
+        if at < 0:
+            return None
+        texts.append(text[begin:at])
+        begin = at + 1 + len(mark)
+    texts.append(text[begin:])
+    return texts
 
 
 def _pick_markers(text: str, starts: list, expected: int) -> list:

@@ -356,6 +356,28 @@ def test_stop_strings_and_results_for_several_sequences(make_pipe, double):
     assert all(isinstance(s, float) and not math.isnan(s) for s in res.scores)
 
 
+def test_several_sequences_whose_texts_hold_numbered_lines(make_pipe, double):
+    # the C ABI gives several sequences only as GenAI's string form ("%f: text" lines); generated lines that start
+    # with a number and a colon (a numbered list, or "0.500000: ") are text, not the next sequence
+    pipe = make_pipe()
+    prompt = "list\n1: milk\n2: eggs\n0.500000: x"
+    res = pipe.generate(prompt, max_new_tokens=50, do_sample=True, num_return_sequences=3)
+    assert res.texts == ["Echo: " + prompt] * 3
+    assert res.scores == [-1.0] * 3
+
+
+def test_split_results_string_with_known_scores():
+    # the bundled backend tells the scores: each text ends where the next score's line starts, even when a text
+    # holds a line that looks like a score's
+    from ovgenai_c.results import results_text, split_results_string
+
+    texts = ["3: cheese\n-1.500000: soda\n", "3: cheese\n4: soda", ""]
+    scores = [-0.58028698, -1.25, -7.0]
+    string = "\n".join("%f: %s" % (s, t) for s, t in zip(scores, texts))  # GenAI's operator<< (std::to_string)
+    assert split_results_string(string, 3, scores) == (texts, scores)
+    assert results_text(["a"], [0.0]) == "a"
+
+
 def test_reentrant_call_from_streamer_is_refused(make_pipe, double):
     pipe = make_pipe()
 
