@@ -729,8 +729,9 @@ class LLMPipeline(OwnedPipeline):
             send = None
         else:
             send = (generation_config or self._config).copy()
-            if kwargs:  # as pybind: only keyword fields go through update_generation_config (which adds eos)
-                send.update_generation_config(**kwargs)
+            # as pybind, every call's config goes through update_generation_config, keywords or none: a set
+            # eos_token_id (e.g. by assignment) is then also a stop token
+            send.update_generation_config(**kwargs)
             effective = send = self._with_model_defaults(send)
         self._check_expressible(effective)
         effective.validate(eos_from_model=self._eos_unknown)

@@ -101,6 +101,22 @@ def test_eos_assignment_semantics_match_pybind():
         assert u.stop_token_ids == {9}
 
 
+def test_eos_assigned_on_a_passed_config_stops_generation_like_pybind(pipe, oracle):
+    # pybind runs every call's config through update_generation_config, so an eos_token_id set by assignment is a
+    # stop token there (the model's own eos then is not): ported code relies on it
+    full = pipe.generate(["Hello"], max_new_tokens=12, apply_chat_template=False)
+    eos = pipe.get_tokenizer().encode(full.texts[0], add_special_tokens=False).input_ids.data[0].tolist()[2]
+    ours_cfg, their_cfg = ovgenai_c.GenerationConfig(), og.GenerationConfig()
+    for c in (ours_cfg, their_cfg):
+        c.max_new_tokens, c.apply_chat_template, c.eos_token_id = 12, False, eos
+    ours, theirs = pipe.generate(["Hello"], ours_cfg), oracle.generate(["Hello"], their_cfg)
+    assert ours.texts == theirs.texts and ours.texts != full.texts
+    assert [r.name for r in ours.finish_reasons] == [r.name for r in theirs.finish_reasons] == ["STOP"]
+    assert ours_cfg.stop_token_ids == set()  # the caller's config is not changed
+    kw = pipe.generate(["Hello"], ours_cfg, min_new_tokens=1)
+    assert kw.texts == oracle.generate(["Hello"], their_cfg, min_new_tokens=1).texts
+
+
 def test_upstream_only_fields_and_predicates_match_pybind():
     for name in ("adapters", "structured_output_config", "branching_factor", "tree_depth", "pruning_ratio",
                  "relevance_weight", "return_omni_outputs", "apply_chat_template"):
