@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .checked import CApi
+from .text import buffer_text
 
 CREATE = "ovgenai_c_bundled_batching_pipeline_create"
 _UNKNOWN_EXCEPTION = -17  # ov_status_e UNKNOW_EXCEPTION: the library's text is all there is
@@ -129,7 +130,7 @@ def _two_call_text(capi: CApi, function: str, handle: Any) -> str:
         buf = ffi.new("char[]", size[0])
         status_ = getattr(capi.lib, function)(handle, buf, size)
         if status_ == 0:
-            return ffi.string(buf, size[0] - 1).decode("utf-8", "replace")
+            return buffer_text(ffi, buf, size[0])
         if status_ != -6:  # OUT_OF_BOUNDS: it grew between the calls, ask again
             capi.check(status_, function)
 

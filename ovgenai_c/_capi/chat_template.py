@@ -3,6 +3,7 @@ engine."""
 from __future__ import annotations
 
 from .checked import CApi
+from .text import buffer_text
 
 RENDER = "ovgenai_c_bundled_render_chat_template"
 
@@ -16,4 +17,4 @@ def render(capi: CApi, template: bytes, messages_json: bytes, tools_json: bytes,
     capi.call(RENDER, *args, ffi.NULL, size)
     buf = ffi.new("char[]", size[0])
     capi.call(RENDER, *args, buf, size)
-    return ffi.string(buf, size[0] - 1).decode("utf-8", "replace")
+    return buffer_text(ffi, buf, size[0])

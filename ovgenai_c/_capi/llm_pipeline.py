@@ -8,6 +8,7 @@ from .._relay import NOT_READ
 from ..results import PerfMetrics
 from . import bundled, chat_history, generation_config, perf_metrics
 from .checked import CApi, cancel_on_error, per_ffi_callback
+from .text import buffer_text
 
 _UNKNOWN_EXCEPTION = -17  # ov_status_e UNKNOW_EXCEPTION: the C API drops the C++ exception's text
 
@@ -73,7 +74,7 @@ def read_text(capi: CApi, results: Any, buffers: CallBuffers, fn: str = "ov_gena
             buffers.text_bytes = need
         size[0] = buffers.text_bytes
         capi.check(get(results, buffers.text, size), fn)
-    return ffi.string(buffers.text, size[0]).decode("utf-8", "replace")
+    return buffer_text(ffi, buffers.text, size[0])
 
 
 _read_lock = threading.Lock()  # every NativeResults' first read (off the call's path: one lock for all is enough)
@@ -350,7 +351,7 @@ class PromptCall:
         try:
             size = self.read_size[0] if self.read_size is not None else NOT_READ
             if status == 0 and size != NOT_READ:  # the owner read the text (so the shared buffer is not used)
-                text = self.capi.ffi.string(self.read, size).decode("utf-8", "replace")
+                text = buffer_text(self.capi.ffi, self.read, size)
                 return _conclude(self.capi, self.bridge, status, "ov_genai_llm_pipeline_generate", None,
                                  results_pp=self.results_pp, text=text)
             with self.text.lock:
@@ -375,7 +376,7 @@ def read_results(capi: CApi, results: Any, want_tokens: bool = True) -> Generate
     capi.check(lib.ov_genai_decoded_results_get_string(results, ffi.NULL, size), "ov_genai_decoded_results_get_string")
     buf = ffi.new("char[]", size[0])
     capi.check(lib.ov_genai_decoded_results_get_string(results, buf, size), "ov_genai_decoded_results_get_string")
-    text = ffi.string(buf, size[0]).decode("utf-8", "replace")
+    text = buffer_text(ffi, buf, size[0])
     metrics = ffi.new("ov_genai_perf_metrics**")
     capi.check(lib.ov_genai_decoded_results_get_perf_metrics(results, metrics),
                "ov_genai_decoded_results_get_perf_metrics")

@@ -10,6 +10,7 @@ from typing import Any, Optional, Sequence, Tuple
 from . import bundled, chat_history, generation_config, perf_metrics
 from .checked import CApi
 from .llm_pipeline import Generated, cancel_callback, text_callback
+from .text import buffer_text
 
 _UNKNOWN_EXCEPTION = -17  # ov_status_e UNKNOW_EXCEPTION: the C API drops the C++ exception's text
 CREATE = "ov_genai_vlm_pipeline_create"
@@ -128,7 +129,7 @@ def read_results(capi: CApi, results: Any) -> Generated:
     capi.check(lib.ov_genai_vlm_decoded_results_get_string(results, ffi.NULL, size), fn)
     buf = ffi.new("char[]", size[0])
     capi.check(lib.ov_genai_vlm_decoded_results_get_string(results, buf, size), fn)
-    text = ffi.string(buf, size[0]).decode("utf-8", "replace")
+    text = buffer_text(ffi, buf, size[0])
     metrics = ffi.new("ov_genai_perf_metrics**")
     capi.check(lib.ov_genai_vlm_decoded_results_get_perf_metrics(results, metrics),
                "ov_genai_vlm_decoded_results_get_perf_metrics")

@@ -12,6 +12,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from . import generation_config
 from .checked import CApi
+from .text import buffer_text
 
 _PREFIX = "ov_genai_whisper_generation_config_"
 NOT_FOUND = -5  # ov_status_e NOT_FOUND: an optional string field that is unset
@@ -54,7 +55,7 @@ def _get_string(capi: CApi, handle: Any, name: str) -> Optional[str]:
     capi.check(status, fn)
     buf = ffi.new("char[]", size[0])
     capi.call(fn, handle, buf, size)
-    return ffi.string(buf, size[0]).decode("utf-8", "replace")
+    return buffer_text(ffi, buf, size[0])
 
 
 def _get_tokens(capi: CApi, handle: Any, name: str) -> List[int]:

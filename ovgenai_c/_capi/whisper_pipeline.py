@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 from ..results import PerfMetrics
 from . import perf_metrics, whisper_generation_config
 from .checked import CApi
+from .text import buffer_text
 
 _UNKNOWN_EXCEPTION = -17  # ov_status_e UNKNOW_EXCEPTION: the C API drops the C++ exception's text
 CREATE = "ov_genai_whisper_pipeline_create"
@@ -114,7 +115,7 @@ def _two_call_string(capi: CApi, fn: str, *args: Any) -> str:
     capi.call(fn, *args, ffi.NULL, size)
     buf = ffi.new("char[]", size[0])
     capi.call(fn, *args, buf, size)
-    return ffi.string(buf, size[0]).decode("utf-8", "replace")
+    return buffer_text(ffi, buf, size[0])
 
 
 def read_chunk(capi: CApi, chunk: Any) -> Chunk:

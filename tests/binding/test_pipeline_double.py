@@ -378,6 +378,19 @@ def test_split_results_string_with_known_scores():
     assert results_text(["a"], [0.0]) == "a"
 
 
+def test_buffer_text_keeps_a_nul_inside_and_drops_strncpy_padding():
+    from ovgenai_c._capi.text import buffer_text
+    from ovgenai_c._ffi import get_ffi
+
+    ffi = get_ffi()
+
+    whole = ffi.new("char[]", b"a\0b")  # the bundled backend copies the whole string (4 bytes with its NUL)
+    assert buffer_text(ffi, whole, 4) == "a\0b"
+    padded = ffi.new("char[]", b"a\0\0")  # the official library's strncpy stops at the NUL and pads
+    assert buffer_text(ffi, padded, 4) == "a"
+    assert buffer_text(ffi, ffi.new("char[]", b"caf\xc3\xa9"), 6) == "café" and buffer_text(ffi, whole, 0) == ""
+
+
 def test_reentrant_call_from_streamer_is_refused(make_pipe, double):
     pipe = make_pipe()
 

@@ -244,6 +244,7 @@ CONVERSATIONS = [
     [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 2+2?"}],
     [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello! 🎉"},
      {"role": "user", "content": "Tell me about Paris.\nIn French: café"}],
+    [{"role": "user", "content": "a\0b"}],  # a NUL inside the text: the rest of the prompt is still there
 ]
 
 
