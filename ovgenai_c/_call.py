@@ -113,7 +113,7 @@ class GenerationCall:
     def outcome(self, as_text: bool = False, encoded: bool = False) -> Any:
         """Once C returned: raise what ended the call (the deadline — or C's own error meanwhile —, the user's
         streamer's exception, C's error), else the results: a :class:`DecodedText` (also a ``str``) for a ``str``
-        prompt, as pybind returns a ``str`` there, :class:`EncodedResults` for token input, else
+        prompt and one sequence, as pybind returns a ``str`` there, :class:`EncodedResults` for token input, else
         :class:`DecodedResults`."""
         job, bridge, effective = self.job, self.bridge, self.effective
         if self.timed_out:
@@ -143,7 +143,8 @@ class GenerationCall:
         texts, scores = _results.split_results_string(out.text, n, out.scores)
         if out.scores is not None and len(out.scores) == len(texts):
             scores = out.scores
-        cls = _results.DecodedText if as_text else _results.DecodedResults
+        # a str prompt gives a str only for one sequence, as pybind (several: DecodedResults)
+        cls = _results.DecodedText if as_text and n == 1 else _results.DecodedResults
         return cls(texts=texts, scores=scores, perf_metrics=perf, finish_reason=self.finish_reason(perf.num_generation_tokens),
                    finish_reasons=out.finish_reasons)
 

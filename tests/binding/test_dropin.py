@@ -165,6 +165,10 @@ def test_result_types_follow_the_input(pipe, oracle):
     as_text = pipe.generate("Hello", max_new_tokens=4)
     assert isinstance(as_text, str) and isinstance(oracle.generate("Hello", max_new_tokens=4), str)
     assert isinstance(as_text, ovgenai_c.DecodedResults) and as_text.perf_metrics.get_num_generated_tokens() >= 1
+    several = pipe.generate("Hello", max_new_tokens=4, num_beams=2, num_return_sequences=2)
+    theirs = oracle.generate("Hello", max_new_tokens=4, num_beams=2, num_return_sequences=2)
+    assert not isinstance(several, str) and not isinstance(theirs, str)  # a str prompt, several sequences
+    assert several.texts == theirs.texts and str(several) == str(theirs)
     batch, theirs = pipe.generate(["Hello"], max_new_tokens=4), oracle.generate(["Hello"], max_new_tokens=4)
     assert not isinstance(batch, str) and not isinstance(theirs, str)
     assert batch.texts == theirs.texts and str(batch) == str(theirs)
