@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 import json
 import math
+import numbers
+import operator
 import os
 import struct
 from dataclasses import dataclass, replace
@@ -150,21 +152,40 @@ def check_value(name: str, value: Any, subject: Optional[str] = None) -> Any:
     return _coerce(name, FIELDS[name][0], value, subject or f"GenerationConfig.{name}")
 
 
+def _as_int(value: Any) -> Optional[int]:
+    """``value`` as pybind's int caster takes it (an int, a bool, a numpy integer: anything with ``__index__``),
+    else None."""
+    if isinstance(value, int):
+        return int(value)
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def _coerce(name: str, kind: str, value: Any, subject: str) -> Any:
-    """Check the type and range of one field value; return the stored form."""
+    """Check the type and range of one field value; return the stored form. The types taken are pybind's (a
+    numpy scalar, a bool for a number, an int for a bool), None and text are not."""
     if kind == _BOOL:
-        if not isinstance(value, bool):
+        if isinstance(value, bool):
+            return value
+        if type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"):
+            return bool(value)
+        as_int = _as_int(value)
+        if as_int is None:
             raise InvalidParameterError(f"{subject} must be a bool, not {type(value).__name__}")
-        return value
+        return as_int != 0
     if kind == _OPT_SIZE:
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int):
+        if _as_int(value) is None:
             raise InvalidParameterError(f"{subject} must be an int or None, not {type(value).__name__}")
         kind = _SIZE
     if kind in (_SIZE, _INT64):
-        if isinstance(value, bool) or not isinstance(value, int):
+        as_int = _as_int(value)
+        if as_int is None:
             raise InvalidParameterError(f"{subject} must be an int, not {type(value).__name__}")
+        value = as_int
         lo, hi = (0, SIZE_MAX) if kind == _SIZE else (INT64_MIN, INT64_MAX)
         if name == "eos_token_id" and value < -1:
             raise InvalidParameterError(f"{subject} must be -1 (unset) or a token id >= 0, got {value}")
@@ -172,9 +193,9 @@ def _coerce(name: str, kind: str, value: Any, subject: str) -> Any:
             raise InvalidParameterError(f"{subject} must be >= 0, got {value}")
         if not lo <= value <= hi:
             raise InvalidParameterError(f"{subject} must be in [{lo}, {hi}], got {value}")
-        return int(value)
+        return value
     if kind == _FLOAT:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not isinstance(value, numbers.Real):  # int, float, bool and numpy's numbers
             raise InvalidParameterError(f"{subject} must be a number, not {type(value).__name__}")
         value = float(value)
         if not math.isfinite(value):

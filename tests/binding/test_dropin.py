@@ -117,6 +117,24 @@ def test_eos_assigned_on_a_passed_config_stops_generation_like_pybind(pipe, orac
     assert kw.texts == oracle.generate(["Hello"], their_cfg, min_new_tokens=1).texts
 
 
+def test_attribute_values_pybind_takes_are_taken():
+    # pybind's casters take numpy scalars, a bool for a number and an int for a bool; ported code sets them so
+    np = pytest.importorskip("numpy")
+    cases = [("max_new_tokens", np.int64(5)), ("top_k", np.uint64(3)), ("temperature", np.float32(0.5)),
+             ("do_sample", np.bool_(True)), ("num_beams", True), ("do_sample", 0), ("do_sample", 1),
+             ("eos_token_id", np.int32(7)), ("rng_seed", np.int64(3)), ("repetition_penalty", 2),
+             ("presence_penalty", True)]
+    for name, value in cases:
+        ours, theirs = ovgenai_c.GenerationConfig(), og.GenerationConfig()
+        setattr(ours, name, value)
+        setattr(theirs, name, value)
+        assert getattr(ours, name) == getattr(theirs, name), name
+        assert type(getattr(ours, name)) is type(getattr(theirs, name)), name
+    for name, value in [("max_new_tokens", 2.5), ("do_sample", "yes"), ("temperature", "1"), ("max_new_tokens", None)]:
+        with pytest.raises(errors.InvalidParameterError, match=name):  # (pybind: TypeError)
+            setattr(ovgenai_c.GenerationConfig(), name, value)
+
+
 def test_upstream_only_fields_and_predicates_match_pybind():
     for name in ("adapters", "structured_output_config", "branching_factor", "tree_depth", "pruning_ratio",
                  "relevance_weight", "return_omni_outputs", "apply_chat_template"):
