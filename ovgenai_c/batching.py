@@ -25,7 +25,7 @@ from ._capi.generation_config import native as native_config
 from ._step_events import StepEvents
 from .chat import ChatHistory
 from .config import GenerationConfig
-from .pipeline import (check_model_path, check_tokenizer, property_strings, resolve_library,
+from .pipeline import (NotCopyable, check_model_path, check_tokenizer, property_strings, resolve_library,
                        warn_chat_api_deprecated)
 from .results import GenerationFinishReason
 from .scheduler import SchedulerConfig, scheduler_properties
@@ -207,7 +207,7 @@ def _free_pipeline(capi: Any, pipe: Any) -> None:
     native.free(capi, pipe)
 
 
-class ContinuousBatchingPipeline:
+class ContinuousBatchingPipeline(NotCopyable):
     """``ContinuousBatchingPipeline(models_path, scheduler_config, device="CPU", properties=None)`` or, as
     openvino_genai's, ``ContinuousBatchingPipeline(models_path, tokenizer, scheduler_config, device, **properties)``
     (that :class:`Tokenizer` in place of the folder's own) (bundled backend only): requests added from any thread

@@ -4,7 +4,7 @@ one."""
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Union, overload
 
 from .errors import InvalidParameterError
 
@@ -119,7 +119,16 @@ class ChatHistory:
     def __iter__(self) -> Iterator[Message]:
         return iter(self.get_messages())
 
-    def __getitem__(self, index: int) -> Message:
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> List[Message]: ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Union[Message, List[Message]]:
+        """A copy of one message, or a list of copies for a slice."""
+        if isinstance(index, slice):
+            return [dict(m) for m in self._messages[index]]
         return dict(self._messages[index])
 
     def set_tools(self, tools: List[Any]) -> None:

@@ -335,7 +335,22 @@ def resolve_library(library: Union[None, str, os.PathLike, _loader.LoadedLibrary
 _P = TypeVar("_P", bound="OwnedPipeline")
 
 
-class OwnedPipeline:
+class NotCopyable:
+    """A pipeline owns its native object and the thread that runs it: a copy would share them (and lose them when
+    the original goes), so copying and pickling are refused, as openvino_genai refuses them."""
+
+    def __copy__(self) -> Any:
+        raise TypeError(f"a {type(self).__name__} cannot be copied (it owns a native pipeline and its thread); "
+                        "create another one from the same model folder")
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self.__copy__()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(f"a {type(self).__name__} cannot be pickled (it owns a native pipeline and its thread)")
+
+
+class OwnedPipeline(NotCopyable):
     """The life cycle every pipeline shares: a native pipeline (``self._state``, a :class:`_State`) that one owner
     thread creates, runs and frees; ``close()`` (idempotent), context manager, ``closed``, ``owner_thread_id``."""
 

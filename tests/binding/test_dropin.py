@@ -238,6 +238,11 @@ def test_chat_history_surface_matches_pybind():
     with pytest.raises(errors.InvalidParameterError):
         ours.set_messages([{"role": "user", "content": "ok"}, {"content": "no role"}])
     assert len(ours) == 0  # a bad list changes nothing
+    ours.set_messages(msgs)  # indexing (pybind has none) reads like a list of copies
+    assert ours[0] == msgs[0] and ours[-1] == msgs[1] and ours[0:1] == msgs[:1] and ours[::-1] == msgs[::-1]
+    ours[0]["content"] = "changed"
+    ours[0:1][0]["content"] = "changed"
+    assert ours.get_messages() == msgs and ovgenai_c.ChatHistory()[:] == []
 
 
 def test_tool_call_stop_ends_like_stop(pipe):

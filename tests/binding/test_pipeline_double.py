@@ -391,6 +391,18 @@ def test_buffer_text_keeps_a_nul_inside_and_drops_strncpy_padding():
     assert buffer_text(ffi, ffi.new("char[]", b"caf\xc3\xa9"), 6) == "café" and buffer_text(ffi, whole, 0) == ""
 
 
+def test_a_pipeline_cannot_be_copied_or_pickled(make_pipe, double):
+    # a copy would share the native pipeline and its owner thread, and lose them with the original
+    import copy
+    import pickle
+
+    pipe = make_pipe()
+    for attempt in (copy.copy, copy.deepcopy, pickle.dumps):
+        with pytest.raises(TypeError, match="LLMPipeline cannot be"):
+            attempt(pipe)
+    assert str(pipe.generate("a b", max_new_tokens=2)) == "Echo: a "  # (the double echoes a word a token)
+
+
 def test_reentrant_call_from_streamer_is_refused(make_pipe, double):
     pipe = make_pipe()
 
