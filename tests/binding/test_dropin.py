@@ -135,6 +135,15 @@ def test_attribute_values_pybind_takes_are_taken():
             setattr(ovgenai_c.GenerationConfig(), name, value)
 
 
+def test_max_length_within_the_prompt_is_refused_like_pybind(pipe, oracle):
+    # GenAI's default (PagedAttention) pipeline asserts room for one new token; the longer max_length still runs
+    with pytest.raises(RuntimeError, match="max_length"):
+        oracle.generate("Hello there", max_length=3)
+    with pytest.raises(RuntimeError, match=r"'max_length' \(3\) must be greater than the number of prompt tokens"):
+        pipe.generate("Hello there", max_length=3)
+    assert str(pipe.generate("Hello there", max_length=80)) == oracle.generate("Hello there", max_length=80)
+
+
 def test_upstream_only_fields_and_predicates_match_pybind():
     for name in ("adapters", "structured_output_config", "branching_factor", "tree_depth", "pruning_ratio",
                  "relevance_weight", "return_omni_outputs", "apply_chat_template"):

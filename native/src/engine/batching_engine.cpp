@@ -147,6 +147,7 @@ std::shared_ptr<RequestOutput> BatchingEngine::enqueue(std::vector<int64_t> prom
                                     "bundled backend; add one request per sequence");
     if (prompt.empty())
         throw std::invalid_argument("the prompt tokenized to zero tokens");
+    cfg.check_prompt_length(prompt.size());
     const size_t context = base_->max_context();
     if (context && prompt.size() >= context)
         throw std::invalid_argument("the prompt has " + std::to_string(prompt.size()) +

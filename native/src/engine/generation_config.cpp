@@ -12,6 +12,12 @@ namespace {
 [[noreturn]] void fail(const std::string& msg) { throw std::invalid_argument("invalid generation config: " + msg); }
 }  // namespace
 
+void GenerationConfig::check_prompt_length(size_t prompt_len) const {
+    if (max_length != kUnlimited && max_length <= prompt_len)
+        fail("'max_length' (" + std::to_string(max_length) + ") must be greater than the number of prompt tokens (" +
+             std::to_string(prompt_len) + ")");
+}
+
 void GenerationConfig::validate() const {
     if (num_return_sequences == 0)
         fail("num_return_sequences must be greater than 0");

@@ -65,6 +65,8 @@ struct GenerationConfig {
 
     // Throws std::invalid_argument naming the broken rule.
     void validate() const;
+    // GenAI's rule for a request of prompt_len tokens: a set max_length leaves room for at least one new token.
+    void check_prompt_length(size_t prompt_len) const;
 
     // Reads a Hugging Face / GenAI generation_config.json; unknown keys are ignored.
     static GenerationConfig from_json_file(const std::string& path);

@@ -494,6 +494,7 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
                                           const StreamCallback* streamer, Clock::time_point start, PerfMetrics perf) {
     if (full.empty())
         throw std::invalid_argument("the prompt tokenized to zero tokens");
+    cfg.check_prompt_length(full.size());
     if (max_context_ && full.size() >= max_context_)
         throw std::invalid_argument("the prompt has " + std::to_string(full.size()) +
                                     " tokens, which does not fit the model's context of " + std::to_string(max_context_) +
