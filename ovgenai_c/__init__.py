@@ -6,7 +6,7 @@ found and loaded on first use (see :func:`library_info`).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, List
 
 __version__ = "0.1.0"
 
@@ -49,6 +49,17 @@ _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeli
          **{name: ("unsupported", name) for name in _REFUSED}}
 
 
+def get_version() -> str:
+    """As ``openvino_genai.get_version()``: the release of the GenAI library in use (loaded on first use): the
+    official library's (from its file or archive name), else the bundled backend's own version."""
+    versions = library_info().get("versions", {})
+    return versions.get("archive") or versions.get("bundled") or "unknown"
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
@@ -85,7 +96,7 @@ __all__ = [
     "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "EncodedResults",
     "PerfMetrics",
     "RawPerfMetrics", "GenerationFinishReason", "draft_model", "SchedulerConfig",
-    "MeanStdPair", "StreamingStatus", "library_info", "load_library", "open_library", "openvino_devices", "GenAIError", "ConfigError",
+    "MeanStdPair", "StreamingStatus", "get_version", "library_info", "load_library", "open_library", "openvino_devices", "GenAIError", "ConfigError",
     "DeviceError", "GenerationTimeoutError", "LibraryNotFoundError", "ModelNotFoundError", "NotSupportedError",
     "OpenVINOVersionConflictError",
     "PipelineClosedError",

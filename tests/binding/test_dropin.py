@@ -144,6 +144,14 @@ def test_max_length_within_the_prompt_is_refused_like_pybind(pipe, oracle):
     assert str(pipe.generate("Hello there", max_length=80)) == oracle.generate("Hello there", max_length=80)
 
 
+def test_get_version_and_the_module_listing():
+    # pybind's get_version() names the GenAI release; ours the library in use
+    info = ovgenai_c.library_info()["versions"]
+    assert ovgenai_c.get_version() == (info.get("archive") or info["bundled"]) and isinstance(og.get_version(), str)
+    listed = dir(ovgenai_c)  # the lazily imported names are listed too
+    assert {"LLMPipeline", "WhisperPipeline", "Tokenizer", "Adapter", "get_version"} <= set(listed)
+
+
 def test_upstream_only_fields_and_predicates_match_pybind():
     for name in ("adapters", "structured_output_config", "branching_factor", "tree_depth", "pruning_ratio",
                  "relevance_weight", "return_omni_outputs", "apply_chat_template"):
