@@ -792,7 +792,8 @@ class LLMPipeline(OwnedPipeline):
                     "a list of prompts can be passed to generate(), not to stream()/astream(): stream one prompt")
             history = _chat.as_chat_history(inputs)
             if history.empty():
-                raise errors.InvalidParameterError("the chat history is empty: give at least one message")
+                raise errors.InvalidParameterError("empty input: give a prompt, a list of prompts or a chat history with "
+                                                   "at least one message")
             # snapshot, so later changes by the caller don't race the owner thread
             return _Input(history=history.copy())
         token_rows = _token_rows(inputs)

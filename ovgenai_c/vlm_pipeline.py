@@ -173,7 +173,8 @@ class VLMPipeline(LLMPipeline):
                                                "of prompts")
             history = _chat.as_chat_history(prompt)
             if history.empty():
-                raise errors.InvalidParameterError("the chat history is empty: give at least one message")
+                raise errors.InvalidParameterError("empty input: give a prompt, a list of prompts or a chat history with "
+                                                   "at least one message")
             return _Input(history=history.copy(), images=arrays)
         if isinstance(prompt, bytes):
             raise errors.InvalidParameterError("the prompt must be a str, not bytes (decode it first)")

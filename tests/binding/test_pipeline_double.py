@@ -403,6 +403,14 @@ def test_a_pipeline_cannot_be_copied_or_pickled(make_pipe, double):
     assert str(pipe.generate("a b", max_new_tokens=2)) == "Echo: a "  # (the double echoes a word a token)
 
 
+def test_empty_inputs_are_refused_by_name(make_pipe, double):
+    pipe = make_pipe()
+    for empty in ([], ovgenai_c.ChatHistory()):
+        with pytest.raises(ovgenai_c.errors.InvalidParameterError, match="empty input"):
+            pipe.generate(empty, max_new_tokens=2)
+    assert str(pipe.generate("", max_new_tokens=2)) == "Echo: "  # an empty prompt is a prompt
+
+
 def test_reentrant_call_from_streamer_is_refused(make_pipe, double):
     pipe = make_pipe()
 
