@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .catalog import Catalog, ModelEntry, default_root
-from .errors import (CapabilityNotSupportedError, CatalogError, OptionError, PoolClosedError, ProfileError,
-                     RemoteAuthError, RemoteError, RemoteUnavailableError)
+from .errors import (CapabilityNotSupportedError, CatalogError, ContextLengthExceededError, OptionError,
+                     PoolClosedError, ProfileError, RemoteAuthError, RemoteError, RemoteUnavailableError)
 from .model_info import ModelInfo, model_info
 from .options import OPTIONS, check_options, to_generation_kwargs
 from .pool import Lease, SessionPool, default_pool, model_digest
@@ -15,7 +15,8 @@ from .tools import parse_tool_calls
 from .transcription import TranscriptionResult, is_whisper_folder
 
 __all__ = [
-    "Catalog", "ModelEntry", "default_root", "CapabilityNotSupportedError", "CatalogError", "OptionError",
+    "Catalog", "ModelEntry", "default_root", "CapabilityNotSupportedError", "CatalogError",
+    "ContextLengthExceededError", "OptionError",
     "PoolClosedError", "ProfileError", "ModelInfo", "model_info", "OPTIONS", "check_options",
     "to_generation_kwargs", "Lease", "SessionPool", "default_pool", "model_digest", "PROFILE_NAME", "Profile",
     "load_profile", "profile_for", "profile_path_for", "Capabilities", "ChatResult", "ChatStream", "Provider",

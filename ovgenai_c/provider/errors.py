@@ -32,6 +32,22 @@ class CapabilityNotSupportedError(NotSupportedError):
         self.capability = capability
 
 
+class ContextLengthExceededError(InvalidParameterError):
+    """The prompt (as the model sees it: after the chat template) leaves no room in the model's context window for
+    one new token. ``prompt_tokens`` (as counted by the model's tokenizer, which may stop counting at its own
+    length limit: then ``at_least``) and ``context_length`` are the two numbers; ``what`` is "messages" or
+    "prompt" (what the caller sent)."""
+
+    def __init__(self, prompt_tokens: int, context_length: int, what: str = "messages", at_least: bool = False) -> None:
+        more = "at least " if at_least else ""
+        super().__init__(f"This model's maximum context length is {context_length} tokens. However, your {what} "
+                         f"resulted in {more}{prompt_tokens} tokens, which leaves no room for a new token. Please "
+                         f"reduce the length of the {what}.")
+        self.prompt_tokens = prompt_tokens
+        self.context_length = context_length
+        self.what = what
+
+
 class CatalogError(ModelNotFoundError):
     """A model name that the catalog refuses (outside the models root) or cannot find."""
 

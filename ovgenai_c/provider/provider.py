@@ -24,7 +24,7 @@ from .. import errors
 from ..chat import ChatHistory
 from ..ir_folder import IR_FILES
 from ..results import DecodedResults, PerfMetrics
-from .errors import CapabilityNotSupportedError
+from .errors import CapabilityNotSupportedError, ContextLengthExceededError
 from .model_info import (ModelInfo, model_info, template_supports_think, template_supports_tools,
                          template_tool_format)
 from .options import check_options, to_generation_kwargs
@@ -107,6 +107,11 @@ def split_thinking(text: str) -> "tuple[Optional[str], str]":
     start = text.find("<think>")
     head = text[start + len("<think>"):end] if 0 <= start < end else text[:end]
     return head.strip(), text[end + len("</think>"):].lstrip()
+
+
+def _what(messages: Any) -> str:
+    """What the caller sent, as an error names it: "prompt" (a str) or "messages"."""
+    return "prompt" if isinstance(messages, str) else "messages"
 
 
 def resolve_device(explicit: Optional[str], profile: Profile) -> str:
@@ -282,18 +287,53 @@ class Provider:
             history.set_extra_context(extra)
         return history
 
-    def _whole_prompt_tokens(self, pipeline: Any, inputs: Any) -> Optional[int]:
+    def _whole_prompt_tokens(self, pipeline: Any, inputs: Any, counted: Optional[int] = None) -> Optional[int]:
         """The whole prompt's token count of a chat request where the pipeline's own count covers only the tokens
         it fed (SDPA reuses the previous turn's KV cache: GenAI's num_input_tokens then undercounts the prompt);
-        None where the count is already whole."""
+        None where the count is already whole. ``counted``: the count :meth:`_fit_context` made (not made again)."""
         if not isinstance(inputs, ChatHistory) or str(self.properties.get("ATTENTION_BACKEND", "")).upper() != "SDPA":
             return None
+        return counted if counted is not None else self._count_prompt(pipeline, inputs)
+
+    @staticmethod
+    def _count_prompt(pipeline: Any, inputs: Any, raw: bool = False) -> Optional[int]:
+        """The prompt's token count as the pipeline encodes it, with its own tokenizer and chat template: a
+        ChatHistory — or a str, which GenAI puts through the template as one user message — rendered and encoded
+        without special tokens; a raw str (or any str on a model without a template) encoded as it is, with them.
+        None where the tokenizer cannot be had (a GGUF file on the official library, a pipeline without one)."""
+        get = getattr(pipeline, "get_tokenizer", None)
+        if get is None:
+            return None
         try:
-            tok = pipeline.get_tokenizer()
-            text = tok.apply_chat_template(inputs, add_generation_prompt=True)
-            return int(tok.encode(text, add_special_tokens=False).input_ids.shape[-1])
+            tok = get()
+            if isinstance(inputs, ChatHistory):
+                text, special = tok.apply_chat_template(inputs, add_generation_prompt=True), False
+            elif not raw and tok.get_chat_template():
+                text = tok.apply_chat_template([{"role": "user", "content": inputs}], add_generation_prompt=True)
+                special = False
+            else:
+                text, special = inputs, True
+            return int(tok.encode(text, add_special_tokens=special).input_ids.shape[-1])
         except errors.GenAIError:
             return None
+
+    def _fit_context(self, pipeline: Any, inputs: Any, kw: Dict[str, Any], raw: bool = False,
+                     what: str = "messages") -> Optional[int]:
+        """Where the context window is known (profile or model config): refuse a prompt that leaves no room for
+        one new token (:class:`ContextLengthExceededError`, naming both numbers) and cap ``kw["max_new_tokens"]``
+        at what the prompt leaves. The engine may not know the window itself (an IR converted from GGUF has no
+        config.json): without this it would cut the prompt and generate past the window. Returns the prompt's
+        token count (None: the window is unknown or the prompt cannot be counted)."""
+        ctx = self.capabilities.context_length
+        if not ctx:
+            return None
+        n = self._count_prompt(pipeline, inputs, raw)
+        if n is None:
+            return None
+        if n >= ctx:  # (a tokenizer may stop counting at its own limit, often the window: then "at least")
+            raise ContextLengthExceededError(n, ctx, what, at_least=n == ctx)
+        kw["max_new_tokens"] = min(kw.get("max_new_tokens") or ctx, ctx - n)
+        return n
 
     def _result(self, res: DecodedResults, tools: bool, prompt_tokens: Optional[int] = None) -> ChatResult:
         text = res.texts[0] if res.texts else ""
@@ -340,6 +380,7 @@ class Provider:
         if system is not None:
             inputs = self._history([{"role": "user", "content": text}], None, system=system)
         with self.lease() as lease:
+            self._fit_context(lease.pipeline, inputs, kw, what="prompt")
             res = lease.pipeline.generate(inputs, timeout=timeout, **kw)
         return self._result(res, tools=False)
 
@@ -350,8 +391,9 @@ class Provider:
         history = self._history(messages, tools, think=think)
         kw = self._config_kwargs(options)
         with self.lease() as lease:
+            counted = self._fit_context(lease.pipeline, history, kw, what=_what(messages))
             res = lease.pipeline.generate(history, timeout=timeout, **kw)
-            whole = self._whole_prompt_tokens(lease.pipeline, history)
+            whole = self._whole_prompt_tokens(lease.pipeline, history, counted)
         return self._result(res, tools=bool(history.get_tools()), prompt_tokens=whole)
 
     def _inputs(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str],
@@ -387,11 +429,13 @@ class Provider:
             kw["apply_chat_template"] = False
         lease = self.lease()
         try:
+            counted = self._fit_context(lease.pipeline, inputs, kw, raw, _what(messages))
             ts = lease.pipeline.stream(inputs, timeout=timeout, **kw)
         except BaseException:
             lease.release()
             raise
-        return ChatStream(self, lease, ts, isinstance(inputs, ChatHistory) and bool(inputs.get_tools()), inputs)
+        return ChatStream(self, lease, ts, isinstance(inputs, ChatHistory) and bool(inputs.get_tools()), inputs,
+                          counted)
 
     async def astream(self, messages: Messages, tools: Optional[List[Any]] = None, *,
                       system: Optional[str] = None, think: Optional[bool] = None,
@@ -402,6 +446,9 @@ class Provider:
         kw = self._config_kwargs(options)
         lease = self.lease()
         try:
+            import asyncio
+
+            await asyncio.to_thread(self._fit_context, lease.pipeline, inputs, kw, False, _what(messages))
             async for chunk in lease.pipeline.astream(inputs, **kw):
                 yield chunk
         finally:
@@ -471,9 +518,11 @@ class Provider:
 class ChatStream(Iterator[str]):
     """Text chunks of one streamed answer; ``.result`` (a :class:`ChatResult`) once exhausted."""
 
-    def __init__(self, provider: Provider, lease: Lease, text_stream: Any, tools: bool, inputs: Any = None) -> None:
+    def __init__(self, provider: Provider, lease: Lease, text_stream: Any, tools: bool, inputs: Any = None,
+                 counted: Optional[int] = None) -> None:
         self._provider = provider
         self._inputs = inputs
+        self._counted = counted  # the prompt's token count, when the context check made it
         self._lease = lease
         self._ts = text_stream
         self._tools = tools
@@ -487,7 +536,7 @@ class ChatStream(Iterator[str]):
             return next(self._ts)
         except StopIteration:
             if self.result is None and self._ts.result is not None:
-                whole = self._provider._whole_prompt_tokens(self._lease.pipeline, self._inputs)
+                whole = self._provider._whole_prompt_tokens(self._lease.pipeline, self._inputs, self._counted)
                 self.result = self._provider._result(self._ts.result, self._tools, prompt_tokens=whole)
             self._lease.release()
             raise

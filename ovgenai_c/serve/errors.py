@@ -5,7 +5,8 @@ import logging
 from typing import Optional, Tuple
 
 from .. import errors
-from ..provider.errors import CapabilityNotSupportedError, CatalogError, OptionError, RemoteError
+from ..provider.errors import (CapabilityNotSupportedError, CatalogError, ContextLengthExceededError, OptionError,
+                               RemoteError)
 
 log = logging.getLogger("ovgenai_c.serve")
 
@@ -49,6 +50,8 @@ def to_http(exc: BaseException) -> HTTPError:
         return exc
     if isinstance(exc, CatalogError) or isinstance(exc, errors.ModelNotFoundError):
         return HTTPError(404, str(exc), "model", "model_not_found")
+    if isinstance(exc, ContextLengthExceededError):  # OpenAI's code and message for it
+        return HTTPError(400, str(exc), exc.what, "context_length_exceeded")
     if isinstance(exc, OptionError):
         return HTTPError(400, str(exc), exc.option, "invalid_option")
     if isinstance(exc, CapabilityNotSupportedError):

@@ -68,3 +68,46 @@ def test_prompt_after_chat_on_one_session(bundled, monkeypatch):
         assert p.prompt("Hi", num_predict=2)
     finally:
         pool.close(timeout=30)
+
+
+# The engine may not know the model's context window (an IR converted from GGUF has no config.json: the tiny
+# fixture neither); the provider knows it from the profile, counts the templated prompt with the pipeline's own
+# tokenizer, refuses a prompt that leaves no room for one new token and caps the new tokens at what is left.
+CTX = 60  # "Hello" through the tiny model's chat template is 52 tokens
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["one-at-a-time", "continuous-batching"])
+def test_the_known_context_window_bounds_prompt_and_answer(bundled, monkeypatch, batched):
+    from ovgenai_c.provider import ContextLengthExceededError, Profile
+    from ovgenai_c.provider.batching import BatchedProvider
+
+    monkeypatch.delenv("OVGENAI_DEVICE", raising=False)
+    pool = SessionPool()
+    p = Provider(TINY_IR, library=bundled, pool=pool, profile=Profile(context_length=CTX))
+    if batched:
+        p = BatchedProvider(p)
+    try:
+        hello = [{"role": "user", "content": "Hello"}]
+        r = p.chat(hello, num_predict=1000, temperature=0)
+        assert r.usage["prompt_tokens"] == 52 and r.usage["completion_tokens"] == CTX - 52, r.usage
+        assert r.finish_reason == "length"
+        with p.stream(hello, temperature=0) as s:  # no num_predict: the window's rest, not the whole window
+            "".join(s)
+        assert s.result.usage["completion_tokens"] == CTX - 52
+        assert p.prompt_result("Hello", num_predict=3, temperature=0).usage["completion_tokens"] == 3
+        long = [{"role": "user", "content": "hello " * 20}]
+        for call in (lambda: p.chat(long, num_predict=3), lambda: p.stream(long, num_predict=3),
+                     lambda: p.prompt_result("hello " * 20, num_predict=3)):
+            with pytest.raises(ContextLengthExceededError) as ei:
+                call()
+            assert ei.value.context_length == CTX and ei.value.prompt_tokens > CTX
+            assert f"maximum context length is {CTX} tokens" in str(ei.value)
+            assert f"resulted in {ei.value.prompt_tokens} tokens" in str(ei.value)
+        assert ei.value.what == "prompt"
+        exactly = [{"role": "user", "content": "Hello" + "!" * (CTX - 52)}]  # one new token would not fit
+        with pytest.raises(ContextLengthExceededError, match=f"resulted in (at least )?{CTX} tokens"):
+            p.chat(exactly, num_predict=1)
+        assert p.chat(hello, num_predict=2).usage["completion_tokens"] == 2  # still serving
+    finally:
+        p.close()
+        assert pool.close(timeout=30)

@@ -217,17 +217,43 @@ def test_body_limits(client):
     assert r.status_code == 400 and "JSON" in r.json()["error"]["message"]
 
 
-def test_max_tokens_is_clamped_to_the_context(bundled, tiny_root):
-    # a profile gives the tiny model a 5-token context: asking for 1000 new tokens gets 5
-    model = tiny_root / "ctx5"
+@pytest.mark.parametrize("batching", [True, False], ids=["continuous-batching", "one-at-a-time"])
+def test_the_context_window_bounds_prompt_and_answer(bundled, tiny_root, batching):
+    # a profile gives the tiny model a 60-token context (the engine does not know it: no config.json, as an IR
+    # converted from GGUF). "Hello" through the chat template is 52 tokens: asking for 1000 new tokens gets 8, and
+    # a prompt that leaves no room for one new token is refused as OpenAI does (400 context_length_exceeded)
+    model = tiny_root / "ctx60"
     import shutil
 
-    shutil.copytree(tiny_root / "tiny", model)
-    (model / "ovgenai_c.profile.json").write_text('{"context_length": 5}')
-    cfg = ServeConfig(models_root=tiny_root, default_model=model)
+    if not model.exists():
+        shutil.copytree(tiny_root / "tiny", model)
+        (model / "ovgenai_c.profile.json").write_text('{"context_length": 60}')
+    cfg = ServeConfig(models_root=tiny_root, default_model=model, batching=batching)
+    long = [{"role": "user", "content": "hello " * 200}]
     with ServerThread(create_app(cfg, library=bundled)) as srv, httpx.Client(base_url=srv.url, timeout=120) as c:
         r = c.post("/v1/chat/completions", json={"messages": HELLO, "max_tokens": 1000, "temperature": 0}).json()
-        assert r["model"] == "ctx5" and r["usage"]["completion_tokens"] == 5
+        assert r["model"] == "ctx60" and r["usage"] == {"prompt_tokens": 52, "completion_tokens": 8,
+                                                        "total_tokens": 60}
+        assert r["choices"][0]["finish_reason"] == "length"
+        for stream in (False, True):
+            r = c.post("/v1/chat/completions", json={"messages": long, "max_tokens": 3, "stream": stream})
+            err = r.json()["error"]
+            assert r.status_code == 400 and err["code"] == "context_length_exceeded" and err["param"] == "messages"
+            assert err["type"] == "invalid_request_error"
+            assert err["message"].startswith("This model's maximum context length is 60 tokens. However, your "
+                                             "messages resulted in ")
+        r = c.post("/v1/completions", json={"prompt": "hello " * 200, "max_tokens": 3})
+        assert r.status_code == 400 and r.json()["error"]["param"] == "prompt"
+        assert "your prompt resulted in" in r.json()["error"]["message"]
+        for path, body in (("/api/chat", {"messages": long}), ("/api/generate", {"prompt": "hello " * 200})):
+            for stream in (False, True):
+                r = c.post(path, json={**body, "stream": stream, "options": {"num_predict": 3}})
+                assert r.status_code == 400 and list(r.json()) == ["error"], r.text
+                assert "maximum context length is 60 tokens" in r.json()["error"]
+        slot = srv.state.registry.get_loaded("ctx60")
+        assert slot.running == 0 and slot.batched == batching
+        r = c.post("/api/generate", json={"prompt": "Hello", "stream": False, "options": {"temperature": 0}}).json()
+        assert r["prompt_eval_count"] == 52 and r["eval_count"] == 8 and r["done_reason"] == "length"
 
 
 # --- disconnect, concurrency -------------------------------------------------------------------------
