@@ -112,7 +112,8 @@ class Generation:
             else:
                 item = await anyio.to_thread.run_sync(next, self.stream, _END, abandon_on_cancel=True)
         except BaseException as exc:
-            if not isinstance(exc, anyio.get_cancelled_exc_class()):  # cancelled: the client went away
+            # cancelled: the client went away; closed under it (a disconnect): the stream's end is no failure
+            if not isinstance(exc, anyio.get_cancelled_exc_class()) and not self._closed:
                 self.error = exc
             await self.close()
             raise
@@ -124,7 +125,8 @@ class Generation:
 
     async def collect(self, receive: Any = None) -> Optional[ChatResult]:
         """Run to the end. ``receive`` (the ASGI receive): a client disconnect cancels the generation (and then
-        None is returned: nobody is listening)."""
+        None is returned: nobody is listening; the pending read, which the cancel may end with an error such as
+        PipelineClosedError, is not a failure)."""
         async with anyio.create_task_group() as tg:
             if receive is not None:
                 async def watch() -> None:
@@ -143,9 +145,11 @@ class Generation:
                 failure = exc
             finally:
                 tg.cancel_scope.cancel()
+        if self.disconnected:  # a quiet cancel (counted as one by close()): whatever the closed stream raised
+            return None
         if failure is not None:
             raise failure
-        return None if self.disconnected else self.result
+        return self.result
 
     async def close(self) -> None:
         """Cancel natively if unfinished, wait for C, release the provider (idempotent; shielded)."""

@@ -289,6 +289,32 @@ def test_client_disconnect_cancels_natively(server, client, bundled, reference, 
     assert r.json()["choices"][0]["message"]["content"] == want
 
 
+@pytest.mark.parametrize("batching", [True, False], ids=["continuous-batching", "one-at-a-time"])
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/api/chat"])
+def test_a_non_streaming_client_that_leaves_is_a_quiet_cancel(bundled, tiny_root, caplog, batching, path):
+    # the generation is cancelled because the client left: counted as cancelled, nothing logged as an error
+    import logging
+    import socket
+
+    cfg = ServeConfig(models_root=tiny_root, default_model=tiny_root / "tiny", batching=batching)
+    body = {"messages": HELLO, "stream": False}
+    body.update({"max_tokens": 4000} if path.startswith("/v1") else {"options": {"num_predict": 4000}})
+    data = json.dumps(body).encode()
+    with caplog.at_level(logging.WARNING, logger="ovgenai_c.serve"), \
+            ServerThread(create_app(cfg, library=bundled)) as srv:
+        srv.state.registry.preload_default()
+        slot = srv.state.registry.get_loaded("tiny")
+        with socket.create_connection(("127.0.0.1", srv.port)) as s:
+            s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n%s" % (path.encode(), len(data), data))
+            wait_until(lambda: slot.running == 1, "the generation started")
+        wait_until(lambda: slot.stats.cancelled == 1 and slot.running == 0, "the generation cancelled")
+        assert slot.stats.failed == 0 and slot.stats.completed == 0
+        r = httpx.post(srv.url + "/v1/chat/completions", json={"messages": HELLO, "max_tokens": 2}, timeout=120)
+        assert r.status_code == 200  # the model still serves
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+
+
 def test_four_concurrent_clients(client, reference):
     # Prompt requests (each call independent on the pipeline); chat requests on one pooled pipeline may reuse the
     # KV cache of the previous conversation's common prefix, which on the PA path can change a greedy answer.
