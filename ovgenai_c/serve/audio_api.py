@@ -136,7 +136,7 @@ class AudioRoutes:
                           prompt: Optional[str], timestamps: bool) -> Any:
         registry, timeout = self.state.registry, self.state.config.request_timeout
         started = time.monotonic()
-        slot = await registry.slot(model)
+        slot = await registry.slot(model, "transcribe")
         provider = await slot.acquire(timeout)
         try:
             left = None if timeout is None else timeout - (time.monotonic() - started)

@@ -74,7 +74,7 @@ class Generation:
     async def start(cls, registry: ModelRegistry, model: Optional[str], ask: Ask,
                     timeout: Optional[float]) -> "Generation":
         started = time.monotonic()
-        slot = await registry.slot(model)
+        slot = await registry.slot(model, "chat")
         provider = await slot.acquire(timeout)
         try:
             left = None if timeout is None else timeout - (time.monotonic() - started)

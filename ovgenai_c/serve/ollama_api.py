@@ -130,7 +130,7 @@ class OllamaRoutes:
         _check(body, CHAT_FIELDS)
         messages = _messages(body.get("messages") or [])
         if not messages:  # Ollama: an empty chat loads the model
-            slot = await self.state.registry.slot(body.get("model"))
+            slot = await self.state.registry.slot(body.get("model"), "chat")
             return JSONResponse({"model": slot.name, "created_at": _now(),
                                  "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "load"})
         tools = body.get("tools") or None
@@ -159,7 +159,7 @@ class OllamaRoutes:
         if not isinstance(prompt, str) or (system is not None and not isinstance(system, str)):
             raise bad_request("'prompt' and 'system' must be strings")
         if not prompt:  # Ollama: an empty prompt loads the model
-            slot = await self.state.registry.slot(body.get("model"))
+            slot = await self.state.registry.slot(body.get("model"), "chat")
             return JSONResponse({"model": slot.name, "created_at": _now(), "response": "", "done": True,
                                  "done_reason": "load"})
         ask = Ask(prompt, system=system, think=body.get("think"), options=dict(body.get("options") or {}), raw=raw)

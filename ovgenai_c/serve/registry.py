@@ -18,8 +18,9 @@ import anyio
 
 from ..provider import Catalog, ModelEntry, Provider, SessionPool
 from ..provider.batching import BatchedProvider, can_batch
-from ..provider.errors import CatalogError
+from ..provider.errors import CapabilityNotSupportedError, CatalogError
 from ..provider.remote import RemoteProvider, is_remote_spec, parse_spec
+from ..provider.transcription import is_whisper_folder
 from .config import ServeConfig
 from .errors import HTTPError, QueueFullError, RequestTimeoutError
 
@@ -148,6 +149,14 @@ class ModelSlot:
                 out.extend(p.sessions())
         return out
 
+    def load(self) -> None:
+        """Load every pipeline of the slot now (not on the event loop). A Whisper provider that refuses to
+        transcribe on this library loads nothing (its requests get that refusal)."""
+        for p in self.distinct_providers():
+            load = getattr(p, "load", None)
+            if load is not None and getattr(p, "transcribe_refused", None) is None:
+                load()
+
     def close(self) -> None:
         for p in self.distinct_providers():
             pool = getattr(p, "pool", None)
@@ -221,38 +230,93 @@ class ModelRegistry:
         entry = self.catalog.resolve(text)
         return entry.name, entry.path
 
-    async def slot(self, name: Optional[str]) -> ModelSlot:
+    def is_speech(self, name: str, path: Any) -> bool:
+        """Whether a resolved model is a Whisper (speech-to-text) model: it transcribes and cannot chat."""
+        if self.is_remote(name):
+            return False
+        slot = self._slots.get(name)
+        if slot is not None:
+            return getattr(getattr(slot.providers[0], "info", None), "format", None) == "whisper"
+        return is_whisper_folder(path)
+
+    async def slot(self, name: Optional[str], purpose: Optional[str] = None) -> ModelSlot:
+        """The slot of a model, loaded on first use. ``purpose`` ("chat" / "transcribe"): a model that can never
+        serve it (a Whisper model for chat, any other for transcription) is refused with 400 before anything is
+        loaded. A model is loaded before the least recently used idle one is unloaded to make room
+        (--max-loaded-models), so a model that cannot be served unloads nothing; one whose pipelines fail to load
+        after that puts the unloaded model's slot back (its pipelines load again on its next request)."""
         canonical, path = self.resolve(name)
+        if purpose is not None:
+            speech = self.is_speech(canonical, path)  # (a few stat() calls when not loaded: no thread hop)
+            if purpose == "chat" and speech:
+                raise CapabilityNotSupportedError(
+                    f"model {canonical!r} is a speech-to-text (Whisper) model: it cannot chat or complete text; "
+                    "send its audio to /v1/audio/transcriptions (or /v1/audio/translations)", "model")
+            if purpose == "transcribe" and not speech and not self.is_remote(canonical):
+                raise CapabilityNotSupportedError(
+                    f"model {canonical!r} is not a Whisper model folder, so it cannot transcribe", "transcribe")
+        slot = self._slots.get(canonical)
+        if slot is not None:
+            return slot
         async with self._lock:
             slot = self._slots.get(canonical)
             if slot is not None:
                 return slot
-            local = [s for s in self._slots.values() if not s.remote]  # a remote model holds no pipeline
-            if canonical not in self.remote and len(local) >= self.config.max_loaded_models:
-                idle = sorted((s for s in local if not s.busy), key=lambda s: s.last_used)
-                if not idle:
-                    raise HTTPError(503, f"cannot load {canonical!r}: {len(local)} model(s) are loaded and "
-                                         "all are busy (--max-loaded-models)", "model", "server_busy")
-                gone = idle[0]
-                del self._slots[gone.name]
-                await anyio.to_thread.run_sync(gone.close)
-            return await anyio.to_thread.run_sync(self._make_slot, canonical, path)
+            if canonical in self.remote:  # a remote model holds no pipeline: nothing to unload for it
+                return await anyio.to_thread.run_sync(self._make_slot, canonical, path)
+            self._room(canonical)  # (refused now if every loaded model is busy: nothing made yet)
+            new = await anyio.to_thread.run_sync(self._new_slot, canonical, path)
+            gone: Optional[ModelSlot] = None
+            try:
+                gone = self._room(canonical)  # again: a request may have come to the idle one meanwhile
+                if gone is not None:
+                    del self._slots[gone.name]
+                    await anyio.to_thread.run_sync(gone.close)
+                await anyio.to_thread.run_sync(new.load)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(new.close)
+                    if gone is not None and gone.name not in self._slots:
+                        try:  # providers only: its pipelines load on its next request
+                            self._slots[gone.name] = await anyio.to_thread.run_sync(self._new_slot, gone.name,
+                                                                                     gone.path)
+                        except Exception:  # it loaded before; if it no longer can, its next request says why
+                            pass
+                raise
+            self._slots[canonical] = new
+            return new
 
-    def _make_slot(self, name: str, path: Path) -> ModelSlot:
+    def _room(self, canonical: str) -> Optional[ModelSlot]:
+        """The idle slot to unload so that ``canonical`` fits (--max-loaded-models; None: there is room);
+        503 when every loaded model is busy."""
+        local = [s for s in self._slots.values() if not s.remote]  # a remote model holds no pipeline
+        if len(local) < self.config.max_loaded_models:
+            return None
+        idle = sorted((s for s in local if not s.busy), key=lambda s: s.last_used)
+        if not idle:
+            raise HTTPError(503, f"cannot load {canonical!r}: {len(local)} model(s) are loaded and "
+                                 "all are busy (--max-loaded-models)", "model", "server_busy")
+        return idle[0]
+
+    def _new_slot(self, name: str, path: Path) -> ModelSlot:
+        """A slot's providers (reading the model's files and profile: a path that is no servable model fails
+        here), not registered and with nothing loaded yet."""
         if name in self.remote:
             # one provider: each request opens its own connection; the endpoint queues and batches them itself
             remote = RemoteProvider.from_spec(self.remote[name], api_key=self.config.remote_api_key,
                                               timeout=self.config.request_timeout)
-            slot = ModelSlot(name, self.remote[name], [remote] * max(self.config.batch_size, self.config.parallel),
+            return ModelSlot(name, self.remote[name], [remote] * max(self.config.batch_size, self.config.parallel),
                              self.config.max_queue)  # type: ignore[arg-type]
-            self._slots[name] = slot
-            return slot
         first = self.factory(path, 0)
         if self.config.batching and can_batch(first):
             providers: List[Any] = [BatchedProvider(first)] * self.config.batch_size
         else:
             providers = [first] + [self.factory(path, i) for i in range(1, self.config.parallel)]
-        slot = ModelSlot(name, path, providers, self.config.max_queue)
+        return ModelSlot(name, path, providers, self.config.max_queue)
+
+    def _make_slot(self, name: str, path: Path) -> ModelSlot:
+        """A new slot, registered (nothing loaded yet)."""
+        slot = self._new_slot(name, path)
         self._slots[name] = slot
         return slot
 
@@ -261,8 +325,7 @@ class ModelRegistry:
         if self.default_path is None:
             return None
         slot = self._slots.get(self.default_name) or self._make_slot(self.default_name, self.default_path)  # type: ignore[arg-type]
-        for p in slot.distinct_providers():
-            p.load()
+        slot.load()
         return slot
 
     def loaded(self) -> List[ModelSlot]:

@@ -131,11 +131,24 @@ def test_missing_file_and_unknown_model(server):
 
 
 def test_llm_routes_on_the_whisper_model_are_refused(server):
+    # up front, whether streamed or not, in both APIs: no chat slot is made for a model that can never chat, and
+    # the answer says what the model is and where its audio goes
     import httpx
 
-    r = httpx.post(server.url + "/v1/chat/completions", json={"model": "whisper",
-                                                              "messages": [{"role": "user", "content": "hi"}]})
-    assert r.status_code == 400 and "Whisper" in r.json()["error"]["message"]
+    hi = [{"role": "user", "content": "hi"}]
+    for path, body in (("/v1/chat/completions", {"messages": hi}), ("/v1/completions", {"prompt": "hi"}),
+                       ("/api/chat", {"messages": hi}), ("/api/generate", {"prompt": "hi"}),
+                       ("/api/chat", {"messages": []}), ("/api/generate", {})):
+        for stream in (False, True):
+            r = httpx.post(server.url + path, json={"model": "whisper", "stream": stream, **body}, timeout=60)
+            assert r.status_code == 400, (path, stream, r.text)
+            err = r.json()["error"]
+            message = err if path.startswith("/api") else err["message"]
+            assert "speech-to-text (Whisper) model" in message and "/v1/audio/transcriptions" in message, message
+            assert "stream" not in message
+            if not path.startswith("/api"):
+                assert err["param"] == "model"
+    assert server.state.registry.get_loaded("whisper") is None
 
 
 def test_the_openai_client(server):

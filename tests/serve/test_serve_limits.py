@@ -220,6 +220,48 @@ def test_max_loaded_models_unloads_the_idle_one_and_refuses_when_all_are_busy(ti
             gate.set()
 
 
+@pytest.mark.parametrize("failure", ["not a model", "load"])
+def test_a_model_that_fails_to_load_unloads_nothing(tiny_root, failure):
+    # --max-loaded-models 1 with "tiny" loaded and idle: "other/tiny" cannot be served (its provider cannot be
+    # made, or its pipeline fails to load). "tiny" stays (or comes back) and still answers.
+    from ovgenai_c import errors
+
+    gate, providers, closed = threading.Event(), [], []
+    gate.set()
+
+    class Failing(GatedProvider):
+        def load(self):
+            raise errors.ModelNotFoundError("openvino_model.xml is broken")
+
+        def close(self):
+            closed.append(self)
+
+    def factory(path, index):
+        if path.parent.name == "other":
+            if failure == "not a model":
+                raise errors.ModelNotFoundError(f"{path} is not a model")
+            return Failing(gate)
+        p = GatedProvider(gate)
+        providers.append(p)
+        return p
+
+    cfg = ServeConfig(models_root=tiny_root, default_model=tiny_root / "tiny", max_loaded_models=1)
+    with ServerThread(create_app(cfg, provider_factory=factory)) as srv, \
+            httpx.Client(base_url=srv.url, timeout=60) as c:
+        registry = srv.state.registry
+        assert c.post("/api/chat", json={"model": "tiny", "messages": HELLO, "stream": False}).status_code == 200
+        before = registry.get_loaded("tiny")
+        r = c.post("/api/chat", json={"model": "other/tiny", "messages": HELLO, "stream": False})
+        assert r.status_code == 404 and ("not a model" if failure == "not a model" else "broken") in r.json()["error"]
+        assert [s.name for s in registry.loaded()] == ["tiny"]
+        if failure == "not a model":
+            assert registry.get_loaded("tiny") is before  # never unloaded
+        else:
+            assert len(closed) == 1  # the failed one was freed; tiny's slot was put back
+        r = c.post("/api/chat", json={"model": "tiny", "messages": HELLO, "stream": False})
+        assert r.status_code == 200 and r.json()["message"]["content"] == "ab"
+
+
 def test_info_says_how_concurrent_requests_are_scheduled(tiny_root):
     gate, providers = threading.Event(), []
     gate.set()
