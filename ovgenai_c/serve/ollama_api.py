@@ -52,6 +52,27 @@ def _check(body: Dict[str, Any], known: set) -> None:
         raise bad_request("'think' must be true or false (think levels are not supported)")
 
 
+def _history_tool_calls(value: Any, where: str) -> List[Dict[str, Any]]:
+    """A message's ``tool_calls`` (Ollama's shape: a list of ``{"function": {"name", "arguments": {...}}}``) checked,
+    as the provider's message dicts; 400 naming the field."""
+    if not isinstance(value, list):
+        raise bad_request(f"{where} must be a list of tool call objects, got {type(value).__name__}")
+    calls = []
+    for j, c in enumerate(value):
+        here = f"{where}[{j}]"
+        if not isinstance(c, dict):
+            raise bad_request(f"{here} must be a tool call object, got {type(c).__name__}")
+        fn = c.get("function")
+        if not isinstance(fn, dict):
+            raise bad_request(f"{here}.function must be an object with a string 'name', got {type(fn).__name__}")
+        if not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise bad_request(f"{here}.function.name must be a non-empty string")
+        if fn.get("arguments") is not None and not isinstance(fn["arguments"], dict):
+            raise bad_request(f"{here}.function.arguments must be an object, got {type(fn['arguments']).__name__}")
+        calls.append({"type": "function", "function": dict(fn)})
+    return calls
+
+
 def _messages(messages: Any) -> List[Dict[str, Any]]:
     if not isinstance(messages, list):
         raise bad_request("'messages' must be a list of message objects")
@@ -65,9 +86,10 @@ def _messages(messages: Any) -> List[Dict[str, Any]]:
         if not isinstance(content, str):
             raise bad_request(f"messages[{i}].content must be a string")
         msg: Dict[str, Any] = {"role": m["role"], "content": content}
-        if m.get("tool_calls"):
-            msg["tool_calls"] = [{"type": "function", "function": dict(c.get("function") or {})}
-                                 for c in m["tool_calls"] if isinstance(c, dict)]
+        if m.get("tool_calls") is not None:
+            calls = _history_tool_calls(m["tool_calls"], f"messages[{i}].tool_calls")
+            if calls:
+                msg["tool_calls"] = calls
         if m.get("tool_name"):
             msg["name"] = m["tool_name"]
         out.append(msg)

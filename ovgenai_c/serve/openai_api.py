@@ -95,6 +95,37 @@ def _arguments(value: Any) -> Any:
     return value
 
 
+def _history_tool_calls(value: Any, where: str) -> List[Dict[str, Any]]:
+    """An assistant message's ``tool_calls`` (OpenAI's shape: a list of ``{"id", "type": "function", "function":
+    {"name", "arguments": JSON text}}``) checked, as the provider's message dicts; 400 naming the field."""
+    if not isinstance(value, list):
+        raise bad_request(f"{where} must be a list of tool call objects, got {type(value).__name__}", "messages")
+    calls = []
+    for j, c in enumerate(value):
+        here = f"{where}[{j}]"
+        if not isinstance(c, dict):
+            raise bad_request(f"{here} must be a tool call object, got {type(c).__name__}", "messages")
+        if c.get("type", "function") != "function":
+            raise bad_request(f"{here}.type must be 'function', got {c.get('type')!r}", "messages")
+        fn = c.get("function")
+        if not isinstance(fn, dict):
+            raise bad_request(f"{here}.function must be an object with a string 'name', got {type(fn).__name__}",
+                              "messages")
+        if not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise bad_request(f"{here}.function.name must be a non-empty string", "messages")
+        args = fn.get("arguments")
+        if args is not None and not isinstance(args, (str, dict)):
+            raise bad_request(f"{here}.function.arguments must be a JSON string, got {type(args).__name__}",
+                              "messages")
+        if c.get("id") is not None and not isinstance(c["id"], str):
+            raise bad_request(f"{here}.id must be a string", "messages")
+        call: Dict[str, Any] = {"type": "function", "function": {"name": fn["name"], "arguments": _arguments(args)}}
+        if c.get("id"):
+            call["id"] = c["id"]
+        calls.append(call)
+    return calls
+
+
 def convert_messages(messages: Any) -> List[Dict[str, Any]]:
     """OpenAI chat messages → the provider's message dicts (tool-call arguments as objects, as templates use)."""
     if not isinstance(messages, list) or not messages:
@@ -108,17 +139,10 @@ def convert_messages(messages: Any) -> List[Dict[str, Any]]:
         if role not in ("system", "user", "assistant", "tool"):
             raise bad_request(f"{where}: unknown role {m['role']!r}", "messages")
         msg: Dict[str, Any] = {"role": role, "content": _text_of(m.get("content"), where)}
-        if role == "assistant" and m.get("tool_calls"):
-            calls = []
-            for c in m["tool_calls"]:
-                fn = c.get("function") if isinstance(c, dict) else None
-                if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-                    raise bad_request(f"{where}.tool_calls: each needs function.name", "messages")
-                call = {"type": "function", "function": {"name": fn["name"], "arguments": _arguments(fn.get("arguments"))}}
-                if c.get("id"):
-                    call["id"] = c["id"]
-                calls.append(call)
-            msg["tool_calls"] = calls
+        if m.get("tool_calls") is not None:
+            calls = _history_tool_calls(m["tool_calls"], f"{where}.tool_calls")
+            if role == "assistant" and calls:
+                msg["tool_calls"] = calls
         if role == "tool" and m.get("tool_call_id"):
             msg["tool_call_id"] = m["tool_call_id"]
         if m.get("name"):

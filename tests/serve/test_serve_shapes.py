@@ -153,3 +153,21 @@ def test_images_are_refused_with_the_reason(srv):
         r = c.post("/api/generate", json={"prompt": "x", "images": ["AAAA"], "stream": False})
         assert r.status_code == 400 and "'images' is not supported: this server serves text models" in r.text
         assert calls() == before
+
+
+@pytest.mark.parametrize("calls, field", [
+    (5, "messages[1].tool_calls must be a list"),
+    ("get_weather", "messages[1].tool_calls must be a list"),
+    ([5], "messages[1].tool_calls[0] must be a tool call object"),
+    ([{"function": "abc"}], "messages[1].tool_calls[0].function must be an object"),
+    ([{"function": {"arguments": {}}}], "messages[1].tool_calls[0].function.name"),
+    ([{"function": {"name": "f", "arguments": 3}}], "messages[1].tool_calls[0].function.arguments"),
+])
+def test_malformed_tool_calls_in_the_history_are_400_naming_the_field(srv, calls, field):
+    history = HELLO + [{"role": "assistant", "content": "", "tool_calls": calls}]
+    with httpx.Client(base_url=srv.url, timeout=60) as c:
+        r = c.post("/v1/chat/completions", json={"messages": history, "tools": TOOLS})
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["param"] == "messages" and field in r.json()["error"]["message"]
+        r = c.post("/api/chat", json={"messages": history, "tools": TOOLS, "stream": False})
+        assert r.status_code == 400 and list(r.json()) == ["error"] and field in r.json()["error"], r.text
