@@ -279,13 +279,21 @@ class Provider:
                     "tool-call format is not recognised); refusing rather than ignoring them. Set "
                     "capabilities.tools and tool_call_format in the model profile if you know better.", "tools")
             history.set_tools(list(tools))
+        think = self._think(think)
         if think is not None:
-            if not caps.think:
-                raise CapabilityNotSupportedError(f"the chat template of {self.path} has no thinking switch", "think")
             extra = history.get_extra_context()
             extra["enable_thinking"] = bool(think)
             history.set_extra_context(extra)
         return history
+
+    def _think(self, think: Optional[bool]) -> Optional[bool]:
+        """The thinking switch to set: as Ollama, only ``True`` needs a template that has one (refused otherwise);
+        ``False`` on a template without one asks for nothing it lacks (None: nothing set)."""
+        if think is None or self.capabilities.think:
+            return think
+        if think:
+            raise CapabilityNotSupportedError(f"the chat template of {self.path} has no thinking switch", "think")
+        return None
 
     def _whole_prompt_tokens(self, pipeline: Any, inputs: Any, counted: Optional[int] = None) -> Optional[int]:
         """The whole prompt's token count of a chat request where the pipeline's own count covers only the tokens
@@ -399,6 +407,7 @@ class Provider:
     def _inputs(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str],
                 think: Optional[bool]) -> Any:
         """A plain prompt str (templated by GenAI, as prompt() does) or a ChatHistory."""
+        think = self._think(think)
         if isinstance(messages, str) and not tools and system is None and think is None:
             if not isinstance(messages, str):
                 raise errors.InvalidParameterError("the prompt must be a str")
@@ -410,7 +419,7 @@ class Provider:
         """The prompt of a raw request: a str, with nothing a template would carry."""
         if not isinstance(messages, str):
             raise errors.InvalidParameterError("a raw request takes a prompt str, not chat messages")
-        if tools or system is not None or think is not None:
+        if tools or system is not None or self._think(think) is not None:
             raise errors.InvalidParameterError("a raw request applies no chat template: tools, system and think "
                                                "cannot be used with it")
         return messages

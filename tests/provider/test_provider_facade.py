@@ -236,6 +236,13 @@ def test_think_switch(tmp_path, ctl, spy_pool):
     plain = Provider(make_ir(tmp_path / "plain"), library=ctl.library, pool=spy_pool)
     with pytest.raises(CapabilityNotSupportedError, match="thinking"):
         plain.chat([{"role": "user", "content": "hi"}], think=True)
+    # as Ollama: only think=True needs the switch; False (like None) asks for nothing the template lacks
+    for think in (False, None):
+        plain.chat([{"role": "user", "content": "hi"}], think=think)
+        assert spy_pool.log[-1][1].get_extra_context() == {}
+        with plain.stream("hi", think=think) as s:
+            "".join(s)
+        assert spy_pool.log[-1][1] == "hi"  # a plain prompt still (no history made for it)
 
 
 # --- tool-call formats ----------------------------------------------------------------------------------

@@ -200,6 +200,17 @@ def test_ollama_errors(client, path, body, status, needle):
     assert list(r.json()) == ["error"] and needle in r.json()["error"]
 
 
+def test_ollama_think_false_on_a_model_without_a_thinking_switch(client):
+    # Ollama needs the thinking capability only for "think": true
+    for path, body in (("/api/chat", {"messages": HELLO}), ("/api/generate", {"prompt": "Hello"})):
+        for think in (False, None):
+            r = client.post(path, json={"model": "tiny", **body, "think": think, "stream": False,
+                                        "options": {"num_predict": 2}})
+            assert r.status_code == 200 and r.json()["done"] is True, r.text
+        r = client.post(path, json={"model": "tiny", **body, "think": True, "stream": False})
+        assert r.status_code == 400 and "thinking switch" in r.json()["error"]
+
+
 def test_body_limits(client):
     big = {"model": "tiny", "messages": [{"role": "user", "content": "x" * (70 * 1024)}]}
     r = client.post("/v1/chat/completions", json=big)
