@@ -47,6 +47,9 @@ def _check(body: Dict[str, Any], known: set) -> None:
     options = body.get("options")
     if options is not None and not isinstance(options, dict):
         raise bad_request("'options' must be an object")
+    stream = body.get("stream")
+    if stream is not None and not isinstance(stream, bool):
+        raise bad_request(f"'stream' must be true or false, got {stream!r}")
     think = body.get("think")
     if think is not None and not isinstance(think, bool):
         raise bad_request("'think' must be true or false (think levels are not supported)")

@@ -33,6 +33,18 @@ def _check_fields(body: Dict[str, Any], known: set) -> None:
     for name in body:
         if name not in known:
             raise bad_request(f"unknown or unsupported parameter {name!r}", name, "unknown_parameter")
+    stream = body.get("stream")
+    if stream is not None and not isinstance(stream, bool):
+        raise bad_request(f"'stream' must be a boolean, got {stream!r}", "stream")
+    so = body.get("stream_options")
+    if so is not None:
+        if not isinstance(so, dict):
+            raise bad_request(f"'stream_options' must be an object, got {type(so).__name__}", "stream_options")
+        for key, value in so.items():
+            if key not in ("include_usage", "include_obfuscation"):
+                raise bad_request(f"unknown stream_options field {key!r}", "stream_options", "unknown_parameter")
+            if value is not None and not isinstance(value, bool):
+                raise bad_request(f"stream_options.{key} must be a boolean, got {value!r}", "stream_options")
 
 
 def _options(body: Dict[str, Any], chat: bool) -> Dict[str, Any]:

@@ -176,6 +176,15 @@ def test_ollama_ps_shows_the_loaded_model(client):
     ("/v1/chat/completions", {"model": "tiny", "messages": []}, 400, "messages"),
     ("/v1/completions", {"model": "tiny", "prompt": ["a", "b"]}, 400, "prompt"),
     ("/v1/chat/completions", {"model": "../etc", "messages": HELLO}, 404, "model"),
+    # a non-boolean stream is refused (a string "false" would be truthy: it streamed)
+    ("/v1/chat/completions", {"model": "tiny", "messages": HELLO, "stream": "false"}, 400, "stream"),
+    ("/v1/completions", {"model": "tiny", "prompt": "x", "stream": 0}, 400, "stream"),
+    ("/v1/chat/completions", {"model": "tiny", "messages": HELLO, "stream": True, "stream_options": "usage"},
+     400, "stream_options"),
+    ("/v1/chat/completions", {"model": "tiny", "messages": HELLO, "stream": True,
+                              "stream_options": {"include_usage": "yes"}}, 400, "stream_options"),
+    ("/v1/chat/completions", {"model": "tiny", "messages": HELLO, "stream": True,
+                              "stream_options": {"include_usgae": True}}, 400, "stream_options"),
 ])
 def test_openai_errors(client, path, body, status, param):
     r = client.post(path, json=body)
@@ -193,6 +202,8 @@ def test_openai_errors(client, path, body, status, param):
     ("/api/generate", {"model": "tiny", "prompt": "x", "raw": "yes"}, 400, "raw"),
     ("/api/generate", {"model": "tiny", "prompt": "x", "raw": True, "system": "s"}, 400, "raw"),
     ("/api/show", {"model": "nope"}, 404, "nope"),
+    ("/api/chat", {"model": "tiny", "messages": HELLO, "stream": "false"}, 400, "'stream' must be true or false"),
+    ("/api/generate", {"model": "tiny", "prompt": "x", "stream": "false"}, 400, "'stream' must be true or false"),
 ])
 def test_ollama_errors(client, path, body, status, needle):
     r = client.post(path, json=body)
