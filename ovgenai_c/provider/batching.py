@@ -238,7 +238,7 @@ class BatchedStream(Iterator[str]):
     def _expire(self) -> errors.GenerationTimeoutError:
         """The deadline passed: cancel the request; the error to raise."""
         self.close()
-        return errors.GenerationTimeoutError(f"the request exceeded its timeout of {self._timeout} s and was "
+        return errors.GenerationTimeoutError(f"the request exceeded its timeout of {self._timeout:.3g} s and was "
                                              "cancelled")
 
     def _finish(self) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional
 
 import anyio
 
+from .. import errors
 from ..provider import ChatResult
 from ..provider.options import check_options
 from .errors import RequestTimeoutError
@@ -57,8 +58,10 @@ def clamp_options(options: Dict[str, Any], provider: Any) -> Dict[str, Any]:
 class Generation:
     """A started generation; iterate with :meth:`next_chunk` or :meth:`collect`, always :meth:`close`."""
 
-    def __init__(self, slot: ModelSlot, provider: Any, stream: Any, started: float, load_s: float) -> None:
+    def __init__(self, slot: ModelSlot, provider: Any, stream: Any, started: float, load_s: float,
+                 timeout: Optional[float] = None) -> None:
         self.slot = slot
+        self.timeout = timeout  # the server's request timeout (queueing included)
         self.provider = provider
         self.stream = stream
         self.started = started
@@ -90,11 +93,13 @@ class Generation:
 
             stream = await anyio.to_thread.run_sync(begin)
             load_s = time.monotonic() - t0
-        except BaseException:
+        except BaseException as exc:
             slot.release(provider)
             slot.stats.failed += 1
+            if isinstance(exc, errors.GenerationTimeoutError) and timeout is not None:
+                raise RequestTimeoutError(timeout, "(queueing included)") from exc
             raise
-        return cls(slot, provider, stream, started, load_s)
+        return cls(slot, provider, stream, started, load_s, timeout)
 
     @property
     def result(self) -> Optional[ChatResult]:
@@ -116,6 +121,9 @@ class Generation:
             if not isinstance(exc, anyio.get_cancelled_exc_class()) and not self._closed:
                 self.error = exc
             await self.close()
+            if isinstance(exc, errors.GenerationTimeoutError) and self.timeout is not None:
+                # the provider was given the time left after queueing: name the server's timeout instead
+                raise RequestTimeoutError(self.timeout, "(queueing included)") from exc
             raise
         if item is _END:
             self.finished = True

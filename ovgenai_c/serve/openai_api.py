@@ -65,7 +65,7 @@ def _options(body: Dict[str, Any], chat: bool) -> Dict[str, Any]:
     limit = body.get(limit_name)
     if limit is not None:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise bad_request(f"max_tokens must be a positive integer, got {limit!r}", "max_tokens")
+            raise bad_request(f"{limit_name} must be a positive integer, got {limit!r}", limit_name)
         try:  # the rest of num_predict's rules (it must fit the config's max_new_tokens), named as sent
             check_options({"num_predict": limit})
         except OptionError as exc:

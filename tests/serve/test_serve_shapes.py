@@ -171,3 +171,34 @@ def test_malformed_tool_calls_in_the_history_are_400_naming_the_field(srv, calls
         assert r.json()["error"]["param"] == "messages" and field in r.json()["error"]["message"]
         r = c.post("/api/chat", json={"messages": history, "tools": TOOLS, "stream": False})
         assert r.status_code == 400 and list(r.json()) == ["error"] and field in r.json()["error"], r.text
+
+
+def test_a_generation_timeout_names_the_servers_timeout(tiny_root):
+    # the provider is given the time left after queueing (e.g. 2.4871234 s); the answer names --request-timeout
+    class LateProvider(ScriptedProvider):
+        def stream(self, messages, tools=None, **kw):
+            return ScriptedStream(["partial"], None, errors.GenerationTimeoutError(
+                f"the request exceeded its timeout of {kw['timeout']} s and was cancelled"))
+
+    cfg = ServeConfig(models_root=tiny_root, default_model=tiny_root / "tiny", request_timeout=2.5)
+    with ServerThread(create_app(cfg, provider_factory=lambda path, index: LateProvider())) as s, \
+            httpx.Client(base_url=s.url, timeout=60) as c:
+        r = c.post("/v1/chat/completions", json={"messages": HELLO})
+        err = r.json()["error"]
+        assert r.status_code == 504 and err["code"] == "timeout"
+        assert err["message"] == ("the request exceeded the server's timeout of 2.5 s (queueing included) and was "
+                                  "cancelled")
+        r = c.post("/api/chat", json={"messages": HELLO, "stream": False})
+        assert r.status_code == 504 and "timeout of 2.5 s" in r.json()["error"]
+        with c.stream("POST", "/api/chat", json={"messages": HELLO}) as st:
+            lines = [json.loads(x) for x in st.iter_lines() if x]
+        assert "timeout of 2.5 s" in lines[-1]["error"]
+
+
+def test_max_completion_tokens_errors_name_it(srv):
+    with httpx.Client(base_url=srv.url, timeout=60) as c:
+        for bad in (0, "10", 2**64):
+            r = c.post("/v1/chat/completions", json={"messages": HELLO, "max_completion_tokens": bad})
+            err = r.json()["error"]
+            assert r.status_code == 400 and err["param"] == "max_completion_tokens", err
+            assert err["message"].startswith("max_completion_tokens") and "max_tokens " not in err["message"], err
