@@ -1051,7 +1051,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .provider import profile_for, resolve_device
     from .provider.remote import is_remote_spec
     from .serve.config import api_key_from_env
-    from .serve.runner import run
+    from .serve.runner import BindError, run
 
     config = serve.ServeConfig(
         host=args.host, port=args.port, models_root=args.models_root, parallel=args.parallel,
@@ -1068,14 +1068,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if args.ray_replicas is not None:
             raise CliError("--ray-replicas serves a local default model, not a remote spec")
         config.default_model = args.model
-        run(config, factory_for(args, lib), lib)
+        try:
+            run(config, factory_for(args, lib), lib)
+        except BindError as exc:
+            raise CliError(exc.strerror) from None
         return 0
     config.default_model = _resolve_model(args, args.model, lib.kind)
 
     _check_device(resolve_device(args.device, profile_for(config.default_model)), "--device")
     if args.ray_replicas is not None:
         return _serve_on_ray(args, config, lib)
-    run(config, factory_for(args, lib), lib)
+    try:
+        run(config, factory_for(args, lib), lib)
+    except BindError as exc:
+        raise CliError(f"{exc.strerror} (the port was checked before loading the model)") from None
     return 0
 
 

@@ -202,6 +202,18 @@ def test_cli_serve_in_a_subprocess_survives_disconnect_and_ctrl_c(bundled, tiny_
             proc.communicate()
 
 
+def test_cli_serve_reports_a_port_in_use_before_loading_the_model(bundled, tiny_root):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "ovgenai_c", "serve", "tiny", "--models-root", str(tiny_root),
+                            "--port", str(port), "--library", str(bundled.path), "--no-cache"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in r.stderr and "serving tiny" not in r.stderr, r.stderr
+
+
 def test_max_loaded_models_unloads_the_idle_one_and_refuses_when_all_are_busy(tiny_root):
     gate, providers = threading.Event(), []
     app = gated_app(tiny_root, gate, providers, max_loaded_models=1)
