@@ -44,6 +44,18 @@ class ServerState:
     registry: ModelRegistry
 
 
+def _library_kind(library: Any) -> Optional[str]:
+    """The kind of ``library`` (a loaded library or a path; None: the process library), None if unknown."""
+    from .. import errors, library_info, open_library
+
+    try:
+        if library is None:
+            return library_info()["kind"]
+        return getattr(library, "kind", None) or open_library(os.fspath(library)).kind
+    except (errors.GenAIError, OSError):
+        return None
+
+
 def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] = None,
                library: Any = None) -> Starlette:
     """The server for ``config``. ``provider_factory(path, index)`` makes the provider of pipeline ``index`` of a
@@ -51,6 +63,7 @@ def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] 
     ``app.state.server`` is the :class:`ServerState` (registry, slots, stats)."""
     config.check()
     registry = ModelRegistry(config, provider_factory or default_provider_factory(library))
+    registry.library_kind = _library_kind(library)
     state = ServerState(config, registry)
 
     async def root(request: Request) -> PlainTextResponse:

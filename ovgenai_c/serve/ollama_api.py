@@ -266,7 +266,7 @@ class OllamaRoutes:
 
     @endpoint(ollama=True)
     async def tags(self, request: Request) -> Response:
-        entries = await anyio.to_thread.run_sync(self.state.registry.entries)
+        entries = await anyio.to_thread.run_sync(self.state.registry.chat_entries)  # what Ollama's routes can use
         remote = [self._remote_tag(n) for n in self.state.registry.remote_names()]
         return JSONResponse({"models": [self._tag(e) for e in entries] + remote})
 
@@ -290,7 +290,8 @@ class OllamaRoutes:
             provider = await anyio.to_thread.run_sync(self.state.registry.factory, path, 0)
         caps = provider.capabilities
         entry = next((e for e in self.state.registry.entries() if e.name == name), None)
-        capabilities = ["completion"] + (["tools"] if caps.tools else []) + (["thinking"] if caps.think else []) + \
+        completion = caps.chat or caps.prompt  # not a Whisper model (speech to text: no Ollama route takes it)
+        capabilities = (["completion"] if completion else []) + (["tools"] if caps.tools else []) + (["thinking"] if caps.think else []) + \
             (["vision"] if getattr(caps, "vision", False) else [])
         model_info = getattr(provider, "info", None)  # None for a remote model
         info: Dict[str, Any] = {"general.format": model_info.format if model_info else "remote"}

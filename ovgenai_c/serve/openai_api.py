@@ -310,7 +310,9 @@ class OpenAIRoutes:
     @endpoint(ollama=False)
     async def models(self, request: Request) -> Response:
         registry = self.state.registry
-        data = [self._model_obj(e) for e in registry.entries()] + [_remote_model_obj(n) for n in registry.remote_names()]
+        # (Whisper models are listed, as OpenAI lists its speech models: /v1/audio/transcriptions takes them)
+        data = [self._model_obj(e) for e in registry.entries() if registry.servable(e)] + \
+            [_remote_model_obj(n) for n in registry.remote_names()]
         return JSONResponse({"object": "list", "data": data})
 
     @endpoint(ollama=False)
@@ -319,7 +321,7 @@ class OpenAIRoutes:
         if self.state.registry.is_remote(name):
             return JSONResponse(_remote_model_obj(name))
         for e in self.state.registry.entries():
-            if e.name == name:
+            if e.name == name and self.state.registry.servable(e):
                 return JSONResponse(self._model_obj(e))
         raise HTTPError(404, f"no model named {name!r}", "model", "model_not_found")
 

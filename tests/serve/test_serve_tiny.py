@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import httpx
 import pytest
@@ -12,6 +13,8 @@ from ovgenai_c.provider import Provider, SessionPool
 from ovgenai_c.serve import ServeConfig, create_app
 from serve_helpers import ServerThread, wait_until
 from testsupport import kept_native_objects, transient_native_objects
+
+TINY_IR = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "ir"
 
 HELLO = [{"role": "user", "content": "Hello"}]
 
@@ -55,6 +58,27 @@ def test_model_listings(client):
     assert client.get("/api/version").json()["version"]
     show = client.post("/api/show", json={"model": "tiny"}).json()
     assert show["capabilities"] == ["completion"] and "im_start" in show["template"]
+
+
+def test_listings_leave_out_what_cannot_chat_here(bundled, tmp_path):
+    # a GGUF file cannot be served by the bundled backend (IR folders only): listed nowhere; a Whisper folder is
+    # listed by /v1/models (its audio routes take it, as OpenAI lists its speech models) but not by /api/tags (no
+    # Ollama route takes it), and /api/show does not claim "completion" for it
+    import shutil
+
+    from abi_double.controls import make_whisper_dir
+
+    root = tmp_path / "models"
+    shutil.copytree(TINY_IR, root / "tiny")
+    (root / "llama.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
+    make_whisper_dir(root / "whisper")
+    cfg = ServeConfig(models_root=root, default_model=root / "tiny")
+    with ServerThread(create_app(cfg, library=bundled)) as srv, httpx.Client(base_url=srv.url, timeout=60) as c:
+        assert [m["id"] for m in c.get("/v1/models").json()["data"]] == ["tiny", "whisper"]
+        assert c.get("/v1/models/llama.gguf").status_code == 404
+        assert [t["name"] for t in c.get("/api/tags").json()["models"]] == ["tiny"]
+        assert c.post("/api/show", json={"model": "tiny"}).json()["capabilities"] == ["completion"]
+        assert c.post("/api/show", json={"model": "whisper"}).json()["capabilities"] == []
 
 
 # --- OpenAI ----------------------------------------------------------------------------------------------
