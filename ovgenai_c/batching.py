@@ -116,6 +116,23 @@ class GenerationHandle:
             pass
         return True
 
+    async def wait_async(self, timeout: Optional[float] = None) -> bool:
+        """Await (ours) what :meth:`wait` blocks for: tokens that :meth:`read` has not taken, or the request's end
+        (True), or ``timeout`` seconds passing (False). No worker thread: the running asyncio loop watches the
+        pipeline's step signal (a library without it: a worker thread waits)."""
+        events = self._events
+        if events is None:
+            return await asyncio.get_running_loop().run_in_executor(None, self.wait, timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            mark = events.mark()
+            handle = self._live()
+            if native.unread(self._capi, handle) > 0 or native.status(self._capi, handle) != GenerationStatus.RUNNING:
+                return True
+            left = None if deadline is None else deadline - time.monotonic()
+            if (left is not None and left <= 0) or not await events.wait(mark, left):
+                return False
+
     def read(self) -> Dict[int, GenerationOutput]:
         """The tokens generated since the last read (blocking until there are some or the request ended), keyed
         by sequence index; empty once everything was read."""

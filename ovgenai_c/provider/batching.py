@@ -214,11 +214,14 @@ class BatchedStream(Iterator[str]):
             try:
                 if left is not None and left <= 0:
                     raise TimeoutError
+                if self._first is None:  # the first token's time, not its text's (text may wait for more tokens)
+                    if not await h.wait_async(left):
+                        raise TimeoutError
+                    self._first = time.monotonic()
+                    continue
                 text = await h.read_text_async(left)
             except TimeoutError:
                 raise self._expire() from None
-            if self._first is None:
-                self._first = time.monotonic()
             text = self._take(text)
             if text:
                 return text

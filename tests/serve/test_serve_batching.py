@@ -152,3 +152,17 @@ def test_a_request_arriving_while_another_runs_reuses_its_system_prompt(bundled,
     assert second["message"]["content"] == want[1]
     assert want[0].startswith(first[0])
     assert m["reused_tokens"] >= 16 and m["prompt_tokens"] > m["reused_tokens"], m
+
+
+def test_ollama_eval_duration_of_a_short_batched_answer(bundled, tiny_root):
+    # the first token's time is when the batch produced it, not when its text was first read (the text of a short
+    # answer may come only with its end): eval_duration covers the decode steps after the first token
+    cfg = ServeConfig(models_root=tiny_root, default_model=tiny_root / "tiny", batch_size=2)
+    with ServerThread(create_app(cfg, library=bundled)) as srv, httpx.Client(base_url=srv.url, timeout=120) as c:
+        shares = []
+        for _ in range(3):
+            r = c.post("/api/generate", json={"model": "tiny", "prompt": "Hi", "stream": False,
+                                              "options": {"num_predict": 3, "temperature": 0}}).json()
+            assert r["eval_count"] == 3 and r["prompt_eval_duration"] > 0, r
+            shares.append(r["eval_duration"] / (r["prompt_eval_duration"] + r["eval_duration"]))
+    assert max(shares) > 0.2, shares  # two decode steps of three tokens; it was ~0.03 (text-based)
