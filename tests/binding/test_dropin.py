@@ -378,6 +378,20 @@ def test_scores_and_finish_reasons_are_genais(pipe, oracle):
     assert [f.name for f in ours.finish_reasons] == [f.name for f in theirs.finish_reasons]
     greedy, greedy_theirs = pipe.generate(["Hello"], max_new_tokens=5), oracle.generate(["Hello"], max_new_tokens=5)
     assert greedy.scores == pytest.approx(list(greedy_theirs.scores))
+    # greedy with logprobs: the log-probability of the answer under the model's own logits (penalties not counted)
+    for extra in (dict(logprobs=2), dict(logprobs=1, repetition_penalty=1.5), dict(logprobs=3, min_new_tokens=3)):
+        ours, theirs = pipe.generate(["Hi there"], max_new_tokens=6, **extra), \
+            oracle.generate(["Hi there"], max_new_tokens=6, **extra)
+        assert ours.texts == theirs.texts and theirs.scores[0] < 0, extra
+        assert ours.scores == pytest.approx(list(theirs.scores), rel=1e-5), extra
+    batching = ovgenai_c.ContinuousBatchingPipeline(TINY_IR, ovgenai_c.SchedulerConfig(), "CPU", dict(F32))
+    try:  # the batching engine's greedy steps score the same way
+        config = ovgenai_c.GenerationConfig(max_new_tokens=6, logprobs=1, repetition_penalty=1.5)
+        batched = batching.generate(["Hi there"], [config])[0]
+        theirs = oracle.generate(["Hi there"], max_new_tokens=6, logprobs=1, repetition_penalty=1.5)
+        assert batched.m_scores == pytest.approx(list(theirs.scores), rel=1e-5)
+    finally:
+        batching.close()
 
 
 def test_parsed_and_grammar_compile_time_are_genais_without_parsers(pipe, oracle):

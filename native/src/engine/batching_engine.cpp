@@ -648,11 +648,13 @@ bool BatchingEngine::step() {
         }
         static const std::vector<int64_t> no_context;
         const GenerationConfig& cfg = r.cfg;
-        if (cfg.min_new_tokens > 0 || cfg.repetition_penalty != 1.0f || cfg.presence_penalty != 0.0f ||
-            cfg.frequency_penalty != 0.0f)
+        const bool penalties = cfg.min_new_tokens > 0 || cfg.repetition_penalty != 1.0f ||
+                               cfg.presence_penalty != 0.0f || cfg.frequency_penalty != 0.0f;
+        const GreedyLogProb logprob(row, vocab, cfg, penalties);
+        if (penalties)
             Sampler::process(row, vocab, cfg, r.prompt_ids, no_context, r.counts, r.gen.size());
         const SampledToken tok = cfg.is_multinomial() ? r.sampler.multinomial(row, vocab, cfg, 1)[0]
-                                                      : Sampler::greedy(row, vocab);
+                                                      : logprob.score(Sampler::greedy(row, vocab), row);
         accept(r, tok);
     }
     flush_text();

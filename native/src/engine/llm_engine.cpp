@@ -726,11 +726,15 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         static const std::vector<int64_t> no_ctx;
         const bool need_process = cfg.min_new_tokens > 0 || cfg.repetition_penalty != 1.0f ||
                                   cfg.presence_penalty != 0.0f || cfg.frequency_penalty != 0.0f;
+        if (cfg.is_multinomial()) {
+            if (need_process)
+                Sampler::process(lg, vocab, cfg, prompt_ids, no_ctx, s.counts, s.gen.size());
+            return sampler_.multinomial(lg, vocab, cfg, n);
+        }
+        const GreedyLogProb logprob(lg, vocab, cfg, need_process);
         if (need_process)
             Sampler::process(lg, vocab, cfg, prompt_ids, no_ctx, s.counts, s.gen.size());
-        if (cfg.is_multinomial())
-            return sampler_.multinomial(lg, vocab, cfg, n);
-        return {Sampler::greedy(lg, vocab)};
+        return {logprob.score(Sampler::greedy(lg, vocab), lg)};
     };
 
     // stream tokens of sequence 0 that are beyond the hold-back window (all when finished)

@@ -47,6 +47,26 @@ void Sampler::process(float* logits, size_t vocab, const GenerationConfig& cfg, 
 // each block's maximum over 16 independent lanes (no index to carry, so no branch per element), keeping the first
 // block that reaches the running maximum; then the first position of that value from that block on. 3-4x faster
 // than a compare-and-branch scan over a 49k vocabulary, the same answer.
+GreedyLogProb::GreedyLogProb(const float* row, size_t vocab, const GenerationConfig& cfg, bool penalties)
+    : on_(cfg.logprobs > 0 && !cfg.is_multinomial() && vocab > 0) {
+    if (!on_)
+        return;
+    // as GenAI's: the largest logit, then a float sum of exp(x - max) in vocabulary order
+    const float mx = *std::max_element(row, row + vocab);
+    float sum = 0.0f;
+    for (size_t i = 0; i < vocab; ++i)
+        sum += std::exp(row[i] - mx);
+    log_sum_exp_ = std::log(sum) + mx;
+    if (penalties)
+        raw_.assign(row, row + vocab);
+}
+
+SampledToken GreedyLogProb::score(SampledToken tok, const float* row) const {
+    if (on_ && tok.id >= 0)
+        tok.log_prob = (raw_.empty() ? row : raw_.data())[tok.id] - log_sum_exp_;
+    return tok;
+}
+
 SampledToken Sampler::greedy(const float* logits, size_t vocab) {
     constexpr size_t kBlock = 256;
     constexpr size_t kLanes = 16;

@@ -18,6 +18,19 @@ struct SampledToken {
     float log_prob;
 };
 
+// GenAI's greedy score when logprobs > 0 (0 otherwise): the chosen token's log-probability under the model's own
+// logits, before any penalty. Made from the row before the penalties change it in place.
+class GreedyLogProb {
+public:
+    GreedyLogProb(const float* row, size_t vocab, const GenerationConfig& cfg, bool penalties);
+    SampledToken score(SampledToken tok, const float* row) const;
+
+private:
+    bool on_ = false;
+    float log_sum_exp_ = 0.0f;
+    std::vector<float> raw_;  // the row before the penalties (only with both)
+};
+
 class Sampler {
 public:
     // Reseeded with the config's rng_seed at the start of every generate call (upstream 2026.4 behaves
