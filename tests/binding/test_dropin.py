@@ -152,6 +152,42 @@ def test_get_version_and_the_module_listing():
     assert {"LLMPipeline", "WhisperPipeline", "Tokenizer", "Adapter", "get_version"} <= set(listed)
 
 
+ECHO_CASES = [
+    (["Hi"], dict(max_new_tokens=0, apply_chat_template=False)),  # the prompt alone, nothing generated
+    (["Hi there"], dict(max_new_tokens=5, apply_chat_template=False)),
+    ("Hi there", dict(max_new_tokens=5)),  # the chat template's text comes back too
+    (["Hi there"], dict(max_new_tokens=5, num_beams=2, num_return_sequences=2, apply_chat_template=False)),
+    (["Hi there"], dict(max_new_tokens=5, stop_strings={"long"}, apply_chat_template=False)),
+    (["Hi there"], dict(max_new_tokens=5, do_sample=True, rng_seed=3, apply_chat_template=False)),
+]
+
+
+@pytest.mark.parametrize("inputs,kw", ECHO_CASES)
+def test_echo_gives_the_prompt_back_like_genais_default_pipeline(pipe, oracle, inputs, kw):
+    def run(p):
+        chunks = []
+        streams = kw.get("num_return_sequences", 1) == 1
+        r = p.generate(inputs, echo=True, streamer=chunks.append if streams else None, **kw)
+        if isinstance(r, str):
+            return chunks, str(r)
+        return chunks, list(r.texts), [round(s, 4) for s in r.scores], [f.name for f in r.finish_reasons]
+
+    assert run(pipe) == run(oracle)
+
+
+def test_echo_is_refused_where_genai_refuses_it_and_in_a_chat(pipe):
+    with ovgenai_c.LLMPipeline(TINY_IR, "CPU", ATTENTION_BACKEND="SDPA", **F32) as sdpa:
+        with pytest.raises(RuntimeError, match="echo is not supported in the stateful pipeline"):
+            sdpa.generate("Hi", max_new_tokens=2, echo=True)
+    pipe.start_chat()
+    try:  # the history keeps answers, not prompts: refused by name rather than made up
+        with pytest.raises(RuntimeError, match="echo is not supported in a chat"):
+            pipe.generate("Hi", max_new_tokens=2, echo=True)
+        assert pipe.generate("Hi", max_new_tokens=2)  # the chat goes on
+    finally:
+        pipe.finish_chat()
+
+
 def test_upstream_only_fields_and_predicates_match_pybind():
     for name in ("adapters", "structured_output_config", "branching_factor", "tree_depth", "pruning_ratio",
                  "relevance_weight", "return_omni_outputs", "apply_chat_template"):

@@ -271,8 +271,10 @@ GenerationConfig LLMEngine::resolve(const GenerationConfig* cfg) const {
 }
 
 void LLMEngine::check_supported(const GenerationConfig& cfg, bool streaming) const {
-    if (cfg.echo)
-        throw std::invalid_argument("echo is not supported in the stateful pipeline");
+    if (cfg.echo && !backend_->keeps_cache_between_requests())  // PA has it; GenAI's stateful pipeline refuses it
+        throw std::invalid_argument("echo is not supported in the stateful pipeline (ATTENTION_BACKEND=SDPA)");
+    if (cfg.echo && chat_)
+        throw std::invalid_argument("echo is not supported in a chat (start_chat): the history keeps answers only");
     if (cfg.num_return_sequences > 1024)
         throw std::invalid_argument("num_return_sequences " + std::to_string(cfg.num_return_sequences) +
                                     " is too large for the stateful pipeline (at most 1024 sequences per batch)");
@@ -490,6 +492,34 @@ void LLMEngine::trim_kv(size_t keep) {
 
 // ---------------------------------------------------------------- core
 
+DecodedResults LLMEngine::echo_only(const std::vector<int64_t>& full, const StreamCallback* streamer,
+                                    Clock::time_point start, Clock::time_point encode_stop, PerfMetrics perf) {
+    // echo with no new token (max_new_tokens 0): the prompt is the answer, as GenAI's pipeline gives it back
+    // without generating; a streamer gets it as GenAI's does (all of it in one write, then the end)
+    if (streamer && token_streamer_) {
+        token_streamer_(full.data(), full.size());
+    } else if (streamer && stream_text_) {
+        TextStreamer ts(*tokenizer_, *streamer);
+        ts.push_undecoded(std::vector<int64_t>(full.begin(), full.end() - 1));
+        if (ts.put(full.back()) == StreamStatus::Running)
+            ts.end();
+    }
+    const auto detok_start = Clock::now();
+    DecodedResults res;
+    res.texts.push_back(tokenizer_->decode(full));
+    res.tokens.push_back(full);
+    res.scores.push_back(0.0f);
+    res.finish_reasons.push_back(0);  // NONE, as GenAI reports it
+    const auto detok_stop = Clock::now();
+    perf.load_time_ms = load_time_ms_;
+    perf.raw.generate_us.push_back(PerfMetrics::us_between(start, Clock::now()));
+    perf.raw.tokenization_us.push_back(PerfMetrics::us_between(start, encode_stop));
+    perf.raw.detokenization_us.push_back(PerfMetrics::us_between(detok_start, detok_stop));
+    perf.finalize_call(start);
+    res.perf = std::move(perf);
+    return res;
+}
+
 DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const GenerationConfig& cfg,
                                           const StreamCallback* streamer, Clock::time_point start, PerfMetrics perf) {
     if (full.empty())
@@ -500,6 +530,8 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
                                     " tokens, which does not fit the model's context of " + std::to_string(max_context_) +
                                     " tokens (config.json max_position_embeddings)");
     const auto encode_stop = Clock::now();
+    if (cfg.echo && cfg.get_max_new_tokens(full.size()) == 0)
+        return echo_only(full, streamer, start, encode_stop, std::move(perf));
 
     size_t cached = 0;
     // Chat reuses the KV cache of the previous turn. With PA, plain generate calls also keep the previous
@@ -530,8 +562,11 @@ DecodedResults LLMEngine::run_chat_tokens(std::vector<int64_t> full, const Gener
 
     const auto detok_start = Clock::now();
     DecodedResults res;
-    for (auto& t : rr.tokens)
+    for (auto& t : rr.tokens) {
+        if (cfg.echo)  // echo: each sequence's ids start with the prompt's, and its text is theirs together
+            t.insert(t.begin(), full.begin(), full.end());
         res.texts.push_back(tokenizer_->decode(t));
+    }
     res.tokens = std::move(rr.tokens);
     res.scores = rr.scores;
     res.finish_reasons = rr.finish_reasons;
@@ -744,6 +779,12 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         size_t limit = s.finished ? s.gen.size() : (s.gen.size() > stream_hold ? s.gen.size() - stream_hold : 0);
         StreamStatus st = StreamStatus::Running;
         static const std::string no_text;
+        if (cfg.echo && s.streamed == 0 && limit > 0) {  // echo: the prompt comes with the first new token, as
+            if (token_streamer_)                           // GenAI's first output carries it
+                st = token_streamer_(full.data(), full.size());
+            else if (ts)
+                ts->push_undecoded(full);
+        }
         while (s.streamed < limit && st == StreamStatus::Running) {
             const int64_t token = s.gen[s.streamed++];
             st = token_streamer_ ? token_streamer_(&token, 1) : ts ? ts->put(token) : (*streamer)(no_text);

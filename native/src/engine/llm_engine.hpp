@@ -95,6 +95,8 @@ private:
 
     GenerationConfig resolve(const GenerationConfig* cfg) const;
     std::string render(const JsonValue& messages, const JsonValue* tools, const JsonValue* extra, PerfMetrics& perf);
+    DecodedResults echo_only(const std::vector<int64_t>& full, const StreamCallback* streamer, Clock::time_point start,
+                             Clock::time_point encode_stop, PerfMetrics perf);
     DecodedResults run_chat_tokens(std::vector<int64_t> full_tokens, const GenerationConfig& cfg,
                                    const StreamCallback* streamer, Clock::time_point start, PerfMetrics perf);
     RunResult decode_loop(const std::vector<int64_t>& full, size_t cached, const GenerationConfig& cfg,

@@ -27,11 +27,15 @@ public:
     // put() in two halves, for decoding several streamers' tokens in one detokenizer call: push() the token, decode
     // pending() (the tokens since the last newline) elsewhere, then take() that text.
     void push(int64_t token) { cache_.push_back(token); }
+    // Tokens cached without decoding them now, as GenAI's write() of several tokens caches all but its last: their
+    // printable lengths are decoded once the delay reaches them (echo's prompt ahead of the first new token).
+    void push_undecoded(const std::vector<int64_t>& tokens);
     const std::vector<int64_t>& pending() const { return cache_; }
     StreamStatus take(const std::string& text);
 
 private:
     StreamStatus emit(const std::string& s) { return s.empty() ? StreamStatus::Running : cb_(s); }
+    long length_at(size_t position);  // the printable length of the text of cache_[0..position]
     Tokenizer& tok_;
     Callback cb_;
     std::vector<int64_t> cache_;
