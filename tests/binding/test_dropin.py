@@ -324,15 +324,30 @@ def test_text_streamer_gets_genai_chunks(pipe, oracle):
     assert "".join(ours_chunks) == "".join(their_chunks)
 
 
+@pytest.mark.parametrize("include", [False, True])
+def test_streamed_chunks_with_stop_strings_are_genais(pipe, oracle, include):
+    # GenAI holds a streamed token back until the longest stop string's tokens after it are known (with or without
+    # include_stop_str_in_output), and what a step releases is one write: the end gives the held tokens together
+    plain = str(pipe.generate("Tell me a story", max_new_tokens=24))
+    word = plain.split()[len(plain.split()) // 2]
+    for stops in ({"zzzq"}, {word}):
+        kw = dict(max_new_tokens=24, stop_strings=stops, include_stop_str_in_output=include)
+        ours, theirs = [], []
+        r1 = pipe.generate("Tell me a story", streamer=ours.append, **kw)
+        r2 = oracle.generate("Tell me a story", streamer=theirs.append, **kw)
+        assert str(r1) == r2 and ours == theirs, stops
+
+
 class IdStreamer(ovgenai_c.StreamerBase):
     """A token-level streamer as upstream's samples write them (write gets ids, end() closes)."""
 
     def __init__(self, stop_after=None):
         super().__init__()
-        self.ids, self.ended, self.stop_after = [], 0, stop_after
+        self.ids, self.writes, self.ended, self.stop_after = [], [], 0, stop_after
 
     def write(self, token):
         self.ids += token if isinstance(token, list) else [token]
+        self.writes.append(list(token) if isinstance(token, list) else [token])
         if self.stop_after is not None and len(self.ids) >= self.stop_after:
             return ovgenai_c.StreamingStatus.STOP
         return ovgenai_c.StreamingStatus.RUNNING
@@ -344,10 +359,11 @@ class IdStreamer(ovgenai_c.StreamerBase):
 class OracleIdStreamer(og.StreamerBase):
     def __init__(self):
         super().__init__()
-        self.ids = []
+        self.ids, self.writes = [], []
 
     def write(self, token):
         self.ids += token if isinstance(token, list) else [token]
+        self.writes.append(list(token) if isinstance(token, list) else [token])
         return og.StreamingStatus.RUNNING
 
     def end(self):
@@ -360,6 +376,10 @@ def test_token_level_streamer_gets_genais_ids(pipe, oracle):
     r1 = pipe.generate("Tell me a story", max_new_tokens=12, streamer=ours)
     r2 = oracle.generate("Tell me a story", max_new_tokens=12, streamer=theirs)
     assert str(r1) == r2 and ours.ids == theirs.ids and len(ours.ids) > 0 and ours.ended == 1
+    ours, theirs = IdStreamer(), OracleIdStreamer()  # a stop string's window: the held ids come in one write
+    r1 = pipe.generate("Tell me a story", max_new_tokens=12, stop_strings={"zzzq"}, streamer=ours)
+    r2 = oracle.generate("Tell me a story", max_new_tokens=12, stop_strings={"zzzq"}, streamer=theirs)
+    assert str(r1) == r2 and ours.writes == theirs.writes and len(ours.writes) < len(ours.ids)
     stopping = IdStreamer(stop_after=3)
     pipe.generate("Tell me a story", max_new_tokens=12, streamer=stopping)
     assert len(stopping.ids) == 3  # STOP from write() ends the generation

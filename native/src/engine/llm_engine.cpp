@@ -623,7 +623,9 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     size_t window = 0;
     for (auto& s : cfg.stop_strings)
         window = std::max(window, tokenizer_->encode(s, false).size());
-    const size_t stream_hold = (!cfg.stop_strings.empty() && !cfg.include_stop_str_in_output) ? window : 0;
+    // As GenAI's: a streamed token waits until the longest stop string's tokens after it are known, whether or
+    // not stop strings go into the output
+    const size_t stream_hold = cfg.stop_strings.empty() ? 0 : window;
 
     std::unique_ptr<TextStreamer> ts;  // none in cancel-only mode (the callback then gets "" per token) and
                                        // with a token streamer (it gets the ids)
@@ -785,11 +787,22 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             else if (ts)
                 ts->push_undecoded(full);
         }
-        while (s.streamed < limit && st == StreamStatus::Running) {
-            const int64_t token = s.gen[s.streamed++];
-            st = token_streamer_ ? token_streamer_(&token, 1) : ts ? ts->put(token) : (*streamer)(no_text);
+        if (s.streamed >= limit || st != StreamStatus::Running)
+            return st;
+        // the tokens a step releases go in one write, as GenAI's step output (several after a verification, or
+        // the stop-string window's at the end); with no text, one empty call per token (cancel-only mode)
+        const int64_t* first = s.gen.data() + s.streamed;
+        const size_t n = limit - s.streamed;
+        s.streamed = limit;
+        if (token_streamer_)
+            return token_streamer_(first, n);
+        if (!ts) {
+            for (size_t i = 0; i < n && st == StreamStatus::Running; ++i)
+                st = (*streamer)(no_text);
+            return st;
         }
-        return st;
+        ts->push_undecoded(std::vector<int64_t>(first, first + n - 1));
+        return ts->put(first[n - 1]);
     };
 
     // Inputs of one decode step: B new tokens, each continuing the sequence in row parents[b] of the last
