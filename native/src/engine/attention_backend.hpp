@@ -41,10 +41,10 @@ public:
     // ---- cache
     virtual void reset() = 0;            // nothing cached
     virtual void trim(size_t keep) = 0;  // one cached sequence: it keeps its first `keep` tokens (keep > 0)
-    // Beam search ended with several beams cached: keeps only the prompt's `prompt_len` tokens, as upstream does
-    // (its PA prefix cache keeps the prompt's blocks; its stateful chat trims the turn). false: nothing worth
-    // keeping (the caller resets).
-    virtual bool keep_prompt_after_beams(size_t prompt_len, bool chat) = 0;
+    // Beam search ended with several beams cached: keeps only the first tokens of the prompt (`prompt_len`
+    // tokens long), as upstream does (its PA prefix cache keeps the prompt's whole blocks; its stateful chat trims
+    // the turn). Returns how many stay cached; 0: nothing worth keeping (the caller resets).
+    virtual size_t keep_prompt_after_beams(size_t prompt_len, bool chat) = 0;
 
     // ---- reuse rules
     // true: the cache outlives a request (PA's prefix cache, also across chats); false: only a chat keeps it

@@ -844,11 +844,13 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         }
         perf.raw.inference_us.push_back(infer_total_us);
         if (total_len != prompt_len) {
-            // The cache holds several beams: keep only the prompt, as upstream does (its PA prefix cache keeps
-            // the prompt's blocks; its stateful chat trims the turn's tokens and reads row 0 of the state next).
-            kv_tokens_.assign(full.begin(), full.end());
+            // The cache holds several beams: keep only (the start of) the prompt, as upstream does (its PA prefix
+            // cache keeps the prompt's whole blocks; its stateful chat trims the turn's tokens and reads row 0 of
+            // the state next).
+            const size_t kept = backend_->keep_prompt_after_beams(prompt_len, chat_);
+            kv_tokens_.assign(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(std::min(kept, prompt_len)));
             kv_batch_ = 1;
-            if (!backend_->keep_prompt_after_beams(prompt_len, chat_))
+            if (kept == 0)
                 reset_kv();
         }
         for (auto& h : search.best(cfg.num_return_sequences)) {

@@ -39,10 +39,15 @@ void PagedBackend::attach_forms() {
     }
 }
 
-// GenAI's prefix cache keeps the prompt's blocks after the beams.
-bool PagedBackend::keep_prompt_after_beams(size_t prompt_len, bool) {
-    kv_->keep_prefix(prompt_len);
-    return true;
+// The prompt's whole blocks only, as what GenAI's prefix cache restores after the beams. The prompt's partly
+// filled last block is not the prefill's any more: the first beam step wrote into it (one beam in place, the
+// others into copies of it), and in the CPU plugin's u8 cache (keys quantised by channel, per block) a write into
+// a block also changes the entries already there. Reused, it gave an exact repeat of the prompt other logits than
+// computing the prompt afresh (and than GenAI, which recomputes that block); it is recomputed instead.
+size_t PagedBackend::keep_prompt_after_beams(size_t prompt_len, bool) {
+    const size_t keep = prompt_len - prompt_len % kv_->block_size();
+    kv_->keep_prefix(keep);  // 0: nothing stays
+    return keep;
 }
 
 // Whole blocks of the common prefix, or the old sequence's partly filled last block too when the old sequence is

@@ -42,7 +42,7 @@ public:
 
     void reset() override { kv_->reset(); }
     void trim(size_t keep) override { kv_->trim(keep); }
-    bool keep_prompt_after_beams(size_t prompt_len, bool) override;
+    size_t keep_prompt_after_beams(size_t prompt_len, bool) override;
 
     bool keeps_cache_between_requests() const override { return true; }
     bool reuses_prefix(bool) const override { return scheduler_.enable_prefix_caching; }

@@ -82,11 +82,11 @@ void StatefulBackend::trim(size_t keep) {
 }
 
 // In a chat: the state keeps the prompt (every row; the next turn reads row 0), as upstream's stateful chat.
-bool StatefulBackend::keep_prompt_after_beams(size_t prompt_len, bool chat) {
+size_t StatefulBackend::keep_prompt_after_beams(size_t prompt_len, bool chat) {
     if (!chat)
-        return false;
+        return 0;
     trim(prompt_len);
-    return true;
+    return prompt_len;
 }
 
 void StatefulBackend::prepare_prefill(const int64_t* ids, size_t n, size_t cached) {

@@ -23,7 +23,7 @@ public:
 
     void reset() override;
     void trim(size_t keep) override;
-    bool keep_prompt_after_beams(size_t prompt_len, bool chat) override;
+    size_t keep_prompt_after_beams(size_t prompt_len, bool chat) override;
 
     bool keeps_cache_between_requests() const override { return false; }
     bool reuses_prefix(bool chat) const override { return chat; }
