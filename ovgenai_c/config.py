@@ -153,8 +153,10 @@ def check_value(name: str, value: Any, subject: Optional[str] = None) -> Any:
 
 
 def _as_int(value: Any) -> Optional[int]:
-    """``value`` as pybind's int caster takes it (an int, a bool, a numpy integer: anything with ``__index__``),
+    """``value`` as an int field takes it: an int or a numpy integer (anything with ``__index__``), not a bool;
     else None."""
+    if isinstance(value, bool) or _is_numpy_bool(value):
+        return None
     if isinstance(value, int):
         return int(value)
     try:
@@ -163,18 +165,18 @@ def _as_int(value: Any) -> Optional[int]:
         return None
 
 
+def _is_numpy_bool(value: Any) -> bool:
+    return type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
+
+
 def _coerce(name: str, kind: str, value: Any, subject: str) -> Any:
-    """Check the type and range of one field value; return the stored form. The types taken are pybind's (a
-    numpy scalar, a bool for a number, an int for a bool), None and text are not."""
+    """Check the type and range of one field value; return the stored form. numpy scalars are taken as the Python
+    numbers they stand for (as pybind's attributes take them); a bool for a number, a number for a bool, None and
+    text are refused (pybind's keyword arguments refuse them too)."""
     if kind == _BOOL:
-        if isinstance(value, bool):
-            return value
-        if type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"):
+        if isinstance(value, bool) or _is_numpy_bool(value):
             return bool(value)
-        as_int = _as_int(value)
-        if as_int is None:
-            raise InvalidParameterError(f"{subject} must be a bool, not {type(value).__name__}")
-        return as_int != 0
+        raise InvalidParameterError(f"{subject} must be a bool, not {type(value).__name__}")
     if kind == _OPT_SIZE:
         if value is None:
             return None
@@ -195,7 +197,7 @@ def _coerce(name: str, kind: str, value: Any, subject: str) -> Any:
             raise InvalidParameterError(f"{subject} must be in [{lo}, {hi}], got {value}")
         return value
     if kind == _FLOAT:
-        if not isinstance(value, numbers.Real):  # int, float, bool and numpy's numbers
+        if isinstance(value, bool) or _is_numpy_bool(value) or not isinstance(value, numbers.Real):
             raise InvalidParameterError(f"{subject} must be a number, not {type(value).__name__}")
         value = float(value)
         if not math.isfinite(value):

@@ -118,7 +118,7 @@ def test_python_rules_agree_with_the_librarys_validate(double_session, fields):
     ("max_new_tokens", -1, errors.InvalidParameterError), ("max_new_tokens", 2**64, errors.InvalidParameterError),
     ("max_new_tokens", "5", errors.InvalidParameterError), ("max_new_tokens", 1.5, errors.InvalidParameterError),
     ("temperature", float("nan"), errors.InvalidParameterError), ("temperature", float("inf"), errors.InvalidParameterError),
-    ("temperature", "hot", errors.InvalidParameterError), ("do_sample", "yes", errors.InvalidParameterError),
+    ("temperature", "hot", errors.InvalidParameterError), ("do_sample", 1, errors.InvalidParameterError),
     ("stop_strings", "abc", errors.InvalidParameterError), ("stop_strings", {"a\0b"}, errors.InvalidParameterError),
     ("stop_strings", {"\ud800"}, errors.InvalidParameterError), ("stop_token_ids", {1.5}, errors.InvalidParameterError),
     ("eos_token_id", -5, errors.InvalidParameterError), ("stop_criteria", 9, errors.InvalidParameterError),

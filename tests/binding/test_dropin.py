@@ -117,20 +117,22 @@ def test_eos_assigned_on_a_passed_config_stops_generation_like_pybind(pipe, orac
     assert kw.texts == oracle.generate(["Hello"], their_cfg, min_new_tokens=1).texts
 
 
-def test_attribute_values_pybind_takes_are_taken():
-    # pybind's casters take numpy scalars, a bool for a number and an int for a bool; ported code sets them so
+def test_numpy_scalars_are_taken_like_pybinds_attributes():
+    # pybind's attributes take numpy scalars; ported code computes values with numpy
     np = pytest.importorskip("numpy")
     cases = [("max_new_tokens", np.int64(5)), ("top_k", np.uint64(3)), ("temperature", np.float32(0.5)),
-             ("do_sample", np.bool_(True)), ("num_beams", True), ("do_sample", 0), ("do_sample", 1),
-             ("eos_token_id", np.int32(7)), ("rng_seed", np.int64(3)), ("repetition_penalty", 2),
-             ("presence_penalty", True)]
+             ("do_sample", np.bool_(True)), ("eos_token_id", np.int32(7)), ("rng_seed", np.int64(3)),
+             ("repetition_penalty", 2), ("top_p", np.int64(1))]
     for name, value in cases:
         ours, theirs = ovgenai_c.GenerationConfig(), og.GenerationConfig()
         setattr(ours, name, value)
         setattr(theirs, name, value)
         assert getattr(ours, name) == getattr(theirs, name), name
         assert type(getattr(ours, name)) is type(getattr(theirs, name)), name
-    for name, value in [("max_new_tokens", 2.5), ("do_sample", "yes"), ("temperature", "1"), ("max_new_tokens", None)]:
+    # refused by name (pybind's attributes would take a bool for a number and a number for a bool; its keyword
+    # arguments refuse them, as we do on both paths: max_new_tokens=True is a mistake, not a count)
+    for name, value in [("max_new_tokens", 2.5), ("do_sample", "yes"), ("temperature", "1"), ("max_new_tokens", None),
+                        ("max_new_tokens", True), ("do_sample", 1), ("temperature", np.bool_(True))]:
         with pytest.raises(errors.InvalidParameterError, match=name):  # (pybind: TypeError)
             setattr(ovgenai_c.GenerationConfig(), name, value)
 

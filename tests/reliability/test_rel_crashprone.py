@@ -223,7 +223,6 @@ print(json.dumps({"results": results, "live": lib.live_handles()}))
 
 EXPECT_GENERATE_ERRORS = {
     "empty-history": "empty",
-    "echo": "echo",
     "beams-streamed": "stream",
     "beams-absurd": "num_beams",
     "streamer-raises": "division",
