@@ -6,6 +6,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "engine/sampler.hpp"
+
 namespace ovgc {
 
 namespace {
@@ -40,14 +42,11 @@ bool GroupBeamSearch::done() const {
 
 std::vector<float> GroupBeamSearch::log_softmax(const float* logits, size_t vocab) const {
     // float arithmetic in upstream's order, so equal logits give equal scores
-    const float max_logit = *std::max_element(logits, logits + vocab);
-    float sum = 0.0f;
-    for (size_t i = 0; i < vocab; ++i)
-        sum += std::exp(logits[i] - max_logit);
-    const float log_sum = std::log(sum);
+    const ExpSum e = exp_sum(logits, vocab);
+    const float log_sum = std::log(e.sum);
     std::vector<float> out(vocab);
     for (size_t i = 0; i < vocab; ++i)
-        out[i] = logits[i] - max_logit - log_sum;
+        out[i] = logits[i] - e.max - log_sum;
     return out;
 }
 

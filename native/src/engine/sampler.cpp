@@ -43,20 +43,19 @@ void Sampler::process(float* logits, size_t vocab, const GenerationConfig& cfg, 
     (void)full_ids;  // no_repeat_ngram_size applies to beam search only (as upstream)
 }
 
-// The first index of the largest value (NaN never wins; all -inf or NaN: 0). Two passes the compiler vectorises:
-// each block's maximum over 16 independent lanes (no index to carry, so no branch per element), keeping the first
-// block that reaches the running maximum; then the first position of that value from that block on. 3-4x faster
-// than a compare-and-branch scan over a 49k vocabulary, the same answer.
+ExpSum exp_sum(const float* row, size_t vocab) {
+    ExpSum e{*std::max_element(row, row + vocab), 0.0f};
+    for (size_t i = 0; i < vocab; ++i)
+        e.sum += std::exp(row[i] - e.max);
+    return e;
+}
+
 GreedyLogProb::GreedyLogProb(const float* row, size_t vocab, const GenerationConfig& cfg, bool penalties)
     : on_(cfg.logprobs > 0 && !cfg.is_multinomial() && vocab > 0) {
     if (!on_)
         return;
-    // as GenAI's: the largest logit, then a float sum of exp(x - max) in vocabulary order
-    const float mx = *std::max_element(row, row + vocab);
-    float sum = 0.0f;
-    for (size_t i = 0; i < vocab; ++i)
-        sum += std::exp(row[i] - mx);
-    log_sum_exp_ = std::log(sum) + mx;
+    const ExpSum e = exp_sum(row, vocab);
+    log_sum_exp_ = std::log(e.sum) + e.max;  // as GenAI's (logf(sum) + max)
     if (penalties)
         raw_.assign(row, row + vocab);
 }
@@ -67,6 +66,10 @@ SampledToken GreedyLogProb::score(SampledToken tok, const float* row) const {
     return tok;
 }
 
+// The first index of the largest value (NaN never wins; all -inf or NaN: 0). Two passes the compiler vectorises:
+// each block's maximum over 16 independent lanes (no index to carry, so no branch per element), keeping the first
+// block that reaches the running maximum; then the first position of that value from that block on. 3-4x faster
+// than a compare-and-branch scan over a 49k vocabulary, the same answer.
 SampledToken Sampler::greedy(const float* logits, size_t vocab) {
     constexpr size_t kBlock = 256;
     constexpr size_t kLanes = 16;

@@ -18,6 +18,14 @@ struct SampledToken {
     float log_prob;
 };
 
+// The parts of a row's log-sum-exp in GenAI's float order: its largest value, and the float sum of exp(x - max)
+// in vocabulary order (beam search's log-softmax and the greedy log-probability both start from it).
+struct ExpSum {
+    float max;
+    float sum;
+};
+ExpSum exp_sum(const float* row, size_t vocab);
+
 // GenAI's greedy score when logprobs > 0 (0 otherwise): the chosen token's log-probability under the model's own
 // logits, before any penalty. Made from the row before the penalties change it in place.
 class GreedyLogProb {
