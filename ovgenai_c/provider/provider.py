@@ -126,9 +126,16 @@ def resolve_device(explicit: Optional[str], profile: Profile) -> str:
     return "CPU"
 
 
-def _library_kind(library: Any) -> Optional[str]:
+def library_kind(library: Any = None) -> Optional[str]:
+    """The kind ("bundled" / "official" / "other") of ``library`` (a loaded library or a path), or of the process
+    library when None (None if no library is found)."""
     if library is None:
-        return None
+        from .. import library_info
+
+        try:
+            return library_info()["kind"]
+        except errors.LibraryNotFoundError:
+            return None
     kind = getattr(library, "kind", None)
     if kind is not None:
         return kind
@@ -170,15 +177,7 @@ class Provider:
         self.library = library
         self.pool = pool if pool is not None else default_pool()
         self.default_options = {**self.profile.options, **check_options(options or {})}
-        kind = _library_kind(library)
-        if kind is None:
-            from .. import library_info
-
-            try:
-                kind = library_info()["kind"]
-            except errors.LibraryNotFoundError:
-                kind = None
-        self.library_kind = kind
+        kind = self.library_kind = library_kind(library)
         if self.info.format == "gguf" and kind == "bundled":
             raise errors.NotSupportedError(
                 f"{self.path} is a GGUF file: the bundled backend loads OpenVINO IR folders. Convert it once with "

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
+from ..provider import library_kind
 from .audio_api import AudioRoutes
 from .config import ServeConfig
 from .http import BearerAuth
@@ -45,13 +46,11 @@ class ServerState:
 
 
 def _library_kind(library: Any) -> Optional[str]:
-    """The kind of ``library`` (a loaded library or a path; None: the process library), None if unknown."""
-    from .. import errors, library_info, open_library
+    """:func:`~ovgenai_c.provider.library_kind`, None where the library cannot be opened (its requests say why)."""
+    from .. import errors
 
     try:
-        if library is None:
-            return library_info()["kind"]
-        return getattr(library, "kind", None) or open_library(os.fspath(library)).kind
+        return library_kind(library)
     except (errors.GenAIError, OSError):
         return None
 

@@ -55,6 +55,12 @@ def clamp_options(options: Dict[str, Any], provider: Any) -> Dict[str, Any]:
     return opts
 
 
+def _raise_server_timeout(exc: BaseException, timeout: Optional[float]) -> None:
+    """The provider was given the time left after queueing: its timeout is raised again naming the server's."""
+    if isinstance(exc, errors.GenerationTimeoutError) and timeout is not None:
+        raise RequestTimeoutError(timeout, "(queueing included)") from exc
+
+
 class Generation:
     """A started generation; iterate with :meth:`next_chunk` or :meth:`collect`, always :meth:`close`."""
 
@@ -96,8 +102,7 @@ class Generation:
         except BaseException as exc:
             slot.release(provider)
             slot.stats.failed += 1
-            if isinstance(exc, errors.GenerationTimeoutError) and timeout is not None:
-                raise RequestTimeoutError(timeout, "(queueing included)") from exc
+            _raise_server_timeout(exc, timeout)
             raise
         return cls(slot, provider, stream, started, load_s, timeout)
 
@@ -121,9 +126,7 @@ class Generation:
             if not isinstance(exc, anyio.get_cancelled_exc_class()) and not self._closed:
                 self.error = exc
             await self.close()
-            if isinstance(exc, errors.GenerationTimeoutError) and self.timeout is not None:
-                # the provider was given the time left after queueing: name the server's timeout instead
-                raise RequestTimeoutError(self.timeout, "(queueing included)") from exc
+            _raise_server_timeout(exc, self.timeout)
             raise
         if item is _END:
             self.finished = True
