@@ -15,7 +15,6 @@ from there afterwards. Where the folder cannot be written, the declarations are 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import io
 import os
@@ -58,6 +57,7 @@ def _declaration_files() -> List[Path]:
 
 def _digest(texts: List[str]) -> str:
     import _cffi_backend  # its version, without importing cffi's parser
+    import hashlib  # (here, not at import: on PyPy hashlib is cffi's, which `import ovgenai_c` must not load)
 
     h = hashlib.sha256(f"cffi {_cffi_backend.__version__}\n".encode())
     for text in texts:

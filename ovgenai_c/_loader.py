@@ -281,20 +281,31 @@ def _choose_tokenizers(lib_path: Path, openvino: Optional[str]) -> Optional[str]
     return str(found)
 
 
+def _dlclose(handle: int) -> None:
+    """dlclose a ctypes handle: CPython's _ctypes has it, PyPy's does not (there: libc's own, through ctypes)."""
+    import _ctypes
+
+    close = getattr(_ctypes, "dlclose", None)
+    if close is not None:
+        try:
+            close(handle)
+        except OSError:
+            pass
+        return
+    libc_dlclose = ctypes.CDLL(None).dlclose
+    libc_dlclose.argtypes, libc_dlclose.restype = [ctypes.c_void_p], ctypes.c_int
+    libc_dlclose(handle)  # (a failure leaves the library mapped, which the caller's mapped_libraries() reports)
+
+
 def _unload(handles: List[Any], env_before: Optional[str], mapped_before: List[str]) -> List[str]:
     """Undo a failed candidate: restore the tokenizers variable, dlclose what it preloaded (last first).
     Returns what stays mapped anyway (glibc never unloads some libraries, libopenvino among them)."""
-    import _ctypes
-
     if env_before is None:
         os.environ.pop(TOKENIZERS_ENV, None)
     else:
         os.environ[TOKENIZERS_ENV] = env_before
     for h in reversed(handles):
-        try:
-            _ctypes.dlclose(h._handle)
-        except OSError:
-            pass
+        _dlclose(h._handle)
     before = set(mapped_before)
     left = [p for p in _sharedlibs.mapped_libraries() if p not in before]
     _left_mapped.extend(p for p in left if p not in _left_mapped)
