@@ -10,6 +10,7 @@ import os
 import queue
 import select
 import signal
+import sys
 import threading
 import time
 from typing import Any, Callable, List, Optional, Tuple
@@ -23,6 +24,10 @@ except ImportError:  # pragma: no cover - other interpreters
 
 
 PLAIN_WAIT_S = 0.01  # the main thread's first, plain wait (the longest a Ctrl-C can go unseen)
+# How long the main thread's signal-aware wait blocks at a time. CPython's _thread.interrupt_main() writes to the
+# signal wakeup fd as a real signal does, so the wait needs no slices (None); PyPy's only flags the interrupt for
+# the next bytecode, so there the wait comes back to Python this often to let it run.
+INTERRUPT_POLL_S: Optional[float] = None if sys.implementation.name == "cpython" else 0.05
 
 
 class Latch:
@@ -154,7 +159,7 @@ def wait_on_main_thread(is_set: Callable[[], bool], arm: Callable[[Optional[int]
             # a signal delivered to this thread interrupts select and its handler runs here (PEP 475); one
             # taken elsewhere (or interrupt_main) writes its number to the pipe, and the handler runs at the
             # next bytecode
-            select.select([r], [], [], left)
+            select.select([r], [], [], _poll_slice(left))
             _drain(r, previous)
         return True
     finally:
@@ -166,6 +171,13 @@ def wait_on_main_thread(is_set: Callable[[], bool], arm: Callable[[Optional[int]
 # The wakeup fd that was set before a wait installed its pipe's write end (restored when the wait ends). Kept here,
 # not in a local: a KeyboardInterrupt can arrive between set_wakeup_fd() returning and the local being assigned.
 _outer_wakeup_fd = -1
+
+
+def _poll_slice(left: Optional[float]) -> Optional[float]:
+    """The main thread's next blocking wait: ``left`` seconds (None: no limit), cut to :data:`INTERRUPT_POLL_S`."""
+    if INTERRUPT_POLL_S is None or (left is not None and left <= INTERRUPT_POLL_S):
+        return left
+    return INTERRUPT_POLL_S
 
 
 def _install_wakeup_fd(w: int) -> int:
@@ -394,9 +406,9 @@ class RelayJob(_Waitable):
                     deadline = None if timeout is None else time.monotonic() + timeout
                     while True:
                         left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-                        ended = self.relay.wait_fd(left, self._cell, r, w, previous)
-                        if ended is not False:  # (False: a signal; its handler runs on the way round)
-                            break
+                        ended = self.relay.wait_fd(_poll_slice(left), self._cell, r, w, previous)
+                        if ended is not False and (ended is not None or left == _poll_slice(left)):
+                            break  # (False: a signal; None within a poll slice: round again; handlers run there)
                 finally:
                     _restore_wakeup_fd(w)
             if ended is None:

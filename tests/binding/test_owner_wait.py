@@ -12,13 +12,14 @@ import _thread, os, signal, threading, time
 signal.signal(signal.SIGINT, signal.default_int_handler)
 from ovgenai_c import _owner
 
-def wait_for(delay_set, delay_interrupt=None):
-    '''A one-shot Wakeup set after delay_set s, waited on by the main thread; interrupt_main() after
-    delay_interrupt s. Returns "set" or "interrupted".'''
+def wait_for(delay_set, delay_interrupt=None, real_signal=False):
+    '''A one-shot Wakeup set after delay_set s, waited on by the main thread; interrupt_main() (or a real SIGINT
+    sent to the process) after delay_interrupt s. Returns "set" or "interrupted".'''
     wk = _owner.Wakeup(once=True)
     threading.Timer(delay_set, wk.set).start()
     if delay_interrupt is not None:
-        threading.Timer(delay_interrupt, _thread.interrupt_main).start()
+        interrupt = (lambda: os.kill(os.getpid(), signal.SIGINT)) if real_signal else _thread.interrupt_main
+        threading.Timer(delay_interrupt, interrupt).start()
     try:
         wk.wait()
     except KeyboardInterrupt:
@@ -39,7 +40,7 @@ def test_ctrl_c_interrupts_a_long_wait_and_the_outer_wakeup_fd_comes_back():
     out = _run("""
         r, w = os.pipe(); os.set_blocking(w, False); os.set_blocking(r, False)
         signal.set_wakeup_fd(w, warn_on_full_buffer=False)   # e.g. an asyncio loop's own
-        print(wait_for(0.4, 0.1))
+        print(wait_for(0.4, 0.1, real_signal=True))          # (a real one: PyPy's interrupt_main writes no number)
         print(wait_for(0.05))                                # a plain wait still ends
         print(signal.set_wakeup_fd(-1) == w)                 # the caller's fd is back
         print(os.read(r, 64).count(bytes([signal.SIGINT])) >= 1)  # and it got the signal's number
