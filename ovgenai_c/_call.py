@@ -23,6 +23,14 @@ def check_timeout(timeout: Any) -> Optional[float]:
     return timeout
 
 
+def discard_results(job: Any) -> None:
+    """Drop ``job``'s results (nobody gets them) and free their native object now, on any interpreter."""
+    value, job.value = job.value, None
+    discard = getattr(getattr(value, "native", None), "discard", None)
+    if discard is not None:
+        discard()
+
+
 class GenerationCall:
     """A submitted generation: ``job`` runs it on the owner thread, ``bridge`` carries its text and cancel token."""
 
@@ -100,7 +108,7 @@ class GenerationCall:
                                  "so it cannot be cancelled; pass timeout= or a streamer to make such calls "
                                  "cancellable\n")
             self.job.wait_uninterrupted()
-            self.job.value = None  # results nobody gets: their native object goes now, not with the traceback
+            discard_results(self.job)  # results nobody gets: their native object goes now, not with the traceback
             raise
 
     # --- outcome -------------------------------------------------------------------------------------------
@@ -117,12 +125,13 @@ class GenerationCall:
         :class:`DecodedResults`."""
         job, bridge, effective = self.job, self.bridge, self.effective
         if self.timed_out:
-            job.value = None  # results nobody gets: their native object goes now, not with the traceback
+            discard_results(job)  # results nobody gets: their native object goes now, not with the traceback
             if job.error is not None and bridge.error is None:
                 job.result()  # C failed on its own meanwhile: that error, not the timeout
             raise self.timeout_error()
         if bridge.error is not None:  # the user's streamer raised: surface it intact
-            job.error = job.value = None
+            discard_results(job)
+            job.error = None
             err, bridge.error = bridge.error, None
             raise err
         out = job.result()

@@ -17,7 +17,7 @@ from typing import (TYPE_CHECKING, Any, AsyncIterator, Callable, Dict, Iterator,
 from . import _capi, _loader, chat as _chat, errors, results as _results
 from ._capi import bundled, generation_config as _native_config, llm_pipeline
 from .scheduler import scheduler_properties
-from ._call import GenerationCall, check_timeout
+from ._call import GenerationCall, check_timeout, discard_results
 from ._owner import Job, OwnerThread, RelayJob
 from ._streaming import DEADLINE, END, AsyncChunkQueue, ChunkQueue, StreamBridge
 from .chat import ChatHistory
@@ -1106,6 +1106,7 @@ class LLMPipeline(OwnedPipeline):
             call.cancel("cancelled")
             if not call.done():
                 await asyncio.shield(done)
+            discard_results(call.job)
             raise
         finally:
             if not call.done():
@@ -1137,6 +1138,7 @@ class TextStream(Iterator[str]):
             call.cancel("interrupt")
             call.job.wait_uninterrupted()
             self._finished = True
+            discard_results(call.job)
             raise
         if item is DEADLINE:
             self._finished = True
@@ -1153,7 +1155,10 @@ class TextStream(Iterator[str]):
         if not self._call.done():
             self._call.cancel("closed")
         self._finished = True
-        self._call.finish_waiting()
+        try:
+            self._call.finish_waiting()
+        finally:
+            discard_results(self._call.job)  # (results nobody gets: freed now, on any interpreter)
 
     def close(self) -> None:
         """Stop early (cancels natively, waits for C). Safe to call twice."""

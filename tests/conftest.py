@@ -36,7 +36,11 @@ def double_session(double_lib_path):
 
 @pytest.fixture
 def double(double_session):
-    """The double, reset (faults, reply, delay, thread log) before and after the test."""
+    """The double, reset (faults, reply, delay, thread log) before and after the test; on PyPy what earlier tests
+    dropped is collected first (its live-handle counts are the double's, process-wide)."""
+    from testsupport import settle_garbage
+
+    settle_garbage()
     double_session.reset()
     yield double_session
     double_session.reset()

@@ -125,6 +125,15 @@ class NativeResults:
             raise values
         return values
 
+    def discard(self) -> None:
+        """Free the native results unread, now: results nobody will get (a cancelled or failed call's), which
+        without this would go with the last reference — at once on CPython, at a later collection on PyPy."""
+        with _read_lock:
+            handle, self._handle = self._handle, None
+            if handle is not None:
+                self._values = ValueError("these results were discarded")
+                self._capi.ffi.release(handle)
+
 
 def create(capi: CApi, models_path: str, device: str, properties: Sequence[Tuple[str, str]]) -> Any:
     """A native pipeline (the variadic create takes the properties as key, value strings); free it with
