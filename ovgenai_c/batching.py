@@ -17,7 +17,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
-from . import errors
+from . import _native_memory, errors
 from ._capi import batching as native
 from ._capi import bind
 from ._capi.chat_history import materialise as native_history
@@ -265,6 +265,7 @@ class ContinuousBatchingPipeline(NotCopyable):
         self._library = lib
         self._capi = capi
         staged = None
+        memory_before = _native_memory.before_create()  # (PyPy: pipelines dropped unclosed go first)
         if tokenizer is not None:
             from .model_staging import stage_for_tokenizer
 
@@ -279,6 +280,7 @@ class ContinuousBatchingPipeline(NotCopyable):
             if staged is not None:
                 staged.remove()
         self._finalizer = weakref.finalize(self, _free_pipeline, capi, self._pipe)
+        _native_memory.after_create(memory_before)
         # our own descriptor of the step signal, taken now (the pipeline's is closed by its free)
         self._events = StepEvents(os.dup(native.event_fd(capi, self._pipe))) if native.has_events(capi) else None
         self._ids = 0

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import (TYPE_CHECKING, Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple,
                     TypeVar, Union, overload)
 
-from . import _capi, _loader, chat as _chat, errors, results as _results
+from . import _capi, _loader, _native_memory, chat as _chat, errors, results as _results
 from ._capi import bundled, generation_config as _native_config, llm_pipeline
 from .scheduler import scheduler_properties
 from ._call import GenerationCall, check_timeout, discard_results
@@ -566,6 +566,7 @@ class LLMPipeline(OwnedPipeline):
         def _create() -> None:
             state.handle = native.create(state.capi, path, device, props)
 
+        memory_before = _native_memory.before_create()  # (PyPy: pipelines dropped unclosed go first)
         job = owner.submit(_create)
         try:
             interrupted = job.wait_uninterrupted()
@@ -584,6 +585,7 @@ class LLMPipeline(OwnedPipeline):
         self._finalizer = weakref.finalize(self, _finalize, state)
         # at exit, _close_all_at_exit cancels and waits; the finalizer's own atexit run would only queue the free
         self._finalizer.atexit = False
+        _native_memory.after_create(memory_before)
         self._config = self._initial_config(path)
 
     # --- life cycle ----------------------------------------------------------------------------------

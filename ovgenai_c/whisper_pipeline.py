@@ -22,7 +22,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from . import _ffi, _loader, errors
+from . import _ffi, _loader, _native_memory, errors
 from ._call import check_timeout
 from ._capi import whisper_pipeline as native
 from ._owner import OwnerThread
@@ -129,6 +129,7 @@ class WhisperPipeline(OwnedPipeline):
             state.handle = native.create(state.capi, path, device, prop_strings)
             return native.read_generation_config(state.capi, state.handle)
 
+        memory_before = _native_memory.before_create()  # (PyPy: pipelines dropped unclosed go first)
         job = owner.submit(_create)
         try:
             interrupted = job.wait_uninterrupted()
@@ -148,6 +149,7 @@ class WhisperPipeline(OwnedPipeline):
         _live_states.add(state)
         self._finalizer = weakref.finalize(self, _finalize, state)
         self._finalizer.atexit = False
+        _native_memory.after_create(memory_before)
         self._config = self._initial_config(path, native_config)
 
     def _initial_config(self, path: str, native_config: Dict[str, Any]) -> WhisperGenerationConfig:
