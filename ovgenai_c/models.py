@@ -37,6 +37,7 @@ import hashlib
 import json
 import os
 import pathlib
+import platform
 import shlex
 import shutil
 import subprocess
@@ -223,6 +224,16 @@ def converter_python() -> str:
     return CONVERT_PYTHON or os.environ.get("OVGENAI_C_CONVERT_PYTHON") or sys.executable
 
 
+def converter_install_hint() -> str:
+    """What to do when the converter interpreter lacks its tools (openvino_genai and friends: CPython extensions,
+    which another interpreter such as PyPy cannot install)."""
+    if converter_python() == sys.executable and platform.python_implementation() != "CPython":
+        return (f"they are CPython extensions, which {platform.python_implementation()} cannot install: set "
+                "OVGENAI_C_CONVERT_PYTHON to a CPython that has them (`python3 -m pip install 'ovgenai_c[convert]'`); "
+                "the conversion runs once there")
+    return "install them with `pip install 'ovgenai_c[convert]'`"
+
+
 # --------------------------------------------------------------------------- GGUF
 
 
@@ -376,8 +387,8 @@ def convert_gguf_to_ir(gguf: pathlib.Path, work: pathlib.Path, progress: bool = 
     if r.returncode == _NO_GENAI_EXIT:
         raise ModelFetchError(
             f"openvino_genai is not installed for {py}, and it is needed once to convert a model from GGUF "
-            "to OpenVINO IR. Install it with `pip install 'ovgenai_c[convert]'`, or use the official OpenVINO "
-            f"GenAI library, which loads the GGUF directly ({gguf})."
+            f"to OpenVINO IR: {converter_install_hint()}; or use the official OpenVINO GenAI library, which loads "
+            f"the GGUF directly ({gguf})."
         )
     if r.returncode != 0:
         tail = "\n".join(err.splitlines()[-5:])

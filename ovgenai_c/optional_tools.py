@@ -128,12 +128,34 @@ def child_command(name: str, python: str, args: List[str],
     (``OVGENAI_C_CONVERT_PYTHON``) runs the same module."""
     tool = find_tool(name)
     child_env = dict(os.environ if env is None else env)
-    same_site = python == sys.executable and tool.import_root in _site_packages()
-    if tool.import_root and not same_site:  # (this interpreter finds its own site-packages unaided)
+    in_site = tool.import_root in _site_packages()
+    if in_site and python != sys.executable:
+        # another interpreter (a CPython with openvino_genai for a PyPy, say): this one's site-packages on its path
+        # would put this interpreter's numpy / openvino ahead of its own; it gets the tool's package alone
+        return [python, "-c", _RUN_PACKAGE_MODULE, tool.import_root, tool.module, *args], child_env
+    if tool.import_root and not in_site:  # (this interpreter finds its own site-packages unaided)
         parts = [p for p in child_env.get("PYTHONPATH", "").split(os.pathsep) if p]
         if tool.import_root not in parts:
             child_env["PYTHONPATH"] = os.pathsep.join(parts + [tool.import_root])
     return [python, "-m", tool.module, *args], child_env
+
+
+# `python -c` this ROOT MODULE ARGS...: imports MODULE's top-level package from ROOT alone (nothing else of ROOT
+# joins sys.path), then runs MODULE as `python -m MODULE ARGS...` would
+_RUN_PACKAGE_MODULE = (
+    "import importlib.util, os, runpy, sys\n"
+    "root, module = sys.argv[1], sys.argv[2]\n"
+    "top = module.split('.')[0]\n"
+    "where = os.path.join(root, top)\n"
+    "spec = (importlib.util.spec_from_file_location(top, os.path.join(where, '__init__.py'),\n"
+    "                                               submodule_search_locations=[where])\n"
+    "        if os.path.isdir(where) else importlib.util.spec_from_file_location(top, where + '.py'))\n"
+    "package = importlib.util.module_from_spec(spec)\n"
+    "sys.modules[top] = package\n"
+    "spec.loader.exec_module(package)\n"
+    "sys.argv = [module] + sys.argv[3:]\n"
+    "runpy.run_module(module, run_name='__main__', alter_sys=True)\n"
+)
 
 
 __all__ = ["GROUP", "DEFAULT_TARGETS", "Tool", "ToolNotFoundError", "find_module_spec", "find_tool", "load_tool",

@@ -212,7 +212,7 @@ def convert_ct2_to_ir(src: pathlib.Path, dst: pathlib.Path, progress: bool = Tru
     err = r.stderr.decode("utf-8", "replace").strip()
     if r.returncode == _NO_TOOLS_EXIT:
         raise ModelFetchError(f"{err.splitlines()[-1] if err else 'the converter lacks its tools'} "
-                              f"(interpreter {py}); install them with `pip install 'ovgenai_c[convert]'`.")
+                              f"(interpreter {py}); {models.converter_install_hint()}.")
     if r.returncode != 0:
         tail = "\n".join(err.splitlines()[-5:])
         raise ModelFetchError(f"converting the Whisper model in {src} failed (exit {r.returncode}):\n{tail}")

@@ -77,7 +77,30 @@ def test_module_name_when_no_entry_point_is_installed(no_entry_points):
 def test_a_child_of_this_interpreter_finds_its_own_site_packages(monkeypatch, no_entry_points):
     monkeypatch.setattr(optional_tools, "_site_packages", lambda: [str(ROOT)])  # as if installed there
     assert "PYTHONPATH" not in child_command("convert_gguf", sys.executable, [], env={})[1]
-    assert child_command("convert_gguf", "/other/python", [], env={})[1]["PYTHONPATH"] == str(ROOT)
+    argv, env = child_command("convert_gguf", "/other/python", [], env={})  # (gets the package alone: below)
+    assert argv[1] == "-c" and argv[3:5] == [str(ROOT), "ovgenai_c_tools.convert_gguf"] and "PYTHONPATH" not in env
+
+
+def test_another_interpreter_gets_the_tool_package_alone_not_this_site_packages(fake_tools, tmp_path, monkeypatch):
+    # as if fake_tools were installed in this interpreter's site-packages, beside a module the other interpreter
+    # (a CPython converting for a PyPy) must not see: this interpreter's builds of numpy / openvino would shadow its own
+    monkeypatch.setattr(optional_tools, "_site_packages", lambda: [str(fake_tools)])
+    (fake_tools / "shadowing_module.py").write_text("raise SystemExit('the site-packages leaked into the child')\n")
+    (fake_tools / "fake_tools" / "probe.py").write_text(
+        "import importlib.util, sys\n"
+        "print(sys.argv[1:], importlib.util.find_spec('shadowing_module') is None, __name__, __package__)\n")
+    monkeypatch.setattr(optional_tools, "_entry_points", lambda: {"convert_gguf": "fake_tools.probe"})
+    other = tmp_path / "other-python"
+    other.symlink_to(sys.executable)
+    argv, env = child_command("convert_gguf", str(other), ["a b", "--c"], env={})
+    assert argv[:2] == [str(other), "-c"] and "PYTHONPATH" not in env
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['a b', '--c'] True __main__ fake_tools"
+    # this interpreter, or a tool outside site-packages: `python -m` as before
+    assert child_command("convert_gguf", sys.executable, [], env={})[0][1] == "-m"
+    monkeypatch.setattr(optional_tools, "_site_packages", lambda: [])
+    assert child_command("convert_gguf", str(other), [], env={})[0][1] == "-m"
 
 
 def test_an_entry_point_to_a_missing_module_falls_back_to_the_module_name(monkeypatch):

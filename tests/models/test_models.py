@@ -298,6 +298,17 @@ def test_ir_reconverted_when_incomplete(cache, fake_pip, fake_genai):
     assert len(fake_genai()) == 2
 
 
+def test_on_another_interpreter_the_hint_names_a_cpython_converter(monkeypatch):
+    monkeypatch.delenv("OVGENAI_C_CONVERT_PYTHON", raising=False)
+    monkeypatch.setattr(models, "CONVERT_PYTHON", None)
+    assert models.converter_install_hint() == "install them with `pip install 'ovgenai_c[convert]'`"
+    monkeypatch.setattr(models.platform, "python_implementation", lambda: "PyPy")
+    hint = models.converter_install_hint()
+    assert "CPython extensions, which PyPy cannot install" in hint and "OVGENAI_C_CONVERT_PYTHON" in hint
+    monkeypatch.setenv("OVGENAI_C_CONVERT_PYTHON", "/usr/bin/python3")  # a CPython is named: the plain advice
+    assert models.converter_install_hint() == "install them with `pip install 'ovgenai_c[convert]'`"
+
+
 def test_conversion_missing_output(cache, fake_pip, fake_genai, monkeypatch):
     monkeypatch.setenv("FAKE_GENAI_SKIP", "openvino_detokenizer.bin")
     with pytest.raises(models.ModelFetchError, match="openvino_detokenizer.bin"):
