@@ -401,6 +401,10 @@ def test_resampling_without_the_extra_names_it(make_whisper, tmp_path, monkeypat
     path = _write_wav(tmp_path / "44k.wav", np.zeros(441, np.int16).tobytes(), 2, rate=44100)
     with pytest.raises(errors.NotSupportedError, match=r"pip install 'ovgenai_c\[audio\]'"):
         make_whisper().generate(path)
+    # on PyPy (no soxr or scipy wheels there) the message says so and what to do instead
+    monkeypatch.setattr(audio, "_IMPLEMENTATION", "pypy")
+    with pytest.raises(errors.NotSupportedError, match=r"which pypy cannot install: resample it to 16000 Hz first"):
+        make_whisper().generate(path)
 
 
 def test_bad_wav_files(make_whisper, tmp_path):
