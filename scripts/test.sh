@@ -9,9 +9,12 @@
 #        its output goes to background.log).
 #      The parts: the whole suite on the default engine (PagedAttention) in seven pytest runs (tests/backend in two
 #      by its engine_explicit marker, the other folders in groups, tests/whisper alone), and the backend and
-#      conformance suites on the stateful SDPA engine. So the queue balances itself whether the ASan build is
-#      cached (a minute of sanitizer part) or not (a few minutes of build first).
-# Between 1 and 2, espeak-ng and sox (the Whisper tests' speech) are apt-get installed when missing, where apt is.
+#      conformance suites on the stateful SDPA engine, and the PyPy part (ovgenai_c installed for pypy3 by
+#      scripts/install_pypy.sh, tests/binding run by PyPy, then PyPy's answers checked against this interpreter's).
+#      So the queue balances itself whether the ASan build is cached (a minute of sanitizer part) or not (a few
+#      minutes of build first).
+# Between 1 and 2, espeak-ng and sox (the Whisper tests' speech) are apt-get installed when missing, where apt is;
+# the PyPy part gets pypy3 the same way (skipped, saying so, where it cannot).
 # A one-line summary per part at the end; the exit status is non-zero when any part fails (or runs no tests).
 # Extra arguments go to the suite and SDPA parts; with extra arguments the suite runs as one part (as a filter such as
 # -k could leave a folder part with no test, which counts as a failure). OVGENAI_C_NO_ASAN=1 skips the sanitizer
@@ -30,10 +33,10 @@ SUMMARY="$LOGS/summary"
 # pytest's last line ("12 passed, 1 skipped in 3.4s"); exit status 5 means no tests ran, which is a failure here.
 # The part's summary line goes to $SUMMARY and to PART_LINE (of this lane).
 PART_LINE=""
-pytest_part() {  # name logfile pytest-args...
+pytest_part() {  # name logfile pytest-args... (PYTEST_PYTHON: the interpreter, default python3)
     local name=$1 log=$2 t=$SECONDS rc last
     shift 2
-    python3 -m pytest -q -p no:cacheprovider --durations=15 "$@" 2>&1 | tee "$log"
+    "${PYTEST_PYTHON:-python3}" -m pytest -q -p no:cacheprovider --durations=15 "$@" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     last=$(grep -E '[0-9]+ (passed|failed|error|errors|skipped)|no tests ran' "$log" | tail -n 1 | tr -d '=' | xargs)
     if [[ $rc -eq 0 ]]; then
@@ -108,6 +111,34 @@ suite_part() {  # label log-suffix pytest-args...
     pytest_part "suite (PA engine): $label" "$LOGS/pytest-pa-$suffix.log" "$@"
 }
 
+# PyPy: ovgenai_c installed for it (scripts/install_pypy.sh, into this run's log folder), tests/binding run by it,
+# then this interpreter's tests/binding/test_other_interpreter.py against it. pypy3 comes from apt-get where it is
+# missing and apt is usable (as the speech tools); without it the part is skipped, saying so.
+pypy_part() {
+    local t=$SECONDS venv="$LOGS/pypy-venv" rc=0
+    if ! command -v pypy3 >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]]; then
+        lane_note "PyPy part: installing pypy3 with apt-get"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pypy3 >/dev/null 2>&1 ||
+            { apt-get update -qq >/dev/null 2>&1 &&
+              DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pypy3 >/dev/null 2>&1; }
+    fi
+    if ! command -v pypy3 >/dev/null 2>&1; then
+        PART_LINE="PyPy: skipped (no pypy3, and apt-get could not install it)"
+        echo "$PART_LINE" >>"$SUMMARY"
+        return 0
+    fi
+    if ! bash scripts/install_pypy.sh "$venv" pypy3 pytest hypothesis >"$LOGS/pypy-install.log" 2>&1; then
+        PART_LINE="PyPy: FAILED to install ovgenai_c for pypy3 after $((SECONDS - t)) s (log $LOGS/pypy-install.log)"
+        echo "$PART_LINE" >>"$SUMMARY"
+        return 1
+    fi
+    lane_note "PyPy part: ovgenai_c installed for $("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])') in $((SECONDS - t)) s"
+    PYTEST_PYTHON="$venv/bin/python" pytest_part "tests/binding on PyPy" "$LOGS/pytest-pypy.log" tests/binding -rs || rc=1
+    OVGENAI_C_OTHER_PYTHON="$venv/bin/python" pytest_part "PyPy against CPython (test_other_interpreter)" \
+        "$LOGS/pytest-pypy-cross.log" tests/binding/test_other_interpreter.py -rs || rc=1
+    return $rc
+}
+
 run_part() {  # part-id extra-args...: one queued part
     local id=$1
     shift
@@ -128,6 +159,7 @@ run_part() {  # part-id extra-args...: one queued part
                 tests/chat_template tests/cli tests/provider tests/serve tests/models "$@" ;;
         whisper)  # the converter, the Whisper models (fetched and converted once) and the speech tests
             suite_part "tests/whisper" whisper tests/whisper "$@" ;;
+        pypy) pypy_part ;;
         *) echo "unknown part $id" >&2; return 2 ;;
     esac
 }
@@ -206,7 +238,7 @@ else
     done
     # biggest first (seconds with both lanes busy on 2 cores: 407, 289, 163, 155, 103, 63; whisper: ~290 on a
     # machine shared with other jobs, its models cached — not measured inside test.sh yet)
-    printf '%s\n' backend-explicit sdpa whisper frontends backend-rest binding reliability >"$QUEUE"
+    printf '%s\n' backend-explicit sdpa whisper frontends backend-rest pypy binding reliability >"$QUEUE"
 fi
 
 say "2/3 the queue of test parts: $(tr '\n' ' ' <"$QUEUE")"

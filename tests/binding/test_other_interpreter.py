@@ -1,0 +1,106 @@
+"""ovgenai_c on another Python (PyPy): the same code over the same bundled backend gives the same tokens, streams the
+same chunks and raises the same errors as on this interpreter. Driven from here; ``OVGENAI_C_OTHER_PYTHON`` names the
+other interpreter, with ovgenai_c installed in its environment (scripts/install_pypy.sh; the test command's PyPy part
+sets it). Without it these tests skip. Each side runs the same probe in a child process, from a folder outside the
+source tree, so each imports its own installed copy."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+OTHER = os.environ.get("OVGENAI_C_OTHER_PYTHON")
+pytestmark = pytest.mark.skipif(not OTHER, reason="OVGENAI_C_OTHER_PYTHON is not set (scripts/install_pypy.sh makes "
+                                                  "such an interpreter; scripts/test.sh's PyPy part sets it)")
+TINY = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "ir"
+
+PROBE = textwrap.dedent("""
+    import json, sys
+    import ovgenai_c as ov_genai
+    from ovgenai_c import errors
+    model = sys.argv[1]
+    out = {"implementation": sys.implementation.name, "package": ov_genai.__file__}
+    with ov_genai.LLMPipeline(model, "CPU") as pipe:
+        out["library"] = ov_genai.library_info()["kind"]
+        prompts = ["What is the capital of France?", "Write a haiku about the sea.", "1, 2, 3, 4,"]
+        out["greedy"] = [str(pipe.generate(p, max_new_tokens=24)) for p in prompts]
+        res = pipe.generate(prompts[0], max_new_tokens=12)
+        out["tokens"] = res.perf_metrics.get_num_generated_tokens()
+        out["finish"] = res.finish_reason
+        out["chunks"] = list(pipe.stream(prompts[1], max_new_tokens=16))
+        history = ov_genai.ChatHistory()
+        replies = []
+        for turn in ("Hi, who are you?", "Tell me more."):
+            history.append({"role": "user", "content": turn})
+            reply = pipe.generate(history, max_new_tokens=16)
+            replies.append(reply.texts[0])
+            history.append({"role": "assistant", "content": reply.texts[0]})
+        out["chat"] = replies
+        cfg = ov_genai.GenerationConfig(max_new_tokens=8, do_sample=True, top_k=5, rng_seed=7)
+        out["seeded"] = str(pipe.generate(prompts[2], cfg))
+        try:
+            pipe.generate(prompts[0], max_new_tokens=4, temperature=-1.0, do_sample=True)
+        except errors.GenAIError as exc:
+            out["refused"] = [type(exc).__name__, str(exc)]
+    try:
+        pipe.generate("x", max_new_tokens=2)
+    except errors.PipelineClosedError as exc:
+        out["closed"] = type(exc).__name__
+    print(json.dumps(out))
+""")
+
+
+def _probe(python: str, model: Path, cwd: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OVGENAI_C_LIBRARY", "OPENVINO_GENAI_DIR")}
+    proc = subprocess.run([python, "-c", PROBE, str(model)], capture_output=True, text=True, cwd=str(cwd), env=env,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _models() -> list:
+    found = [TINY]
+    from ovgenai_c import models
+
+    if models.default_model_status().get("ir_present"):
+        found.append(models.default_model_dir() / "ir")
+    return found
+
+
+@pytest.mark.parametrize("model", _models(), ids=lambda p: p.parent.name)
+def test_the_other_interpreter_answers_as_this_one(model, tmp_path):
+    if not (model / "openvino_model.xml").is_file():
+        pytest.skip(f"no model at {model}")
+    here = _probe(sys.executable, model, tmp_path)
+    there = _probe(OTHER, model, tmp_path)
+    assert there["implementation"] != here["implementation"] or OTHER == sys.executable
+    assert Path(there["package"]).resolve() != Path(__file__).resolve().parents[2] / "ovgenai_c" / "__init__.py"
+    assert there["library"] == here["library"] == "bundled"
+    for key in ("greedy", "tokens", "finish", "chunks", "chat", "seeded", "refused", "closed"):
+        assert there[key] == here[key], key
+    assert "".join(there["chunks"]) and len(there["chunks"]) > 1  # streamed piece by piece, not one block
+    assert there["refused"][0] == "ConfigError" and "temperature" in there["refused"][1]
+
+
+def test_the_main_job_runs_on_the_other_interpreter(tmp_path):
+    """README's command 1 without the install: `ovgenai-c generate` in the other interpreter's environment gives the
+    answer this one gives (the default model converted, if it is not yet, by this interpreter's openvino_genai)."""
+    pytest.importorskip("openvino_genai", exc_type=ImportError)
+    cli = Path(OTHER).parent / "ovgenai-c"
+    if not cli.is_file():
+        pytest.skip(f"no ovgenai-c beside {OTHER}")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OVGENAI_C_LIBRARY", "OPENVINO_GENAI_DIR")}
+    env["OVGENAI_C_CONVERT_PYTHON"] = sys.executable
+    question = "What is the capital of France?"
+    there = subprocess.run([str(cli), "generate", question], capture_output=True, text=True, cwd=str(tmp_path),
+                           env=env, timeout=900)
+    assert there.returncode == 0, there.stderr[-3000:]
+    here = subprocess.run([sys.executable, "-m", "ovgenai_c", "generate", question], capture_output=True, text=True,
+                          cwd=str(tmp_path), env=env, timeout=900)
+    assert here.returncode == 0, here.stderr[-3000:]
+    assert there.stdout.strip() and there.stdout == here.stdout
