@@ -885,6 +885,7 @@ class LLMPipeline(OwnedPipeline):
         bridge = StreamBridge(on_text, on_tokens)
         call = GenerationCall(bridge, effective, timeout, entry, cancellable=streamable)
         st = self._live_state()
+        _native_memory.reclaim_abandoned(st.active is not None)  # (PyPy: a dropped stream cancels first)
         if st.owner.relay is not None and on_text is None and on_tokens is None and prompt is not None:
             job = self._relay_generate(st, prompt, send, bridge, streamable, streamable and not want_text)
             if job is not None:

@@ -94,6 +94,20 @@ def test_pipelines_rebound_without_close_do_not_pile_up(double, model_dir):
     assert sorted(frees) == sorted(owners)
 
 
+def test_a_stream_dropped_half_way_is_cancelled_before_the_next_call(make_pipe, double):
+    """`for piece in pipe.stream(...): break` drops the iterator: CPython cancels its call at once (TextStream's
+    __del__), PyPy at a collection — which the next call on the pipeline now runs first, instead of waiting behind
+    the whole generation (~300 tokens here)."""
+    double.ctl.ovd_set_token_delay_us(5000)
+    pipe = make_pipe()
+    before = double.ctl.ovd_callback_count()
+    for piece in pipe.stream(" ".join(["w"] * 300), max_new_tokens=1000):
+        assert piece
+        break
+    assert str(pipe.generate("next", max_new_tokens=3)) == "Echo: next"
+    assert double.ctl.ovd_callback_count() - before < 100  # cancelled, not run to its end
+
+
 def test_close_is_idempotent_and_closed_pipeline_refuses(make_pipe, double):
     pipe = make_pipe()
     pipe.close()
