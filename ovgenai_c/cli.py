@@ -844,7 +844,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from . import __version__, errors, library_info, load_library
     from . import models
 
-    report: Dict[str, Any] = {"ovgenai_c": __version__, "python": platform.python_version()}
+    report: Dict[str, Any] = {"ovgenai_c": __version__, "python": platform.python_version(),
+                              "python_implementation": platform.python_implementation()}
     lib_ok = True
     try:
         if args.library:
@@ -876,7 +877,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         _out(json.dumps(report, indent=2, default=str))
         return 0 if lib_ok else EXIT_ERROR
-    _out(f"ovgenai_c {report['ovgenai_c']} (Python {report['python']})")
+    _out(f"ovgenai_c {report['ovgenai_c']} ({report['python_implementation']} {report['python']})")
     lib = report["library"]
     if lib["ok"]:
         _out("library:        ok")

@@ -283,6 +283,8 @@ def test_doctor_names_the_library_and_its_kind(env, double_lib_path):
     r = run_cli(env, "doctor")
     assert r.returncode == 0, r.stderr
     out = r.stdout
+    import platform  # (the interpreter is named: PyPy runs ovgenai_c too)
+    assert out.startswith("ovgenai_c 0") and f"({platform.python_implementation()} " in out.splitlines()[0]
     assert f"path:         {double_lib_path}" in out and "kind:         other" in out
     assert "found by:     OVGENAI_C_LIBRARY" in out and "none missing" in out
     assert "vision:       VLMPipeline (the 13 vlm_pipeline.h functions are exported)" in out  # the double has them
@@ -292,6 +294,7 @@ def test_doctor_names_the_library_and_its_kind(env, double_lib_path):
     doc = json.loads(r.stdout)
     assert doc["library"]["path"] == str(double_lib_path) and doc["library"]["kind"] == "other"
     assert doc["default_model"]["gguf_present"] is False
+    assert doc["python_implementation"] == platform.python_implementation()
 
 
 def test_doctor_shows_the_cpu_isa_and_inference_precision(env):
