@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -55,10 +56,23 @@ PROBE = textwrap.dedent("""
 """)
 
 
-def _probe(python: str, model: Path, cwd: Path) -> dict:
+WHISPER_PROBE = textwrap.dedent("""
+    import json, sys
+    import ovgenai_c as ov_genai
+    from ovgenai_c.audio import read_wav
+    samples = read_wav(sys.argv[2])
+    with ov_genai.WhisperPipeline(sys.argv[1], "CPU") as pipe:
+        plain = pipe.generate(samples)
+        timed = pipe.generate(samples, return_timestamps=True)
+    print(json.dumps({"implementation": sys.implementation.name, "text": str(plain), "texts": list(plain.texts),
+                      "chunks": [[c.start_ts, c.end_ts, c.text] for c in (timed.chunks or [])]}))
+""")
+
+
+def _probe(python: str, model: Path, cwd: Path, *more: str, code: str = PROBE) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OVGENAI_C_LIBRARY", "OPENVINO_GENAI_DIR")}
-    proc = subprocess.run([python, "-c", PROBE, str(model)], capture_output=True, text=True, cwd=str(cwd), env=env,
-                          timeout=600)
+    proc = subprocess.run([python, "-c", code, str(model), *more], capture_output=True, text=True, cwd=str(cwd),
+                          env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -85,6 +99,28 @@ def test_the_other_interpreter_answers_as_this_one(model, tmp_path):
         assert there[key] == here[key], key
     assert "".join(there["chunks"]) and len(there["chunks"]) > 1  # streamed piece by piece, not one block
     assert there["refused"][0] == "ConfigError" and "temperature" in there["refused"][1]
+
+
+def test_whisper_transcribes_on_the_other_interpreter_as_on_this_one(tmp_path):
+    """WhisperPipeline over the bundled backend: the same text and timestamped chunks (16 kHz speech: soxr and scipy,
+    the resamplers, publish no PyPy wheels)."""
+    from ovgenai_c import whisper_models
+
+    status = whisper_models.whisper_model_status("whisper-tiny.en")
+    if not status["ready"]:
+        pytest.skip(f"whisper-tiny.en is not converted here ({status['ir']}; tests/whisper makes it)")
+    espeak, sox = shutil.which("espeak-ng"), shutil.which("sox")
+    if espeak is None or sox is None:
+        pytest.skip("espeak-ng and sox make the speech (apt-get install espeak-ng sox)")
+    raw, wav = tmp_path / "raw.wav", tmp_path / "speech16k.wav"
+    subprocess.run([espeak, "-w", str(raw), "The quick brown fox jumps over the lazy dog. It was a sunny day."],
+                   check=True, capture_output=True, timeout=60)
+    subprocess.run([sox, str(raw), "-r", "16000", str(wav)], check=True, capture_output=True, timeout=60)
+    here = _probe(sys.executable, Path(status["ir"]), tmp_path, str(wav), code=WHISPER_PROBE)
+    there = _probe(OTHER, Path(status["ir"]), tmp_path, str(wav), code=WHISPER_PROBE)
+    assert there["implementation"] != here["implementation"] or OTHER == sys.executable
+    assert "fox" in there["text"].lower() and there["chunks"]
+    assert {k: there[k] for k in ("text", "texts", "chunks")} == {k: here[k] for k in ("text", "texts", "chunks")}
 
 
 def test_the_main_job_runs_on_the_other_interpreter(tmp_path):
