@@ -1158,10 +1158,9 @@ class TextStream(Iterator[str]):
         if not self._call.done():
             self._call.cancel("closed")
         self._finished = True
-        try:
-            self._call.finish_waiting()
-        finally:
-            discard_results(self._call.job)  # (results nobody gets: freed now, on any interpreter)
+        self._call.finish_waiting()
+        # (the results are not discarded here: another thread's __next__ may be taking them — close() from
+        # another thread while one iterates; they go with the stream)
 
     def close(self) -> None:
         """Stop early (cancels natively, waits for C). Safe to call twice."""
