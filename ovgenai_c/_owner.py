@@ -119,6 +119,31 @@ class Wakeup:
         return self._event.is_set()
 
 
+# Interpreter exit on PyPy: daemon threads go on running Python while the process tears down (CPython freezes them),
+# and one woken by the exit's cancellations and still unwinding its call crashes PyPy inside exit() (SIGSEGV in 3 of
+# 20 runs of tests/reliability's daemon-thread shutdown case). From the start of the exit hook, a daemon thread (not
+# an owner) coming back from a wait of this module stays parked in C instead, as CPython would have frozen it.
+_park_daemons = False
+_owner_idents: set = set()
+
+
+def park_daemon_waiters() -> None:
+    """Called by the exit hook: from now on (PyPy only) a daemon thread's wait never returns to Python."""
+    global _park_daemons
+    if sys.implementation.name != "cpython":
+        _park_daemons = True
+
+
+def _park_if_exiting() -> None:
+    if _park_daemons:
+        me = threading.current_thread()
+        if me.daemon and threading.get_ident() not in _owner_idents:
+            lock = _thread.allocate_lock()
+            lock.acquire()
+            while True:
+                lock.acquire()  # never released: blocked in C, running no Python, until the process ends
+
+
 def staged_wait(plain_wait: Callable[[Optional[float]], bool], main_wait: Callable[[Optional[float]], bool],
                 timeout: Optional[float]) -> bool:
     """Wait until the awaited end (True) or ``timeout`` seconds (False): first ``plain_wait`` for at most
@@ -133,7 +158,9 @@ def staged_wait(plain_wait: Callable[[Optional[float]], bool], main_wait: Callab
         if timeout <= 0:
             return False
     if threading.current_thread() is not threading.main_thread() or not _python_sigint_handler():
-        return plain_wait(timeout)
+        ended = plain_wait(timeout)
+        _park_if_exiting()
+        return ended
     return main_wait(timeout)
 
 
@@ -385,6 +412,7 @@ class RelayJob(_Waitable):
             if self._finished:
                 return True
             ended = self.relay.wait(timeout, self._cell)
+            _park_if_exiting()
             if ended is None:
                 return False
             self._finish(ended)
@@ -458,6 +486,7 @@ class OwnerThread:
         self.ident: Optional[int] = None
         self._stopping = False
         self._gone = False  # set when the thread's loop has ended (cheaper to read than Thread.is_alive())
+        self._join_lock = _thread.allocate_lock()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
         self._ready.wait()
@@ -472,6 +501,7 @@ class OwnerThread:
                 pass
         self.native_id = threading.get_native_id()
         self.ident = threading.get_ident()
+        _owner_idents.add(self.ident)
         self._ready.set()
         get = self._queue.get
         relay = self.relay
@@ -499,6 +529,7 @@ class OwnerThread:
                 del job
         finally:
             self._gone = True
+            _owner_idents.discard(self.ident)
 
     def is_current(self) -> bool:
         """True when called from this owner thread (e.g. from inside a streamer callback)."""
@@ -528,7 +559,16 @@ class OwnerThread:
     def join(self, timeout: Optional[float] = None) -> bool:
         if self.is_current():
             return False
-        self._thread.join(timeout)
+        # one joiner at a time: concurrent Thread.join() calls on one thread race inside the threading module of
+        # some interpreters (PyPy 3.9's raised AssertionError / "cannot release un-acquired lock" when 8 threads
+        # closed one pipeline at once; CPython's bpo-45274)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._join_lock.acquire(True, -1 if timeout is None else timeout):
+            return not self._thread.is_alive()
+        try:
+            self._thread.join(None if deadline is None else max(deadline - time.monotonic(), 0.0))
+        finally:
+            self._join_lock.release()
         return not self._thread.is_alive()
 
     @property

@@ -18,7 +18,7 @@ from . import _capi, _loader, _native_memory, chat as _chat, errors, results as 
 from ._capi import bundled, generation_config as _native_config, llm_pipeline
 from .scheduler import scheduler_properties
 from ._call import GenerationCall, check_timeout, discard_results
-from ._owner import Job, OwnerThread, RelayJob
+from ._owner import Job, OwnerThread, RelayJob, park_daemon_waiters
 from ._streaming import DEADLINE, END, AsyncChunkQueue, ChunkQueue, StreamBridge
 from .chat import ChatHistory
 from .config import GenerationConfig
@@ -252,6 +252,7 @@ if hasattr(os, "register_at_fork"):
 @atexit.register
 def _close_all_at_exit() -> None:
     """Interpreter exit: cancel running generates, free every live pipeline on its owner, join the owners."""
+    park_daemon_waiters()  # (PyPy: the daemon threads those cancellations wake must not run on into the teardown)
     states = list(_live_states)
     for st in states:
         if st.active is not None:
