@@ -205,7 +205,23 @@ class Term:
             self.buf += data
 
     def send(self, text: str) -> None:
+        """Keys as a terminal sends them: the arrows as ESC [ X, or as ESC O X while the program has the cursor keys
+        in application mode (DECCKM, ESC [ ? 1 h: PyPy's pyrepl readline sets it, GNU readline does not)."""
+        self._read_pending()
+        if self.buf.rfind(b"\x1b[?1h") > self.buf.rfind(b"\x1b[?1l"):
+            for key in "ABCD":
+                text = text.replace("\x1b[" + key, "\x1bO" + key)
         os.write(self.fd, text.encode())
+
+    def _read_pending(self) -> None:
+        while select.select([self.fd], [], [], 0)[0]:
+            try:
+                data = os.read(self.fd, 4096)
+            except OSError:
+                return
+            if not data:
+                return
+            self.buf += data
 
     def __enter__(self) -> "Term":
         return self
