@@ -10,7 +10,8 @@
 #      The parts: the whole suite on the default engine (PagedAttention) in seven pytest runs (tests/backend in two
 #      by its engine_explicit marker, the other folders in groups, tests/whisper alone), and the backend and
 #      conformance suites on the stateful SDPA engine, and the PyPy part (ovgenai_c installed for pypy3 by
-#      scripts/install_pypy.sh, tests/binding run by PyPy, then PyPy's answers checked against this interpreter's).
+#      scripts/install_pypy.sh, tests/binding, reliability, provider and cli run by PyPy, then PyPy's answers
+#      checked against this interpreter's).
 #      So the queue balances itself whether the ASan build is cached (a minute of sanitizer part) or not (a few
 #      minutes of build first).
 # Between 1 and 2, espeak-ng and sox (the Whisper tests' speech) are apt-get installed when missing, where apt is;
@@ -111,8 +112,8 @@ suite_part() {  # label log-suffix pytest-args...
     pytest_part "suite (PA engine): $label" "$LOGS/pytest-pa-$suffix.log" "$@"
 }
 
-# PyPy: ovgenai_c installed for it (scripts/install_pypy.sh, into this run's log folder), tests/binding run by it,
-# then this interpreter's tests/binding/test_other_interpreter.py against it. pypy3 comes from apt-get where it is
+# PyPy: ovgenai_c installed for it (scripts/install_pypy.sh, into this run's log folder), tests/binding, reliability,
+# provider and cli run by it, then this interpreter's tests/binding/test_other_interpreter.py against it. pypy3 comes from apt-get where it is
 # missing and apt is usable (as the speech tools); without it the part is skipped, saying so.
 pypy_part() {
     local t=$SECONDS venv="$LOGS/pypy-venv" rc=0
@@ -133,7 +134,9 @@ pypy_part() {
         return 1
     fi
     lane_note "PyPy part: ovgenai_c installed for $("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])') in $((SECONDS - t)) s"
-    PYTEST_PYTHON="$venv/bin/python" pytest_part "tests/binding on PyPy" "$LOGS/pytest-pypy.log" tests/binding -rs || rc=1
+    PYTEST_PYTHON="$venv/bin/python" pytest_part "tests/binding, reliability, provider, cli on PyPy" \
+        "$LOGS/pytest-pypy.log" tests/binding tests/reliability tests/provider tests/cli \
+        --ignore=tests/reliability/test_rel_sanitizers.py -rs || rc=1
     OVGENAI_C_OTHER_PYTHON="$venv/bin/python" pytest_part "PyPy against CPython (test_other_interpreter)" \
         "$LOGS/pytest-pypy-cross.log" tests/binding/test_other_interpreter.py -rs || rc=1
     return $rc
@@ -236,9 +239,10 @@ else
             echo "parts: FAILED, $d is in no part" >>"$SUMMARY"
         fi
     done
-    # biggest first (seconds with both lanes busy on 2 cores: 407, 289, 163, 155, 103, 63; whisper: ~290 on a
-    # machine shared with other jobs, its models cached — not measured inside test.sh yet)
-    printf '%s\n' backend-explicit sdpa whisper frontends backend-rest pypy binding reliability >"$QUEUE"
+    # biggest first (seconds with both lanes busy on 2 cores, a fresh clone on the AMX Xeon, 2026-12-06:
+    # backend-explicit 610, whisper 249, sdpa 218, frontends 166, binding 162, backend-rest 120, reliability 46;
+    # pypy ~130 before it took reliability, provider and cli too, plus its ~70 s install)
+    printf '%s\n' backend-explicit pypy sdpa whisper frontends backend-rest binding reliability >"$QUEUE"
 fi
 
 say "2/3 the queue of test parts: $(tr '\n' ' ' <"$QUEUE")"

@@ -13,7 +13,7 @@ from helpers import Config, generate
 from testsupport import PRECISION_HINT
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
-ov = pytest.importorskip("openvino")
+ov = pytest.importorskip("openvino", exc_type=ImportError)
 pytestmark = pytest.mark.engine_explicit  # PA only (the stateful engine keeps nothing between requests)
 
 PROMPT = "Write a short poem about the sea."

@@ -9,7 +9,7 @@ from helpers import Config, generate, make_streamer, oracle_pair, perf_dict
 
 og = pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
 pytestmark = pytest.mark.engine_explicit  # runs its engines itself: once per test command
-ov = pytest.importorskip("openvino")
+ov = pytest.importorskip("openvino", exc_type=ImportError)
 
 ENGINES = ("SDPA", "PA")
 OUT_OF_BOUNDS = -6  # ov_status_e OUT_OF_BOUNDS

@@ -108,7 +108,7 @@ def test_model_in_memory_as_bytes_with_a_folder_tokenizer(reference, staging_roo
 def test_model_in_memory_as_openvino_tensor(reference):
     if ovgenai_c.library_info().get("kind") != "bundled":
         pytest.skip("importing the openvino wheel beside another OpenVINO version is refused (a second libopenvino)")
-    ov = pytest.importorskip("openvino")
+    ov = pytest.importorskip("openvino", exc_type=ImportError)
     xml, weights = _model_in_memory()
     with ovgenai_c.LLMPipeline(xml, ov.Tensor(weights), _memory_tokenizer(), "CPU", **F32) as pipe:
         assert str(pipe.generate(PROMPT, max_new_tokens=12)) == reference
