@@ -228,7 +228,8 @@ def converter_install_hint() -> str:
     """What to do when the converter interpreter lacks its tools (openvino_genai and friends: CPython extensions,
     which another interpreter such as PyPy cannot install)."""
     if converter_python() == sys.executable and platform.python_implementation() != "CPython":
-        return (f"they are CPython extensions, which {platform.python_implementation()} cannot install: set "
+        return (f"the converters' tools (openvino_genai, openvino_tokenizers) are CPython extensions, which "
+                f"{platform.python_implementation()} cannot install: set "
                 "OVGENAI_C_CONVERT_PYTHON to a CPython that has them (`python3 -m pip install 'ovgenai_c[convert]'`); "
                 "the conversion runs once there")
     return "install them with `pip install 'ovgenai_c[convert]'`"
