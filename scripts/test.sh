@@ -66,15 +66,21 @@ fi
 echo "install: ok in $((SECONDS - t)) s" >>"$SUMMARY"
 say "installed in $((SECONDS - t)) s"
 
-# ---- the speech tools tests/whisper synthesizes its test audio with (apt, where there; never fails the run) --------
+# ---- system packages: apt-get, where it is there and usable (root); never fails the run ----------------------------
+apt_usable() { command -v apt-get >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]]; }
+apt_get_install() {  # PKG... : install quietly; refresh the package lists only when the first try fails
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1 ||
+        { apt-get update -qq >/dev/null 2>&1 &&
+          DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1; }
+}
+
+# ---- the speech tools tests/whisper synthesizes its test audio with ------------------------------------------------
 speech_tools_missing() { ! command -v espeak-ng >/dev/null 2>&1 || ! command -v sox >/dev/null 2>&1; }
 if speech_tools_missing; then
-    if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]]; then
+    if apt_usable; then
         t=$SECONDS
         say "installing espeak-ng and sox with apt-get (the speech the Whisper tests transcribe)"
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get install -y -qq espeak-ng sox >/dev/null 2>&1 ||
-            { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq espeak-ng sox >/dev/null 2>&1; }
+        apt_get_install espeak-ng sox
         if speech_tools_missing; then
             say "    espeak-ng / sox could not be installed; the speech tests of tests/whisper will skip"
         else
@@ -117,11 +123,9 @@ suite_part() {  # label log-suffix pytest-args...
 # missing and apt is usable (as the speech tools); without it the part is skipped, saying so.
 pypy_part() {
     local t=$SECONDS venv="$LOGS/pypy-venv" rc=0
-    if ! command -v pypy3 >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]]; then
+    if ! command -v pypy3 >/dev/null 2>&1 && apt_usable; then
         lane_note "PyPy part: installing pypy3 with apt-get"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pypy3 >/dev/null 2>&1 ||
-            { apt-get update -qq >/dev/null 2>&1 &&
-              DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pypy3 >/dev/null 2>&1; }
+        apt_get_install pypy3
     fi
     if ! command -v pypy3 >/dev/null 2>&1; then
         PART_LINE="PyPy: skipped (no pypy3, and apt-get could not install it)"
