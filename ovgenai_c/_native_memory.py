@@ -16,25 +16,27 @@ import gc
 import os
 from typing import Callable, Optional
 
+from . import _interpreter
+
 FLOOR_BYTES = 32 << 20  # the least a pipeline is counted for: owner thread, compiled graph, buffers, caches
 
 
 def _pressure_hook() -> Optional[Callable[[int], None]]:
     try:
         import __pypy__  # type: ignore[import-not-found]
-    except ImportError:  # CPython: reference counting frees a dropped pipeline at once
+    except ImportError:  # an interpreter without PyPy's hook: the collections alone
         return None
     return getattr(__pypy__, "add_memory_pressure", None)
 
 
-_add_pressure = _pressure_hook()
+_add_pressure = None if _interpreter.REFCOUNTED else _pressure_hook()
 
 
 def reclaim_abandoned(busy: bool) -> None:
     """Before a call that would queue behind a running one (``busy``): on PyPy, collect, so that a stream iterator
     dropped half-way (``for piece in pipe.stream(...): break``) cancels its call now, as it does at once on CPython;
     the new call would otherwise wait for that generation to run to its end (6 s in the test). Nothing on CPython."""
-    if busy and _add_pressure is not None:
+    if busy and not _interpreter.REFCOUNTED:
         gc.collect()
 
 
@@ -50,7 +52,7 @@ def resident_bytes() -> int:
 def before_create() -> Optional[int]:
     """Call before a native pipeline is created. On PyPy: collect (what was dropped unclosed goes now) and return the
     resident size for :func:`after_create`; on CPython None, and nothing is done."""
-    if _add_pressure is None:
+    if _interpreter.REFCOUNTED:
         return None
     gc.collect()
     return resident_bytes()

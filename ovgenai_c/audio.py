@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import wave
 from pathlib import Path
 from typing import Any, BinaryIO, Tuple, Union
 
-from . import errors
+from . import _interpreter, errors
 
 SAMPLE_RATE = 16000  # what Whisper's feature extractor takes
 AUDIO_EXTRA = "audio"
-_IMPLEMENTATION = sys.implementation.name  # soxr and scipy publish no wheels for PyPy
 _INT_SCALE = {"int8": 128.0, "int16": 32768.0, "int32": 2147483648.0}
 
 
@@ -146,10 +144,10 @@ def resample(samples: Any, from_rate: int, to_rate: int = SAMPLE_RATE) -> Any:
     try:
         from scipy.signal import resample_poly
     except ImportError:
-        if _IMPLEMENTATION != "cpython":  # (neither publishes wheels for PyPy)
+        if not _interpreter.REFCOUNTED:  # (neither publishes wheels for PyPy)
             raise errors.NotSupportedError(
                 f"the audio is {from_rate} Hz and Whisper takes {to_rate} Hz: resampling needs soxr or scipy, which "
-                f"{_IMPLEMENTATION} cannot install: resample it to {to_rate} Hz first (e.g. `sox in.wav -r "
+                f"{_interpreter.NAME} cannot install: resample it to {to_rate} Hz first (e.g. `sox in.wav -r "
                 f"{to_rate} out.wav`)") from None
         raise errors.NotSupportedError(
             f"the audio is {from_rate} Hz and Whisper takes {to_rate} Hz: resampling needs soxr or scipy, the "

@@ -37,7 +37,6 @@ import hashlib
 import json
 import os
 import pathlib
-import platform
 import shlex
 import shutil
 import subprocess
@@ -47,6 +46,7 @@ import time
 import zipfile
 from typing import Iterator, List, Optional
 
+from . import _interpreter
 from .ir_folder import IR_FILES, missing_ir_files
 
 __all__ = [
@@ -227,9 +227,9 @@ def converter_python() -> str:
 def converter_install_hint() -> str:
     """What to do when the converter interpreter lacks its tools (openvino_genai and friends: CPython extensions,
     which another interpreter such as PyPy cannot install)."""
-    if converter_python() == sys.executable and platform.python_implementation() != "CPython":
+    if converter_python() == sys.executable and not _interpreter.REFCOUNTED:
         return (f"the converters' tools (openvino_genai, openvino_tokenizers) are CPython extensions, which "
-                f"{platform.python_implementation()} cannot install: set "
+                f"{_interpreter.NAME} cannot install: set "
                 "OVGENAI_C_CONVERT_PYTHON to a CPython that has them (`python3 -m pip install 'ovgenai_c[convert]'`); "
                 "the conversion runs once there")
     return "install them with `pip install 'ovgenai_c[convert]'`"

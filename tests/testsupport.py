@@ -4,7 +4,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -12,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
-REFCOUNTED = sys.implementation.name == "cpython"  # whether a dropped object goes at once (not at the next GC)
+from ovgenai_c._interpreter import REFCOUNTED  # whether a dropped object goes at once (not at the next GC)
 
 
 def settle_garbage() -> None:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import ovgenai_c
-from ovgenai_c import _ffi, audio, errors
+from ovgenai_c import _ffi, _interpreter, audio, errors
 from ovgenai_c._capi import whisper_pipeline as capi_whisper
 from ovgenai_c.whisper_config import C_FIELDS, WhisperGenerationConfig
 from ovgenai_c.whisper_pipeline import WhisperPipeline
@@ -398,13 +398,15 @@ def test_resampling_without_the_extra_names_it(make_whisper, tmp_path, monkeypat
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_dsp)
-    monkeypatch.setattr(audio, "_IMPLEMENTATION", "cpython")  # (the extra can be installed there)
+    monkeypatch.setattr(_interpreter, "REFCOUNTED", True)  # CPython: the extra can be installed there
+    monkeypatch.setattr(_interpreter, "NAME", "CPython")
     path = _write_wav(tmp_path / "44k.wav", np.zeros(441, np.int16).tobytes(), 2, rate=44100)
     with pytest.raises(errors.NotSupportedError, match=r"pip install 'ovgenai_c\[audio\]'"):
         make_whisper().generate(path)
     # on PyPy (no soxr or scipy wheels there) the message says so and what to do instead
-    monkeypatch.setattr(audio, "_IMPLEMENTATION", "pypy")
-    with pytest.raises(errors.NotSupportedError, match=r"which pypy cannot install: resample it to 16000 Hz first"):
+    monkeypatch.setattr(_interpreter, "REFCOUNTED", False)
+    monkeypatch.setattr(_interpreter, "NAME", "PyPy")
+    with pytest.raises(errors.NotSupportedError, match=r"which PyPy cannot install: resample it to 16000 Hz first"):
         make_whisper().generate(path)
 
 

@@ -14,7 +14,7 @@ import zipfile
 
 import pytest
 
-from ovgenai_c import models
+from ovgenai_c import _interpreter, models
 
 FAKE_GGUF = b"GGUF\x03\x00\x00\x00" + bytes(range(256)) * 64
 
@@ -301,8 +301,10 @@ def test_ir_reconverted_when_incomplete(cache, fake_pip, fake_genai):
 def test_on_another_interpreter_the_hint_names_a_cpython_converter(monkeypatch):
     monkeypatch.delenv("OVGENAI_C_CONVERT_PYTHON", raising=False)
     monkeypatch.setattr(models, "CONVERT_PYTHON", None)
+    monkeypatch.setattr(_interpreter, "REFCOUNTED", True)
     assert models.converter_install_hint() == "install them with `pip install 'ovgenai_c[convert]'`"
-    monkeypatch.setattr(models.platform, "python_implementation", lambda: "PyPy")
+    monkeypatch.setattr(_interpreter, "REFCOUNTED", False)
+    monkeypatch.setattr(_interpreter, "NAME", "PyPy")
     hint = models.converter_install_hint()
     assert "CPython extensions, which PyPy cannot install" in hint and "OVGENAI_C_CONVERT_PYTHON" in hint
     monkeypatch.setenv("OVGENAI_C_CONVERT_PYTHON", "/usr/bin/python3")  # a CPython is named: the plain advice
