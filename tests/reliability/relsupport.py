@@ -77,6 +77,8 @@ def bundled_library_path() -> Optional[Path]:
 PRELUDE = textwrap.dedent("""
     import sys, os, json
     sys.path.insert(0, {root!r})
+    sys.path.insert(1, {tests!r})
+    from testsupport import settle_garbage  # (PyPy: what was dropped is freed at its collections)
     DOUBLE = {double!r}
     def _ctl():
         import cffi
@@ -90,7 +92,7 @@ def run_snippet(code: str, *, double: Optional[Path] = None, timeout: float = 60
                 known_defect: bool = False) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter (``sys.executable -c``). A signal death counts as a crash, a timeout
     as a hang; both fail the calling test instead of killing the run. Returns the finished process."""
-    src = PRELUDE.format(root=str(ROOT), double=str(double) if double else None, controls=str(CONTROLS_H))
+    src = PRELUDE.format(root=str(ROOT), tests=str(ROOT / "tests"), double=str(double) if double else None, controls=str(CONTROLS_H))
     src += textwrap.dedent(code)
     full_env = dict(os.environ)
     full_env.update(env or {})

@@ -22,9 +22,7 @@ p = ovgenai_c.LLMPipeline(model, library=DOUBLE)
 def done(**extra):
     assert str(p.generate("still fine", max_new_tokens=5)) == "Echo: still fine"
     p.close()
-    if sys.implementation.name != "cpython":  # (PyPy: what was dropped is freed at its collections)
-        for _ in range(3):
-            gc.collect()
+    settle_garbage()
     print(json.dumps({"live": ctl.ovd_live(ffi.NULL), **extra}))
 """
 

@@ -25,10 +25,6 @@ model = tempfile.mkdtemp()
 for n in IR_FILES:
     open(os.path.join(model, n), "w").close()
 PAGE = os.sysconf("SC_PAGE_SIZE")
-def settle():  # (PyPy: what was dropped goes at its collections; CPython freed it when dropped)
-    if sys.implementation.name != "cpython":
-        for _ in range(3):
-            gc.collect()
 def rss():
     gc.collect()
     with open("/proc/self/statm") as f:
@@ -49,7 +45,7 @@ r0 = rss()
 for i in range(N):
     cycle(i)
 r1 = rss()
-settle()
+settle_garbage()
 print(json.dumps({"rss0": r0, "rss1": r1, "live": ctl.ovd_live(ffi.NULL), "n": N}))
 """
 
@@ -83,7 +79,7 @@ for i in range(N):
     one(i)
 r1 = rss()
 p.close()
-settle()
+settle_garbage()
 print(json.dumps({"rss0": r0, "rss1": r1, "live": ctl.ovd_live(ffi.NULL), "n": N}))
 """
 
