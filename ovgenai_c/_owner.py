@@ -10,12 +10,11 @@ import os
 import queue
 import select
 import signal
-import sys
 import threading
 import time
 from typing import Any, Callable, List, Optional, Tuple
 
-from . import _relay
+from . import _interpreter, _relay
 
 try:  # CPython's raw handler lookup: signal.getsignal wraps it and turns ints into enums (~100x slower, and colder)
     from _signal import getsignal as _raw_getsignal
@@ -27,7 +26,7 @@ PLAIN_WAIT_S = 0.01  # the main thread's first, plain wait (the longest a Ctrl-C
 # How long the main thread's signal-aware wait blocks at a time. CPython's _thread.interrupt_main() writes to the
 # signal wakeup fd as a real signal does, so the wait needs no slices (None); PyPy's only flags the interrupt for
 # the next bytecode, so there the wait comes back to Python this often to let it run.
-INTERRUPT_POLL_S: Optional[float] = None if sys.implementation.name == "cpython" else 0.05
+INTERRUPT_POLL_S: Optional[float] = None if _interpreter.REFCOUNTED else 0.05
 
 
 class Latch:
@@ -119,19 +118,27 @@ class Wakeup:
         return self._event.is_set()
 
 
-# Interpreter exit on PyPy: daemon threads go on running Python while the process tears down (CPython freezes them),
-# and one woken by the exit's cancellations and still unwinding its call crashes PyPy inside exit() (SIGSEGV in 3 of
-# 20 runs of tests/reliability's daemon-thread shutdown case). From the start of the exit hook, a daemon thread (not
-# an owner) coming back from a wait of this module stays parked in C instead, as CPython would have frozen it.
+# Interpreter exit: from the start of the exit hook (which cancels the calls in flight and closes every pipeline), a
+# daemon thread (not an owner) coming back from a wait of this module, or starting a call on a pipeline the hook
+# closed, stays parked in C until the process ends, as the interpreter is about to freeze it anyway. Otherwise it
+# runs on into the teardown: on CPython a worker looping over generate() prints a PipelineClosedError traceback
+# into the exit; on PyPy, whose daemon threads go on running Python while the process tears down, one still
+# unwinding its call crashes the interpreter inside exit() (SIGSEGV in 3 of 20 runs of tests/reliability's
+# daemon-thread shutdown case).
 _park_daemons = False
 _owner_idents: set = set()
 
 
 def park_daemon_waiters() -> None:
-    """Called by the exit hook: from now on (PyPy only) a daemon thread's wait never returns to Python."""
+    """Called by the exit hook: from now on a daemon thread's wait or call never returns to Python."""
     global _park_daemons
-    if sys.implementation.name != "cpython":
-        _park_daemons = True
+    _park_daemons = True
+
+
+def park_if_exiting() -> None:
+    """On a daemon thread once the exit hook has run: block in C for good. Elsewhere and before: nothing."""
+    if _park_daemons:
+        _park_if_exiting()
 
 
 def _park_if_exiting() -> None:
@@ -151,17 +158,15 @@ def staged_wait(plain_wait: Callable[[Optional[float]], bool], main_wait: Callab
     off the main thread (or without a Python SIGINT handler) ``plain_wait`` again, on it ``main_wait``, a wait that
     a signal interrupts at once."""
     first = PLAIN_WAIT_S if timeout is None or timeout > PLAIN_WAIT_S else timeout
-    if plain_wait(first):
-        return True
-    if timeout is not None:
-        timeout -= first
-        if timeout <= 0:
-            return False
-    if threading.current_thread() is not threading.main_thread() or not _python_sigint_handler():
-        ended = plain_wait(timeout)
+    ended = plain_wait(first)
+    left = None if timeout is None else timeout - first
+    if not ended and (left is None or left > 0):
+        if threading.current_thread() is threading.main_thread() and _python_sigint_handler():
+            return main_wait(left)
+        ended = plain_wait(left)
+    if _park_daemons:  # (any wait of a daemon thread, however short, once the exit hook has run)
         _park_if_exiting()
-        return ended
-    return main_wait(timeout)
+    return ended
 
 
 def wait_on_main_thread(is_set: Callable[[], bool], arm: Callable[[Optional[int]], bool],

@@ -18,7 +18,7 @@ from . import _capi, _loader, _native_memory, chat as _chat, errors, results as 
 from ._capi import bundled, generation_config as _native_config, llm_pipeline
 from .scheduler import scheduler_properties
 from ._call import GenerationCall, check_timeout, discard_results
-from ._owner import Job, OwnerThread, RelayJob, park_daemon_waiters
+from ._owner import Job, OwnerThread, RelayJob, park_daemon_waiters, park_if_exiting
 from ._streaming import DEADLINE, END, AsyncChunkQueue, ChunkQueue, StreamBridge
 from .chat import ChatHistory
 from .config import GenerationConfig
@@ -249,10 +249,17 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+def closed_error() -> errors.PipelineClosedError:
+    """The error a call on a closed pipeline raises. After the exit hook (which closed it) a daemon thread parks
+    instead: it would only take a traceback into the interpreter's teardown (see :func:`_owner.park_if_exiting`)."""
+    park_if_exiting()
+    return errors.PipelineClosedError("the pipeline is closed")
+
+
 @atexit.register
 def _close_all_at_exit() -> None:
     """Interpreter exit: cancel running generates, free every live pipeline on its owner, join the owners."""
-    park_daemon_waiters()  # (PyPy: the daemon threads those cancellations wake must not run on into the teardown)
+    park_daemon_waiters()  # (the daemon threads those cancellations wake must not run on into the teardown)
     states = list(_live_states)
     for st in states:
         if st.active is not None:
@@ -400,7 +407,7 @@ class OwnedPipeline(NotCopyable):
             raise errors.PipelineClosedError(
                 "this pipeline was created in the parent process before fork(); create a new one in the child")
         if st is None or st.closed:
-            raise errors.PipelineClosedError("the pipeline is closed")
+            raise closed_error()
         return st
 
 
@@ -635,13 +642,13 @@ class LLMPipeline(OwnedPipeline):
         if st.owner.is_current():
             raise RuntimeError("re-entrant call: a streamer must not call its own pipeline")
         with st.lock:
-            if st.closed:
-                raise errors.PipelineClosedError("the pipeline is closed")
-            try:
-                st.owner.put(job)
-            except RuntimeError:
-                raise errors.PipelineClosedError("the pipeline's owner thread is gone") from None
-        return job
+            if not st.closed:
+                try:
+                    st.owner.put(job)
+                except RuntimeError:
+                    raise errors.PipelineClosedError("the pipeline's owner thread is gone") from None
+                return job
+        raise closed_error()  # (outside the lock: at exit a daemon thread parks in it)
 
     def _call(self, fn: Callable[[_State], Any]) -> Any:
         _, job = self._submit(fn)
@@ -920,10 +927,11 @@ class LLMPipeline(OwnedPipeline):
             # outcome is nobody's (Job.wait would raise its failure into this unrelated call)
             stale.event.wait(0)
         with st.lock:  # close() marks the state closed under this lock before it queues the free
-            if st.closed:
-                raise errors.PipelineClosedError("the pipeline is closed")
-            if st.handle is None or not relay.reserve():
+            closed = st.closed
+            if not closed and (st.handle is None or not relay.reserve()):
                 return None
+        if closed:
+            raise closed_error()  # (outside the lock: at exit a daemon thread parks in it)
         # The slot is ours and the owner waits in the relay: nothing else touches the pipeline's config cache or
         # buffers until this call has been concluded.
         prepared: Any = None

@@ -27,7 +27,7 @@ from ._call import check_timeout
 from ._capi import whisper_pipeline as native
 from ._owner import OwnerThread
 from .audio import as_samples
-from .pipeline import (OwnedPipeline, _DEVICE_RE, _check_text, _finalize, _live_states,
+from .pipeline import (OwnedPipeline, _DEVICE_RE, _check_text, _finalize, _live_states, closed_error,
                        _refuse_unsupported_properties, _run_if_open, _State, property_strings, resolve_library)
 from .tokenizer_ir_compat import refuse_crashing_tokenizer
 from .whisper_config import WhisperGenerationConfig, plain_language
@@ -171,12 +171,12 @@ class WhisperPipeline(OwnedPipeline):
         self._live_state()
         st = self._state
         with st.lock:
-            if st.closed:
-                raise errors.PipelineClosedError("the pipeline is closed")
-            try:
-                return st.owner.submit(lambda: _run_if_open(st, fn))
-            except RuntimeError:
-                raise errors.PipelineClosedError("the pipeline's owner thread is gone") from None
+            if not st.closed:
+                try:
+                    return st.owner.submit(lambda: _run_if_open(st, fn))
+                except RuntimeError:
+                    raise errors.PipelineClosedError("the pipeline's owner thread is gone") from None
+        raise closed_error()  # (outside the lock: at exit a daemon thread parks in it)
 
     # --- config --------------------------------------------------------------------------------------
     def get_generation_config(self) -> WhisperGenerationConfig:
