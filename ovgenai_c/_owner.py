@@ -141,14 +141,13 @@ def park_if_exiting() -> None:
         _park_if_exiting()
 
 
-def _park_if_exiting() -> None:
-    if _park_daemons:
-        me = threading.current_thread()
-        if me.daemon and threading.get_ident() not in _owner_idents:
-            lock = _thread.allocate_lock()
-            lock.acquire()
-            while True:
-                lock.acquire()  # never released: blocked in C, running no Python, until the process ends
+def _park_if_exiting() -> None:  # (the callers check _park_daemons first: a call less on every wait)
+    me = threading.current_thread()
+    if me.daemon and threading.get_ident() not in _owner_idents:
+        lock = _thread.allocate_lock()
+        lock.acquire()
+        while True:
+            lock.acquire()  # never released: blocked in C, running no Python, until the process ends
 
 
 def staged_wait(plain_wait: Callable[[Optional[float]], bool], main_wait: Callable[[Optional[float]], bool],
@@ -417,7 +416,8 @@ class RelayJob(_Waitable):
             if self._finished:
                 return True
             ended = self.relay.wait(timeout, self._cell)
-            _park_if_exiting()
+            if _park_daemons:
+                _park_if_exiting()
             if ended is None:
                 return False
             self._finish(ended)
