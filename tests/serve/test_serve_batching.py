@@ -150,7 +150,9 @@ def test_a_request_arriving_while_another_runs_reuses_its_system_prompt(bundled,
                                                    "options": {"num_predict": 12, "temperature": 0}}).json()
         m = srv.state.registry.get_loaded("tiny").providers[0].pipeline().get_metrics()  # a fresh pipeline's
     assert second["message"]["content"] == want[1]
-    assert want[0].startswith(first[0])
+    # the first chunk is the text produced before the stream was first read: under load it can run past the 12
+    # tokens of the reference (the request asked for 200), so one must begin the other
+    assert want[0].startswith(first[0]) or first[0].startswith(want[0]), (first[0], want[0])
     assert m["reused_tokens"] >= 16 and m["prompt_tokens"] > m["reused_tokens"], m
 
 
