@@ -3,6 +3,8 @@
 #
 #   bash scripts/install_pypy.sh VENV [PYTHON] [EXTRA_PACKAGES...]     (PYTHON: default pypy3)
 #
+# An EXTRA_PACKAGES argument in brackets names ovgenai_c's own extras: `[serve]` installs the server's too.
+#
 # ovgenai_c itself is cffi in ABI mode and runs on PyPy as it is; what PyPy cannot install is its dependency
 # `openvino`, whose wheels are CPython builds (a pybind11 module beside the native libraries). The bundled backend
 # needs only those native libraries (and openvino_tokenizers' extension, a py3-none wheel): this script puts the
@@ -49,7 +51,13 @@ say "the native libraries of $OPENVINO and $TOKENIZERS (CPython wheels, unpacked
     --python-version 3.12 --abi cp312 --abi abi3 --abi none "${PLATFORMS[@]}" --target "$SITE" \
     "$OPENVINO" "$TOKENIZERS"
 
-say "build requirements, then ovgenai_c from $ROOT (the bundled backend is built with CMake)"
-"${PIP[@]}" install -q scikit-build-core "$NLOHMANN" numpy openvino-telemetry "$@"  # (numpy, telemetry: openvino's own requirements)
-"${PIP[@]}" install -q --no-build-isolation "$ROOT"
+EXTRAS=""
+PACKAGES=()
+for arg in "$@"; do
+    if [[ $arg == \[*\] ]]; then EXTRAS=$arg; else PACKAGES+=("$arg"); fi
+done
+say "build requirements, then ovgenai_c$EXTRAS from $ROOT (the bundled backend is built with CMake)"
+# (numpy, telemetry: openvino's own requirements)
+"${PIP[@]}" install -q scikit-build-core "$NLOHMANN" numpy openvino-telemetry ${PACKAGES[@]+"${PACKAGES[@]}"}
+"${PIP[@]}" install -q --no-build-isolation "$ROOT$EXTRAS"
 "$PY" -c 'import ovgenai_c, sys; print("[install_pypy] ovgenai_c", ovgenai_c.__version__, "on", sys.implementation.name, sys.version.split()[0])'

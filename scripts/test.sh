@@ -10,7 +10,7 @@
 #      The parts: the whole suite on the default engine (PagedAttention) in seven pytest runs (tests/backend in two
 #      by its engine_explicit marker, the other folders in groups, tests/whisper alone), and the backend and
 #      conformance suites on the stateful SDPA engine, and the PyPy part (ovgenai_c installed for pypy3 by
-#      scripts/install_pypy.sh, tests/binding, reliability, provider and cli run by PyPy, then PyPy's answers
+#      scripts/install_pypy.sh, tests/binding, reliability, provider, cli and serve run by PyPy, then PyPy's answers
 #      checked against this interpreter's).
 #      So the queue balances itself whether the ASan build is cached (a minute of sanitizer part) or not (a few
 #      minutes of build first).
@@ -118,9 +118,10 @@ suite_part() {  # label log-suffix pytest-args...
     pytest_part "suite (PA engine): $label" "$LOGS/pytest-pa-$suffix.log" "$@"
 }
 
-# PyPy: ovgenai_c installed for it (scripts/install_pypy.sh, into this run's log folder), tests/binding, reliability,
-# provider and cli run by it, then this interpreter's tests/binding/test_other_interpreter.py against it. pypy3 comes from apt-get where it is
-# missing and apt is usable (as the speech tools); without it the part is skipped, saying so.
+# PyPy: ovgenai_c installed for it with the server's extra (scripts/install_pypy.sh, into this run's log folder),
+# tests/binding, reliability, provider, cli and serve (Ray aside) run by it, then this interpreter's
+# tests/binding/test_other_interpreter.py against it. pypy3 comes from apt-get where it is missing and apt is usable
+# (as the speech tools); without it the part is skipped, saying so.
 pypy_part() {
     local t=$SECONDS venv="$LOGS/pypy-venv" rc=0
     if ! command -v pypy3 >/dev/null 2>&1 && apt_usable; then
@@ -132,15 +133,16 @@ pypy_part() {
         echo "$PART_LINE" >>"$SUMMARY"
         return 0
     fi
-    if ! bash scripts/install_pypy.sh "$venv" pypy3 pytest hypothesis >"$LOGS/pypy-install.log" 2>&1; then
+    if ! bash scripts/install_pypy.sh "$venv" pypy3 '[serve]' pytest hypothesis httpx \
+            >"$LOGS/pypy-install.log" 2>&1; then
         PART_LINE="PyPy: FAILED to install ovgenai_c for pypy3 after $((SECONDS - t)) s (log $LOGS/pypy-install.log)"
         echo "$PART_LINE" >>"$SUMMARY"
         return 1
     fi
     lane_note "PyPy part: ovgenai_c installed for $("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])') in $((SECONDS - t)) s"
-    PYTEST_PYTHON="$venv/bin/python" pytest_part "tests/binding, reliability, provider, cli on PyPy" \
-        "$LOGS/pytest-pypy.log" tests/binding tests/reliability tests/provider tests/cli \
-        --ignore=tests/reliability/test_rel_sanitizers.py -rs || rc=1
+    PYTEST_PYTHON="$venv/bin/python" pytest_part "tests/binding, reliability, provider, cli, serve on PyPy" \
+        "$LOGS/pytest-pypy.log" tests/binding tests/reliability tests/provider tests/cli tests/serve \
+        --ignore=tests/reliability/test_rel_sanitizers.py --ignore=tests/serve/test_serve_ray.py -rs || rc=1
     OVGENAI_C_OTHER_PYTHON="$venv/bin/python" pytest_part "PyPy against CPython (test_other_interpreter)" \
         "$LOGS/pytest-pypy-cross.log" tests/binding/test_other_interpreter.py -rs || rc=1
     return $rc
