@@ -26,6 +26,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .special_tokens import rt_info_of
+
 INPUT_NAMES = ("ovgc_prompt_begins", "ovgc_prompt_ends", "ovgc_prompt_chars")
 OUTPUT_NAMES = ("ovgc_text_begins", "ovgc_text_ends", "ovgc_text_chars")
 _INT32_MAX = 2147483647
@@ -101,18 +103,7 @@ class IRGraph:
 
     def rt_info(self) -> Dict[str, Any]:
         """The model's rt_info: name -> value string, or a dict for nested entries (``<chat_template><default/>``)."""
-        out: Dict[str, Any] = {}
-        rt = self.root.find("rt_info")
-        if rt is None:
-            return out
-        for el in rt:
-            if el.tag == "info":
-                continue
-            if "value" in el.attrib:
-                out[el.tag] = el.get("value")
-            else:
-                out[el.tag] = {child.tag: child.get("value") for child in el if "value" in child.attrib}
-        return out
+        return rt_info_of(self.root)
 
     # ---------------------------------------------------------------- edits
     def _new_id(self) -> str:

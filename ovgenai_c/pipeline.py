@@ -23,6 +23,7 @@ from ._streaming import DEADLINE, END, AsyncChunkQueue, ChunkQueue, StreamBridge
 from .chat import ChatHistory
 from .config import GenerationConfig
 from .ir_folder import DESCRIPTION as IR_DESCRIPTION, IR_FILES, missing_ir_files  # noqa: F401 (IR_FILES: tests)
+from .special_tokens import folder_eos_token_id
 from .results import DecodedResults
 from .tokenizer_ir_compat import refuse_crashing_tokenizer
 
@@ -614,10 +615,10 @@ class LLMPipeline(OwnedPipeline):
         # a GGUF file (official library) keeps its tokenizer inside: the library knows its eos, Python does not
         self._eos_unknown = not Path(path).is_dir()
         if cfg.eos_token_id == -1 and not self._eos_unknown:
-            try:
-                eos = self.get_tokenizer().get_eos_token_id()
-            except errors.GenAIError:
-                eos = -1
+            # the tokenizer's eos, read from the folder's files alone (building a Tokenizer would import numpy,
+            # which a re-initialised embedded interpreter cannot load again)
+            eos = self._tokenizer.get_eos_token_id() if getattr(self, "_tokenizer", None) is not None else \
+                folder_eos_token_id(Path(path))
             if eos >= 0:
                 cfg.set_eos_token_id(eos)
         try:

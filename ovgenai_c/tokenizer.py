@@ -12,7 +12,6 @@ Tokenizer's lock, so a Tokenizer can be shared between threads (calls are serial
 """
 from __future__ import annotations
 
-import json
 import operator
 import os
 import threading
@@ -26,6 +25,7 @@ import numpy as np
 from . import _tokenizer_ir as ir
 from . import errors
 from .ir_folder import DETOKENIZER_XML, TOKENIZER_XML
+from .special_tokens import read_special_tokens
 from .tensor import Tensor
 
 # Compile properties GenAI passes on to the tokenizer models (tokenizer_impl.cpp: filter_properties); others dropped.
@@ -56,36 +56,6 @@ def _property_text(value: Any) -> str:
     if isinstance(name, str) and not isinstance(value, (str, int, float)):
         return name
     return str(value)
-
-
-def _read_json(path: Path) -> Optional[Dict[str, Any]]:
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise errors.InvalidJSONError(f"{path} is not valid JSON: {exc}") from None
-    return data if isinstance(data, dict) else None
-
-
-def _template_from_file(path: Path) -> Optional[str]:
-    """A chat template from tokenizer_config.json / processor_config.json / chat_template.json / .jinja."""
-    if not path.is_file():
-        return None
-    if path.suffix == ".jinja":
-        return path.read_text(encoding="utf-8")
-    data = _read_json(path)
-    if not data or "chat_template" not in data:
-        return None
-    value = data["chat_template"]
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):  # [{"name": "default", "template": "..."}]
-        for item in value:
-            if isinstance(item, dict) and item.get("name") == "default" and isinstance(item.get("template"), str):
-                return item["template"]
-    warnings.warn(f"unsupported chat_template format in {path}", RuntimeWarning, stacklevel=3)
-    return None
 
 
 def _bool_arg(value: Any, name: str) -> bool:
@@ -233,79 +203,15 @@ class Tokenizer:
         return _Model(xml_path, graph)
 
     def _read_special_tokens(self, path: Optional[Path]) -> None:
-        """Special tokens and chat template in GenAI's order: the folder's JSON files, then the tokenizer IR's
-        rt_info (which wins); token strings still missing are decoded from their ids on first use."""
-        self._pad_id = self._bos_id = self._eos_id = -1
-        self._pad = self._bos = self._eos = ""
-        template = self._read_special_tokens_from_files(path) if path is not None else ""
+        """Special tokens and chat template in GenAI's order (:mod:`ovgenai_c.special_tokens`); token strings still
+        missing are decoded from their ids on first use."""
         rt = self._tok.graph.rt_info() if self._tok is not None else {}
-        for key in ("pad", "bos", "eos"):
-            if f"{key}_token_id" in rt:
-                try:
-                    setattr(self, f"_{key}_id", int(rt[f"{key}_token_id"]))
-                except (TypeError, ValueError):
-                    pass
-        rt_template = rt.get("chat_template")
-        if isinstance(rt_template, str):
-            template = rt_template
-        elif isinstance(rt_template, dict) and isinstance(rt_template.get("default"), str):
-            template = rt_template["default"]
-        self._chat_template = template
-        self._original_chat_template = template
+        t = read_special_tokens(path, rt)
+        self._pad_id, self._bos_id, self._eos_id = t.pad_id, t.bos_id, t.eos_id
+        self._pad, self._bos, self._eos = t.pad, t.bos, t.eos
+        self._chat_template = t.chat_template
+        self._original_chat_template = t.chat_template
         self._token_strings_done = False
-
-    def _read_special_tokens_from_files(self, path: Path) -> str:
-        """config.json ids, special_tokens_map.json / tokenizer_config.json strings; returns the chat template of
-        tokenizer_config.json, processor_config.json, chat_template.json, chat_template.jinja (last found wins)."""
-        config = _read_json(path / "config.json") or {}
-        for key in ("pad", "bos", "eos"):
-            value = config.get(f"{key}_token_id")
-            if isinstance(value, int) and not isinstance(value, bool):
-                setattr(self, f"_{key}_id", int(value))
-        stm = _read_json(path / "special_tokens_map.json") or {}
-        for key in ("pad", "bos", "eos"):
-            v = stm.get(f"{key}_token")
-            if isinstance(v, dict) and isinstance(v.get("content"), str) and not getattr(self, "_" + key):
-                setattr(self, "_" + key, v["content"])
-        self._read_tokenizer_config(path)
-        template = ""
-        for name in ("tokenizer_config.json", "processor_config.json", "chat_template.json", "chat_template.jinja"):
-            found = _template_from_file(path / name)
-            if found is not None:
-                template = found
-        return template
-
-    def _read_tokenizer_config(self, path: Path) -> None:
-        if (min(self._pad_id, self._bos_id, self._eos_id) != -1 and self._pad and self._bos and self._eos):
-            return
-        data = _read_json(path / "tokenizer_config.json")
-        if data is None:
-            return
-        for key in ("pad", "bos", "eos"):
-            v = data.get(f"{key}_token")
-            if not getattr(self, "_" + key):
-                if isinstance(v, str):
-                    setattr(self, "_" + key, v)
-                elif isinstance(v, dict) and isinstance(v.get("content"), str):
-                    setattr(self, "_" + key, v["content"])
-        if not self._pad and self._eos:
-            self._pad = self._eos
-        if min(self._pad_id, self._bos_id, self._eos_id) != -1:
-            return
-        added = data.get("added_tokens_decoder")
-        if isinstance(added, dict):
-            for key, value in added.items():
-                if not isinstance(value, dict) or "content" not in value:
-                    continue
-                try:
-                    token_id = int(key)
-                except ValueError:
-                    continue
-                for name in ("pad", "bos", "eos"):
-                    if getattr(self, f"_{name}_id") == -1 and value["content"] == getattr(self, "_" + name):
-                        setattr(self, f"_{name}_id", token_id)
-        if self._pad_id == -1 and self._eos_id != -1:
-            self._pad_id = self._eos_id
 
     def _token_strings(self) -> None:
         """bos/eos/pad strings not found in the JSON files: decoded from their ids (GenAI does the same)."""

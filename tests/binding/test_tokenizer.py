@@ -15,6 +15,7 @@ import ovgenai_c
 from ovgenai_c import errors
 from ovgenai_c.streamers import StreamerBase, TextStreamer
 from ovgenai_c.tensor import Tensor
+from ovgenai_c.special_tokens import folder_eos_token_id
 from ovgenai_c.tokenizer import TokenizedInputs, Tokenizer
 from testsupport import run_threads
 
@@ -223,6 +224,50 @@ def test_special_tokens_from_json_files(tmp_path):
     # the IR's rt_info template wins over tokenizer_config.json (GenAI's order)
     assert t.chat_template == o.chat_template
     assert t.get_eos_token_id() == o.get_eos_token_id()
+
+
+def test_folder_eos_is_the_tokenizers(pair):
+    """What a pipeline reads without building a Tokenizer (no numpy) is what the Tokenizer and GenAI report."""
+    ours, oracle = pair
+    assert folder_eos_token_id(ours.path) == ours.get_eos_token_id() == oracle.get_eos_token_id()
+
+
+def _without_rt_eos(folder: Path) -> None:
+    xml = folder / "openvino_tokenizer.xml"
+    xml.write_text("".join(line for line in xml.read_text().splitlines(True) if "<eos_token_id " not in line))
+
+
+@pytest.mark.parametrize("case", ["rt_info", "rt_info-wins-over-config", "config.json", "added_tokens_decoder",
+                                  "none", "broken-xml", "missing-bin", "detokenizer-only"])
+def test_folder_eos_from_each_source_equals_the_tokenizers(tmp_path, case):
+    d = tmp_path / "m"
+    shutil.copytree(TINY, d)
+    if case == "rt_info-wins-over-config":
+        (d / "config.json").write_text('{"eos_token_id": 7}')
+    elif case == "config.json":
+        _without_rt_eos(d)
+        (d / "config.json").write_text('{"eos_token_id": 7}')
+    elif case == "added_tokens_decoder":
+        _without_rt_eos(d)
+        (d / "tokenizer_config.json").write_text(
+            '{"eos_token": "<end>", "added_tokens_decoder": {"5": {"content": "<start>"}, "9": {"content": "<end>"}}}')
+    elif case == "none":
+        _without_rt_eos(d)
+    elif case == "broken-xml":
+        (d / "openvino_tokenizer.xml").write_text("<net><layers>")
+    elif case == "missing-bin":
+        (d / "openvino_tokenizer.bin").unlink()
+    elif case == "detokenizer-only":
+        (d / "openvino_tokenizer.xml").unlink()
+        (d / "config.json").write_text('{"eos_token_id": 4}')
+    try:
+        want = Tokenizer(d).get_eos_token_id()
+    except errors.GenAIError:
+        want = -1  # (a pipeline falls back to "no eos" when the Tokenizer cannot be made)
+    assert folder_eos_token_id(d) == want
+    expected = {"rt_info": 2, "rt_info-wins-over-config": 2, "config.json": 7, "added_tokens_decoder": 9, "none": -1,
+                "broken-xml": -1, "missing-bin": -1, "detokenizer-only": 4}[case]
+    assert want == expected
 
 
 def test_chat_template_property_and_setter(tmp_path):
