@@ -1,6 +1,7 @@
 """Embedded Python: a C host that initialises CPython, runs ovgenai_c, finalises the interpreter, and does it again
-in the same process — as applications that embed Python do. Each round makes a pipeline on the bundled backend,
-generates, and leaves a stream in flight and the pipeline open for the interpreter's exit."""
+in the same process — as applications that embed Python do —, or runs it in one sub-interpreter after another. Each
+round makes a pipeline on the bundled backend, generates, and leaves a stream in flight and the pipeline open for
+the (sub-)interpreter's end."""
 from __future__ import annotations
 
 import json
@@ -41,15 +42,30 @@ def _host() -> Path:
                        [HERE / "embedded_host.c"], salt=f"{sys.version} {libdir}")
 
 
-def test_pipelines_in_an_interpreter_initialised_and_finalised_three_times(bundled_path):
-    """Regression: the second round failed — a pipeline built a Tokenizer for the model's eos token (the default
-    model has no generation_config.json), which imports numpy, and numpy cannot be loaded twice in one process."""
+def _run_host(bundled_path: str, *mode: str) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONHOME"] = sys.base_prefix  # the host is not python3: tell it where the standard library is
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # this interpreter's packages and sources
-    proc = subprocess.run([str(_host()), ROUND.format(model=str(TINY), library=bundled_path), "3"],
+    proc = subprocess.run([str(_host()), ROUND.format(model=str(TINY), library=bundled_path), "3", *mode],
                           capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def test_pipelines_in_sub_interpreters_one_after_another(bundled_path):
+    """Py_NewInterpreter / Py_EndInterpreter (shared GIL): each sub-interpreter's exit hook cancels its stream and
+    frees its pipeline, so its owner thread is gone before the sub-interpreter ends."""
+    proc = _run_host(bundled_path, "sub")
+    rounds = [json.loads(line[len("ROUND "):]) for line in proc.stdout.splitlines() if line.startswith("ROUND ")]
+    assert len(rounds) == 3 and all(r == rounds[0] for r in rounds), proc.stdout
+    assert rounds[0]["text"] and rounds[0]["eos"] == 2
+    assert "Fatal Python error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+
+
+def test_pipelines_in_an_interpreter_initialised_and_finalised_three_times(bundled_path):
+    """Regression: the second round failed — a pipeline built a Tokenizer for the model's eos token (the default
+    model has no generation_config.json), which imports numpy, and numpy cannot be loaded twice in one process."""
+    proc = _run_host(bundled_path)
     rounds = [json.loads(line[len("ROUND "):]) for line in proc.stdout.splitlines() if line.startswith("ROUND ")]
     assert len(rounds) == 3, proc.stdout
     assert all(r == rounds[0] for r in rounds), rounds  # the same answer from each new interpreter
