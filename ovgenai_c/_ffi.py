@@ -21,7 +21,9 @@ import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
+
+from . import _interpreter
 
 _lock = threading.Lock()
 _ffi: Any = None
@@ -136,6 +138,68 @@ def _build() -> Any:
     return builder  # in-line ABI mode: the same declarations, parsed in this process
 
 
+# the FFI methods that parse a C type given as a string in their first argument
+_PARSING_METHODS = ("new", "cast", "typeof", "sizeof", "alignof", "offsetof", "getctype", "from_buffer", "callback")
+
+
+class SerialisedTypesFFI:
+    """An FFI whose C type work happens one thread at a time, for the interpreters whose cffi backend does it with
+    the interpreter lock released (:data:`~ovgenai_c._interpreter.CFFI_TYPES_THREAD_SAFE` false: PyPy). Two threads
+    that used a type string new to the FFI at the same moment could each get the other's type, and keep it (the
+    backend caches a string's type). So the first use of each string runs under one lock, and :meth:`dlopen`
+    resolves every declared name of the library under it (a function's types are made at its first access); what
+    follows finds it all made. Everything else is the wrapped FFI's own."""
+
+    def __init__(self, ffi: Any) -> None:
+        self.wrapped = ffi
+        self._lock = threading.RLock()  # (re-entered when a collection runs a finalizer that allocates)
+        self._known: set = set()
+        for name in dir(ffi):
+            if not name.startswith("_") and name not in _PARSING_METHODS and name not in ("errno", "dlopen"):
+                setattr(self, name, getattr(ffi, name))
+        for name in _PARSING_METHODS:
+            setattr(self, name, self._serialised(getattr(ffi, name)))
+
+    def _serialised(self, method: Callable[..., Any]) -> Callable[..., Any]:
+        known, lock = self._known, self._lock
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            cdecl = args[0] if args else kwargs.get("cdecl")
+            if type(cdecl) is not str or cdecl in known:
+                return method(*args, **kwargs)
+            with lock:
+                out = method(*args, **kwargs)
+                known.add(cdecl)  # (only once it parsed: a string that failed fails again, under the lock)
+            return out
+
+        call.__name__ = call.__qualname__ = method.__name__
+        call.__doc__ = method.__doc__
+        return call
+
+    def dlopen(self, name: Any, *args: Any) -> Any:
+        with self._lock:
+            lib = self.wrapped.dlopen(name, *args)
+            if name is not None:  # (None: the process itself, opened only to list the declarations)
+                for symbol in dir(lib):
+                    try:
+                        getattr(lib, symbol)
+                    except missing_symbol_errors():
+                        pass  # not exported by this library
+        return lib
+
+    @property
+    def errno(self) -> int:
+        return self.wrapped.errno
+
+    @errno.setter
+    def errno(self, value: int) -> None:
+        self.wrapped.errno = value
+
+
+def _for_this_interpreter(ffi: Any) -> Any:
+    return ffi if _interpreter.CFFI_TYPES_THREAD_SAFE else SerialisedTypesFFI(ffi)
+
+
 def get_ffi() -> Any:
     """Return the shared FFI with every declaration (thread-safe, built once)."""
     global _ffi
@@ -143,7 +207,7 @@ def get_ffi() -> Any:
         return _ffi
     with _lock:
         if _ffi is None:
-            _ffi = _build()
+            _ffi = _for_this_interpreter(_build())
     return _ffi
 
 
