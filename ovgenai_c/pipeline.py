@@ -20,6 +20,7 @@ from .scheduler import scheduler_properties
 from ._call import GenerationCall, check_timeout, discard_results
 from ._owner import Job, OwnerThread, RelayJob, park_daemon_waiters, park_if_exiting
 from ._streaming import DEADLINE, END, AsyncChunkQueue, ChunkQueue, StreamBridge
+from ._weak_registry import WeakRegistry
 from .chat import ChatHistory
 from .config import GenerationConfig
 from .ir_folder import DESCRIPTION as IR_DESCRIPTION, IR_FILES, missing_ir_files  # noqa: F401 (IR_FILES: tests)
@@ -188,7 +189,7 @@ class _State:
         # loaders of what this pipeline's results have not read yet, each holding a native object (kept decoded
         # results, llm_pipeline.NativeResults, or a perf metrics copy): closing the pipeline reads them all, so
         # nothing native outlives it; ``native_kind`` of each names its live-handle kind
-        self.unread_perf: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        self.unread_perf: WeakRegistry[Any] = WeakRegistry()
         # the cffi objects every generate call reuses (made on the owner thread by the first call)
         self.buffers: Any = None
         self.relay_text: Any = None  # the text buffer of the calls made through the owner's relay
@@ -203,15 +204,19 @@ class _State:
         _live_states.discard(self)
 
         def _free() -> None:
-            for load in list(self.unread_perf):
+            try:
+                for load in self.unread_perf.snapshot():
+                    try:
+                        load()
+                    except Exception:  # a failing read is raised where the values are used
+                        pass
+            finally:  # (nobody may be waiting for this job: whatever failed above, the pipeline is freed)
                 try:
-                    load()
-                except Exception:  # a failing read is raised where the values are used
-                    pass
-            self.config_cache.clear(self.capi)
-            if self.handle is not None:
-                self.native.free(self.capi, self.handle)
-                self.handle = None
+                    self.config_cache.clear(self.capi)
+                finally:
+                    if self.handle is not None:
+                        self.native.free(self.capi, self.handle)
+                        self.handle = None
 
         try:
             job = self.owner.submit(_free)
@@ -221,7 +226,7 @@ class _State:
         return job
 
 
-_live_states: "weakref.WeakSet[_State]" = weakref.WeakSet()
+_live_states: WeakRegistry[_State] = WeakRegistry()
 
 
 def _run_if_open(st: _State, fn: Callable[[_State], Any]) -> Any:
@@ -238,7 +243,7 @@ def _finalize(state: _State) -> None:
 def _after_fork_in_child() -> None:
     """A forked child has the parent's pipelines but not their owner threads: they are unusable there.
     Mark them closed (without freeing: the native objects belong to the parent) so calls fail fast."""
-    for st in list(_live_states):
+    for st in _live_states.snapshot():
         st.lock = threading.Lock()
         st.closed = True
         st.forked = True
@@ -261,7 +266,7 @@ def closed_error() -> errors.PipelineClosedError:
 def _close_all_at_exit() -> None:
     """Interpreter exit: cancel running generates, free every live pipeline on its owner, join the owners."""
     park_daemon_waiters()  # (the daemon threads those cancellations wake must not run on into the teardown)
-    states = list(_live_states)
+    states = _live_states.snapshot()
     for st in states:
         if st.active is not None:
             st.active.cancel("interpreter exit")

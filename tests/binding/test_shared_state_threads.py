@@ -1,15 +1,19 @@
-"""What the binding shares between threads on every interpreter: the FFI's type work on first use. It broke on PyPy
-only (its cffi parses a type string with the interpreter lock released)."""
+"""What the binding shares between threads on every interpreter: the FFI's type work on first use, and the weak
+registries of live pipelines and unread results. Both broke on PyPy only (its cffi parses a type string with the
+interpreter lock released; its collections run weakref callbacks on whichever thread allocates), and each cost one
+pipeline in ~20 of test_many_pipelines_created_and_dropped_from_many_threads there."""
 from __future__ import annotations
 
 import gc
 import sys
 import threading
 import time
+import weakref
 
 import pytest
 
 from ovgenai_c import _ffi
+from ovgenai_c._weak_registry import WeakRegistry
 
 # type strings the binding uses, of different shapes (pointers to opaque structs, arrays, scalars, a callback)
 TYPE_STRINGS = ("ovgenai_relay**", "char[]", "ov_genai_llm_pipeline**", "size_t*", "float*", "int*", "char*[]",
@@ -105,3 +109,81 @@ def test_a_library_first_used_by_many_threads_at_once_has_one_type_per_function(
         assert lib.ov_genai_generation_config_create(out) == 0  # a pointer made from a type string is accepted
         lib.ov_genai_generation_config_free(out[0])
     assert not split, f"{len(split)} functions with two types in {rounds} rounds, e.g. {split[:4]}"
+
+
+class Item:
+    pass
+
+
+def test_weak_registry_keeps_each_live_object_once_and_forgets_the_dead():
+    reg: WeakRegistry[Item] = WeakRegistry()
+    a, b = Item(), Item()
+    reg.add(a)
+    reg.add(a)
+    reg.add(b)
+    assert reg.snapshot() == [a, b] and list(reg) == [a, b] and len(reg) == 2
+    reg.discard(a)
+    reg.discard(a)
+    assert reg.snapshot() == [b]
+    del b
+    gc.collect()
+    gc.collect()
+    assert reg.snapshot() == [] and len(reg) == 0
+    c = Item()
+    reg.add(c)
+    reg.clear()
+    assert reg.snapshot() == []
+
+
+def test_weak_registry_listed_while_other_threads_drop_members(tiny_switch_interval):
+    """A listing on one thread while collections on another drop members (weakref.WeakSet raised "set changed size
+    during iteration" here on PyPy within a few rounds)."""
+    errors = []
+    deadline = time.monotonic() + 3
+    rounds = 0
+    while (time.monotonic() < deadline or rounds < 10) and not errors:
+        rounds += 1
+        reg: WeakRegistry[Item] = WeakRegistry()
+        kept = [Item() for _ in range(50)]
+        dying = [Item() for _ in range(200)]
+        for obj in kept + dying:
+            reg.add(obj)
+        del obj
+        stop = threading.Event()
+
+        def lister(reg=reg, stop=stop):
+            while not stop.is_set():
+                try:
+                    listed = reg.snapshot()
+                    assert all(type(o) is Item for o in listed)
+                except Exception as exc:
+                    errors.append(repr(exc))
+                    return
+
+        def dropper(dying=dying):
+            while dying:
+                dying.pop()
+                if len(dying) % 20 == 0:
+                    gc.collect()
+
+        threads = [threading.Thread(target=lister), threading.Thread(target=dropper)]
+        for t in threads:
+            t.start()
+        threads[1].join()
+        stop.set()
+        threads[0].join()
+        gc.collect()
+        gc.collect()
+        assert set(map(id, reg.snapshot())) == set(map(id, kept))
+    assert not errors, errors[:2]
+
+
+def test_weak_registry_holds_nothing_alive():
+    reg: WeakRegistry[Item] = WeakRegistry()
+    obj = Item()
+    ref = weakref.ref(obj)
+    reg.add(obj)
+    del obj
+    gc.collect()
+    gc.collect()
+    assert ref() is None and reg.snapshot() == []
