@@ -6,6 +6,7 @@ released (cffi drops it around calls).
 from __future__ import annotations
 
 import _thread
+import collections
 import os
 import queue
 import select
@@ -478,6 +479,49 @@ class _RelayEvent:
 _STOP = object()
 
 
+class _FinalizerSafeQueue:
+    """``queue.SimpleQueue``'s put / get / get_nowait, for interpreters without its C version (PyPy): the Python
+    fallback's put() takes the Condition its get() holds, and a finalizer that runs while the owner is inside get()
+    (PyPy runs them on whichever thread is executing) deadlocked the owner on its own lock. Here put() is a deque
+    append and the release of a plain lock that stands for "look again": nothing a finalizer can wait on."""
+
+    __slots__ = ("_items", "_look")
+
+    def __init__(self) -> None:
+        self._items: "collections.deque[Any]" = collections.deque()
+        self._look = _thread.allocate_lock()
+        self._look.acquire()  # locked while nothing new was put; each put() unlocks it, the (one) getter waits on it
+
+    def put(self, item: Any) -> None:
+        self._items.append(item)
+        try:
+            self._look.release()
+        except RuntimeError:  # released already: the getter has a look pending
+            pass
+
+    def get_nowait(self) -> Any:
+        try:
+            return self._items.popleft()
+        except IndexError:
+            raise queue.Empty from None
+
+    def get(self) -> Any:
+        while True:
+            try:
+                return self._items.popleft()
+            except IndexError:
+                self._look.acquire()
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+
+try:  # CPython's SimpleQueue is C, and its put() is documented as safe in finalizers
+    from _queue import SimpleQueue as _JobQueue
+except ImportError:  # pragma: no cover - other interpreters
+    _JobQueue = _FinalizerSafeQueue  # type: ignore[misc,assignment]
+
+
 class OwnerThread:
     """A dedicated daemon thread that runs submitted jobs one at a time, in submission order."""
 
@@ -485,7 +529,7 @@ class OwnerThread:
         # relay: C calls can also reach this thread through a relay (RelayJob), when the helper library is there;
         # relay_error_source: the library's last-error function (its text is this thread's)
         self.relay = _relay.new_relay(relay_error_source) if relay else None
-        self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._queue: Any = _JobQueue()  # (put() from a finalizer must be safe: see _FinalizerSafeQueue)
         self._ready = threading.Event()
         self.native_id: Optional[int] = None
         self.ident: Optional[int] = None

@@ -237,7 +237,15 @@ def _run_if_open(st: _State, fn: Callable[[_State], Any]) -> Any:
 
 
 def _finalize(state: _State) -> None:
-    state.free_on_owner()
+    """A pipeline dropped unclosed. A finalizer may run inside any Python code of whichever thread collects (PyPy),
+    even code holding this state's lock or its owner queue's: it only queues :meth:`_State.free_on_owner` to the
+    owner (a put that takes no lock), which then frees the pipeline as close() would."""
+    if state.closed:  # (closed, freed or forked: a plain read, no lock)
+        return
+    try:
+        state.owner.put(Job(state.free_on_owner))
+    except RuntimeError:  # the owner is stopping or gone: the pipeline was freed already
+        pass
 
 
 def _after_fork_in_child() -> None:

@@ -13,7 +13,7 @@ import pytest
 import ovgenai_c
 from ovgenai_c import errors
 
-from relsupport import STATS, run_threads, start_threads
+from relsupport import STATS, last_json, run_snippet, run_threads, start_threads
 
 
 def test_8_threads_x_50_calls_on_one_pipeline(make_pipe, dbl):
@@ -190,6 +190,64 @@ def test_many_pipelines_created_and_dropped_from_many_threads(dbl, rel_model_dir
     assert dbl.live("pipeline") == 0
     assert threading.active_count() <= baseline, "owner threads outlived their pipelines"
     assert dbl.ctl.ovd_concurrent_violations() == 0
+
+
+# A finalizer runs inside whatever Python code the collecting thread is executing (PyPy: any thread, any line),
+# even code that holds the dropped pipeline's own lock or its owner queue's. Tracing fires the dropped pipelines'
+# finalizer callback at every line of the locking code (queue, threading, the pipeline and owner modules) on every
+# thread. Before: the finalizer took the pipeline's lock (held by the very free it interrupted) and, on PyPy, the
+# owner's queue's Condition (held by the owner's get): either deadlocked that thread, and the pipeline stayed live.
+FINALIZER_ANYWHERE = """
+import gc, threading, time, tempfile
+ffi, ctl = _ctl()
+import ovgenai_c
+from ovgenai_c import pipeline as P
+from ovgenai_c.pipeline import IR_FILES
+model = tempfile.mkdtemp()
+for n in IR_FILES:
+    open(os.path.join(model, n), "w").close()
+WHERE = ("/queue.py", "/threading.py", "/ovgenai_c/pipeline.py", "/ovgenai_c/_owner.py")
+dropped = []
+fired = {}
+def fire(frame, event, arg):
+    if event == "line":
+        for st in list(dropped):
+            if fired.get(id(st), 0) < 40:
+                fired[id(st)] = fired.get(id(st), 0) + 1
+                P._finalize(st)
+    return fire
+def trace(frame, event, arg):
+    return fire if frame.f_code.co_filename.endswith(WHERE) else None
+sys.settrace(trace)
+threading.settrace(trace)
+def worker(i):
+    for j in range(4):
+        p = ovgenai_c.LLMPipeline(model, library=DOUBLE)
+        assert str(p.generate("m%d n%d" % (i, j), max_new_tokens=3)) == "Echo: m%d n%d" % (i, j)
+        dropped.append(p._state)
+        del p
+threads = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+sys.settrace(None)
+threading.settrace(None)
+deadline = time.monotonic() + 10
+while (ctl.ovd_live(b"pipeline") or threading.active_count() > 1) and time.monotonic() < deadline:
+    settle_garbage()
+    time.sleep(0.02)
+print(json.dumps({"pipelines": ctl.ovd_live(b"pipeline"), "fired": sum(fired.values()), "dropped": len(dropped),
+                  "threads": threading.active_count()}))
+"""
+
+
+def test_a_finalizer_firing_inside_any_locking_code_frees_its_pipeline(double_lib_path):
+    STATS.case("concurrency")
+    rep = last_json(run_snippet(FINALIZER_ANYWHERE, double=double_lib_path, timeout=60, group="finalizer-anywhere"))
+    assert rep["dropped"] == 12 and rep["fired"] >= 12, rep
+    assert rep["pipelines"] == 0, rep
+    assert rep["threads"] == 1, rep
 
 
 def test_300_pipelines_alive_at_once(dbl, rel_model_dir):
