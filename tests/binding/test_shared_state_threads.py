@@ -41,19 +41,38 @@ def tiny_switch_interval():
         sys.setswitchinterval(before)
 
 
+def rounds_for(seconds: float, at_least: int):
+    """1, 2, ... for ``seconds``, and at least ``at_least`` of them."""
+    deadline = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < deadline or n < at_least:
+        n += 1
+        yield n
+
+
+def all_at_once(use) -> None:
+    """``use(i)`` on THREADS threads released together, joined."""
+    barrier = threading.Barrier(THREADS)
+
+    def run(i: int) -> None:
+        barrier.wait()
+        use(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def test_type_strings_first_used_by_many_threads_at_once_get_their_own_types(tiny_switch_interval):
     reference_ffi = fresh_ffi()
     reference = {name: reference_ffi.getctype(reference_ffi.typeof(name)) for name in TYPE_STRINGS}
     wrong = []
-    deadline = time.monotonic() + 3
-    rounds = 0
-    while time.monotonic() < deadline or rounds < 20:
-        rounds += 1
+    for rounds in rounds_for(3, 20):
         ffi = fresh_ffi()
-        barrier = threading.Barrier(THREADS)
 
-        def use(i, ffi=ffi, barrier=barrier):
-            barrier.wait()
+        def use(i, ffi=ffi):
             names = TYPE_STRINGS[i % len(TYPE_STRINGS):] + TYPE_STRINGS[:i % len(TYPE_STRINGS)]
             for name in names:
                 try:
@@ -67,11 +86,7 @@ def test_type_strings_first_used_by_many_threads_at_once_get_their_own_types(tin
                 if got != reference[name]:
                     wrong.append((name, got))
 
-        threads = [threading.Thread(target=use, args=(i,)) for i in range(THREADS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        all_at_once(use)
         # what the FFI keeps for each string afterwards is right too (a wrong one would stay for the process's life)
         wrong += [(name, ffi.getctype(ffi.typeof(name))) for name in TYPE_STRINGS
                   if ffi.getctype(ffi.typeof(name)) != reference[name]]
@@ -83,27 +98,18 @@ def test_a_library_first_used_by_many_threads_at_once_has_one_type_per_function(
     """A function's types are made at its first access: threads getting there together must not make two of them
     (cffi passes a pointer only to a function whose parameter type is the very type object it was made with)."""
     split = []
-    deadline = time.monotonic() + 2
-    rounds = 0
-    while time.monotonic() < deadline or rounds < 10:
-        rounds += 1
+    for rounds in rounds_for(2, 10):
         ffi = fresh_ffi()
         lib = ffi.dlopen(str(double_lib_path))
         names = [n for n in dir(lib) if n.startswith("ov_genai_") and _ffi.has_symbol(lib, n)]
         seen = [dict() for _ in range(THREADS)]
-        barrier = threading.Barrier(THREADS)
 
-        def use(i, lib=lib, names=names, barrier=barrier):
-            barrier.wait()
+        def use(i, lib=lib, names=names):
             step = 7 * i % len(names)
             for name in names[step:] + names[:step]:
                 seen[i][name] = ffi.typeof(getattr(lib, name))
 
-        threads = [threading.Thread(target=use, args=(i,)) for i in range(THREADS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        all_at_once(use)
         split += [name for name in names if len({id(s[name]) for s in seen}) != 1]
         out = ffi.new("ov_genai_generation_config**")
         assert lib.ov_genai_generation_config_create(out) == 0  # a pointer made from a type string is accepted
@@ -139,10 +145,9 @@ def test_weak_registry_listed_while_other_threads_drop_members(tiny_switch_inter
     """A listing on one thread while collections on another drop members (weakref.WeakSet raised "set changed size
     during iteration" here on PyPy within a few rounds)."""
     errors = []
-    deadline = time.monotonic() + 3
-    rounds = 0
-    while (time.monotonic() < deadline or rounds < 10) and not errors:
-        rounds += 1
+    for _ in rounds_for(3, 10):
+        if errors:
+            break
         reg: WeakRegistry[Item] = WeakRegistry()
         kept = [Item() for _ in range(50)]
         dying = [Item() for _ in range(200)]
