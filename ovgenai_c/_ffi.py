@@ -183,8 +183,8 @@ class SerialisedTypesFFI:
                 for symbol in dir(lib):
                     try:
                         getattr(lib, symbol)
-                    except missing_symbol_errors():
-                        pass  # not exported by this library
+                    except Exception:  # not exported by this library (or not makeable now: made at first use)
+                        pass
         return lib
 
     @property
