@@ -196,7 +196,9 @@ class SerialisedTypesFFI:
         self.wrapped.errno = value
 
 
-def _for_this_interpreter(ffi: Any) -> Any:
+def new_ffi() -> Any:
+    """A new FFI with every declaration, nothing resolved yet (wrapped where its type work must be serialised)."""
+    ffi = _build()
     return ffi if _interpreter.CFFI_TYPES_THREAD_SAFE else SerialisedTypesFFI(ffi)
 
 
@@ -207,7 +209,7 @@ def get_ffi() -> Any:
         return _ffi
     with _lock:
         if _ffi is None:
-            _ffi = _for_this_interpreter(_build())
+            _ffi = new_ffi()
     return _ffi
 
 

@@ -512,9 +512,6 @@ class _FinalizerSafeQueue:
             except IndexError:
                 self._look.acquire()
 
-    def qsize(self) -> int:
-        return len(self._items)
-
 
 try:  # CPython's SimpleQueue is C, and its put() is documented as safe in finalizers
     from _queue import SimpleQueue as _JobQueue

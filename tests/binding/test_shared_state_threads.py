@@ -15,16 +15,11 @@ import pytest
 from ovgenai_c import _ffi
 from ovgenai_c._weak_registry import WeakRegistry
 
-# type strings the binding uses, of different shapes (pointers to opaque structs, arrays, scalars, a callback)
+# type strings the binding uses, of different shapes (pointers to opaque structs, arrays, scalars)
 TYPE_STRINGS = ("ovgenai_relay**", "char[]", "ov_genai_llm_pipeline**", "size_t*", "float*", "int*", "char*[]",
                 "ov_genai_generation_config**", "ov_genai_decoded_results**", "ov_genai_perf_metrics**",
                 "ov_genai_chat_history**", "int64_t[]", "ov_status_e*", "bool*")
 THREADS = 8
-
-
-def fresh_ffi():
-    """A new FFI as :func:`ovgenai_c._ffi.get_ffi` makes its one (nothing parsed yet)."""
-    return _ffi._for_this_interpreter(_ffi._build())
 
 
 @pytest.fixture
@@ -66,11 +61,11 @@ def all_at_once(use) -> None:
 
 
 def test_type_strings_first_used_by_many_threads_at_once_get_their_own_types(tiny_switch_interval):
-    reference_ffi = fresh_ffi()
+    reference_ffi = _ffi.new_ffi()
     reference = {name: reference_ffi.getctype(reference_ffi.typeof(name)) for name in TYPE_STRINGS}
     wrong = []
     for rounds in rounds_for(3, 20):
-        ffi = fresh_ffi()
+        ffi = _ffi.new_ffi()
 
         def use(i, ffi=ffi):
             names = TYPE_STRINGS[i % len(TYPE_STRINGS):] + TYPE_STRINGS[:i % len(TYPE_STRINGS)]
@@ -99,7 +94,7 @@ def test_a_library_first_used_by_many_threads_at_once_has_one_type_per_function(
     (cffi passes a pointer only to a function whose parameter type is the very type object it was made with)."""
     split = []
     for rounds in rounds_for(2, 10):
-        ffi = fresh_ffi()
+        ffi = _ffi.new_ffi()
         lib = ffi.dlopen(str(double_lib_path))
         names = [n for n in dir(lib) if n.startswith("ov_genai_") and _ffi.has_symbol(lib, n)]
         seen = [dict() for _ in range(THREADS)]
