@@ -23,7 +23,6 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple
 
-from . import _interpreter
 
 _lock = threading.Lock()
 _ffi: Any = None
@@ -143,12 +142,14 @@ _PARSING_METHODS = ("new", "cast", "typeof", "sizeof", "alignof", "offsetof", "g
 
 
 class SerialisedTypesFFI:
-    """An FFI whose C type work happens one thread at a time, for the interpreters whose cffi backend does it with
-    the interpreter lock released (:data:`~ovgenai_c._interpreter.CFFI_TYPES_THREAD_SAFE` false: PyPy). Two threads
-    that used a type string new to the FFI at the same moment could each get the other's type, and keep it (the
-    backend caches a string's type). So the first use of each string runs under one lock, and :meth:`dlopen`
-    resolves every declared name of the library under it (a function's types are made at its first access); what
-    follows finds it all made. Everything else is the wrapped FFI's own."""
+    """An FFI whose C type work happens one thread at a time. cffi makes a type on the first use of its string (and
+    a function's types on its first access) and caches it; two threads doing that at once for one FFI broke on every
+    interpreter tried: PyPy's backend does it with the interpreter lock released (the threads got each other's types,
+    and kept them), and CPython's gives the lock up whenever a garbage collection inside it runs Python code (a
+    finalizer), after which the other thread realized the same declared struct too and cffi 2.0's check of that
+    aborted the process. So the declared types (every typedef and struct) are all made when the FFI is built, the
+    first use of each string runs under one lock, and :meth:`dlopen` resolves every declared name of the library
+    under it; what follows finds it all made. Everything else is the wrapped FFI's own."""
 
     def __init__(self, ffi: Any) -> None:
         self.wrapped = ffi
@@ -159,6 +160,19 @@ class SerialisedTypesFFI:
                 setattr(self, name, getattr(ffi, name))
         for name in _PARSING_METHODS:
             setattr(self, name, self._serialised(getattr(ffi, name)))
+        self._make_declared_types()
+
+    def _make_declared_types(self) -> None:
+        """Make every declared typedef and struct now, on the building thread (a struct's fields too, where it has
+        any): a later string only combines them (pointers, arrays)."""
+        typedefs, structs, unions = self.wrapped.list_types()
+        for cdecl in list(typedefs) + [f"struct {n}" for n in structs] + [f"union {n}" for n in unions]:
+            ctype = self.typeof(cdecl)
+            if ctype.kind in ("struct", "union"):
+                try:
+                    self.wrapped.sizeof(ctype)  # (lays the fields out)
+                except Exception:  # opaque: no fields to make
+                    pass
 
     def _serialised(self, method: Callable[..., Any]) -> Callable[..., Any]:
         known, lock = self._known, self._lock
@@ -197,9 +211,8 @@ class SerialisedTypesFFI:
 
 
 def new_ffi() -> Any:
-    """A new FFI with every declaration, nothing resolved yet (wrapped where its type work must be serialised)."""
-    ffi = _build()
-    return ffi if _interpreter.CFFI_TYPES_THREAD_SAFE else SerialisedTypesFFI(ffi)
+    """A new FFI with every declaration and its declared types made, its type work serialised from here on."""
+    return SerialisedTypesFFI(_build())
 
 
 def get_ffi() -> Any:
