@@ -100,7 +100,8 @@ class Relay:
     def status_cell(self) -> Any:
         """A posted call's own status cell for :meth:`wait` (C writes the status there before the wait returns: a
         wait whose return an interrupt cut off still leaves it behind)."""
-        cell = self.ffi.new("int*")
+        types = self.ffi.call_types
+        cell = types.new(types.int_ptr)
         cell[0] = _UNCOLLECTED
         return cell
 

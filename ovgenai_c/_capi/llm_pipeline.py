@@ -335,13 +335,14 @@ class PromptCall:
             native_config = _native_config(capi, config, config_cache)
         self._config = native_config
         self._cached = config_cache is not None and native_config != ffi.NULL and config_cache.owns(native_config)
-        prompt_text = ffi.new("char[]", prompt)
+        types = ffi.call_types
+        prompt_text = types.new(types.char_array, prompt)
         self._keep = (handle, prompt_text)
-        self.results_pp = ffi.new("ov_genai_decoded_results**")
+        self.results_pp = types.new(types.decoded_results_ptr)
         self.args = (pipe, prompt_text, native_config, streamer, self.results_pp)
         if reader is not None:
-            self.read = ffi.new("char[]", text.text_bytes)
-            self.read_size = ffi.new("size_t*", text.text_bytes)
+            self.read = types.new(types.char_array, text.text_bytes)
+            self.read_size = types.new(types.size_ptr, text.text_bytes)
             self.args += (reader, self.read, self.read_size)
         else:
             self.read = self.read_size = None

@@ -362,3 +362,28 @@ def test_a_job_runs_its_done_callbacks_before_waking_its_waiter():
     finally:
         owner.stop()
         assert owner.join(5)
+
+
+def test_a_warm_generate_makes_its_cdata_from_resolved_types_not_type_strings(make_pipe, monkeypatch):
+    """Every cdata a warm generate makes comes from a type resolved once per FFI (``ffi.call_types``): a type
+    string is looked up on each use, after the FFI's serialised-types check (together ~1 µs of a ~11 µs warm
+    generate on PyPy)."""
+    pipe = make_pipe()
+    ffi = pipe._state.capi.ffi
+    strings: Dict[str, int] = {}
+    for method in ("new", "cast", "typeof", "sizeof", "callback"):
+        def counting(*a: Any, _inner: Any = getattr(ffi, method), **k: Any) -> Any:
+            if a and isinstance(a[0], str):
+                strings[a[0]] = strings.get(a[0], 0) + 1
+            return _inner(*a, **k)
+        monkeypatch.setattr(ffi, method, counting)
+    config = ovgenai_c.GenerationConfig(max_new_tokens=2)
+    calls = (lambda: pipe.generate("a b c", max_new_tokens=2), lambda: pipe.generate("a b c", config),
+             lambda: pipe.generate("x y z", config))
+    for call in calls * 3:  # warm: the pipeline's buffers, cached configs and relay functions are made
+        call()
+    strings.clear()
+    for call in calls * 10:
+        assert str(call()).startswith("Echo: ")
+    assert strings == {}, f"type strings looked up by 30 warm generate calls: {strings}"
+    pipe.close()
