@@ -11,6 +11,7 @@ import os
 import queue
 import select
 import signal
+import sys
 import threading
 import time
 from typing import Any, Callable, List, Optional, Tuple
@@ -176,11 +177,14 @@ def wait_on_main_thread(is_set: Callable[[], bool], arm: Callable[[Optional[int]
     ``arm(w)`` makes the awaited end write a byte to ``w`` too and says whether it has happened already; ``arm(None)``
     disarms it (always called last). ``plain_wait(timeout)``: the wait where no wakeup fd can be set."""
     r, w = _main_pipe()
+    catching = False
     try:
         try:
             previous = _install_wakeup_fd(w)
         except ValueError:  # not the main interpreter's main thread after all
             return plain_wait(timeout)
+        _catch_swallowed_interrupts()
+        catching = True
         if arm(w):
             return True
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -193,11 +197,65 @@ def wait_on_main_thread(is_set: Callable[[], bool], arm: Callable[[Optional[int]
             # next bytecode
             select.select([r], [], [], _poll_slice(left))
             _drain(r, previous)
+            _raise_swallowed_interrupt()
         return True
     finally:
         # first: a Ctrl-C arriving in this block must not leave our pipe installed
         _restore_wakeup_fd(w)
+        if catching:
+            _stop_catching_swallowed_interrupts()
         arm(None)
+        _raise_swallowed_interrupt()  # (one a finalizer took as the wait ended)
+
+
+# A Ctrl-C whose handler runs inside a finalizer or a weakref callback on the main thread (a collection runs them in
+# the middle of any Python code; on PyPy one in the wait's own loop) is raised there and swallowed: Python hands it
+# to sys.unraisablehook ("Exception ignored in ...") and the wait would go on. While the main thread waits here,
+# our hook takes such a KeyboardInterrupt and the wait raises it; everything else goes to the hook below ours.
+_swallowed_interrupt = False
+_waits_catching = 0  # main-thread waits in progress (a finalizer may wait too)
+_below: Any = None  # the hook ours replaced
+_left_under_another = False  # a hook installed over ours during a wait: ours stays under it, passing all down
+
+
+def _on_unraisable(unraisable: Any) -> None:
+    global _swallowed_interrupt
+    if _waits_catching and isinstance(unraisable.exc_value, KeyboardInterrupt) \
+            and threading.current_thread() is threading.main_thread():
+        _swallowed_interrupt = True
+        return
+    (_below or sys.__unraisablehook__)(unraisable)
+
+
+def _raise_swallowed_interrupt() -> None:
+    """Raise the KeyboardInterrupt our hook took from a finalizer, if any."""
+    global _swallowed_interrupt
+    if _swallowed_interrupt:
+        _swallowed_interrupt = False
+        raise KeyboardInterrupt
+
+
+def _catch_swallowed_interrupts() -> None:
+    """A main-thread wait begins: our hook goes on top (unless one installed over it is still there)."""
+    global _waits_catching, _below
+    current = sys.unraisablehook
+    if current is not _on_unraisable and not _left_under_another:
+        _below = current
+        sys.unraisablehook = _on_unraisable
+    _waits_catching += 1
+
+
+def _stop_catching_swallowed_interrupts() -> None:
+    """A main-thread wait ends: the last one puts the hook below ours back, if ours is still on top."""
+    global _waits_catching, _left_under_another
+    _waits_catching -= 1
+    if _waits_catching:
+        return
+    if sys.unraisablehook is _on_unraisable:
+        sys.unraisablehook = _below
+        _left_under_another = False
+    else:
+        _left_under_another = True
 
 
 # The wakeup fd that was set before a wait installed its pipe's write end (restored when the wait ends). Kept here,
@@ -436,15 +494,19 @@ class RelayJob(_Waitable):
             except ValueError:  # not the main interpreter's main thread after all
                 ended = self.relay.wait(timeout, self._cell)
             else:
+                _catch_swallowed_interrupts()
                 try:
                     deadline = None if timeout is None else time.monotonic() + timeout
                     while True:
                         left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
                         ended = self.relay.wait_fd(_poll_slice(left), self._cell, r, w, previous)
+                        _raise_swallowed_interrupt()
                         if ended is not False and (ended is not None or left == _poll_slice(left)):
                             break  # (False: a signal; None within a poll slice: round again; handlers run there)
                 finally:
                     _restore_wakeup_fd(w)
+                    _stop_catching_swallowed_interrupts()
+                    _raise_swallowed_interrupt()
             if ended is None:
                 return False
             self._finish(ended)

@@ -79,3 +79,33 @@ def test_without_a_python_sigint_handler_a_long_wait_is_a_plain_one():
         print(_owner._python_sigint_handler(), installed_during(0.3))
     """)
     assert out.splitlines() == ["False set/plain", "False set/plain", "True set/pipe"]
+
+
+def test_a_long_wait_hands_other_unraisable_errors_down_and_puts_the_hook_back():
+    """While the main thread waits, the hook that takes a Ctrl-C a finalizer swallowed is ovgenai_c's; any other
+    error a finalizer raises goes to the hook below it, which is back once the wait ends — also after a hook
+    installed over ours during a wait (ours then stays under it and passes everything down)."""
+    out = _run("""
+        import gc, sys
+        seen = []
+        def mine(u):
+            seen.append(type(u.exc_value).__name__)
+        sys.unraisablehook = mine
+        class Raising:
+            def __del__(self):
+                raise ValueError("from a finalizer")
+        def during():
+            print(sys.unraisablehook is _owner._on_unraisable)
+            Raising(); gc.collect()
+        threading.Timer(0.1, during).start()  # (off the main thread: the hook is process-wide)
+        print(wait_for(0.3))
+        print(seen, sys.unraisablehook is mine)
+        theirs = []
+        def install_theirs():
+            sys.unraisablehook = theirs.append
+        threading.Timer(0.1, install_theirs).start()
+        print(wait_for(0.3))
+        print(sys.unraisablehook == theirs.append, wait_for(0.3))  # the next wait leaves theirs on top
+        print(sys.unraisablehook == theirs.append)
+    """)
+    assert out.split("\n") == ["True", "set", "['ValueError'] True", "set", "True set", "True"]

@@ -350,6 +350,58 @@ def test_astream_break_out_of_async_for(seed, cpipe, dbl):
     _settle(dbl, cpipe)
 
 
+class _InterruptingFinalizer:
+    """Garbage whose finalizer presses Ctrl-C and runs on: the handler raises KeyboardInterrupt inside it, and
+    Python ignores it there ("Exception ignored in ...": sys.unraisablehook) — as when a collection on the main
+    thread runs some library's finalizer at the moment Ctrl-C comes (PyPy lost one so in the model-load test)."""
+
+    def __del__(self) -> None:
+        _thread.interrupt_main()
+        for _ in range(10000):
+            pass
+
+
+@pytest.mark.parametrize("path", ["job", "relay"])
+def test_ctrl_c_that_a_finalizer_swallowed_during_a_wait_is_raised(path, dbl, rel_model_dir, monkeypatch):
+    """Both waits of the main thread: a pipeline's first call goes to its owner as a Python job, later ones
+    through the relay (waited for in C)."""
+    from ovgenai_c import _owner
+
+    STATS.case("cancellation")
+    dbl.delay(0)
+    cpipe = ovgenai_c.LLMPipeline(rel_model_dir, library=dbl.library)
+    if path == "relay":
+        assert str(cpipe.generate("warm", max_new_tokens=2)) == "Echo: warm"
+    posted = []
+    monkeypatch.setattr(_owner.RelayJob, "__init__", lambda self, *a, _init=_owner.RelayJob.__init__:
+                        posted.append(True) or _init(self, *a))
+    real_poll_slice = _owner._poll_slice
+    fired = []
+    unraisable = []
+
+    def poll_slice_after_a_finalizer_ran(left):
+        if not fired:  # the wait's first slice: a collection runs the finalizer here, on the main thread
+            fired.append(True)
+            _InterruptingFinalizer()
+            gc.collect()
+        return real_poll_slice(left)
+
+    monkeypatch.setattr(_owner, "_poll_slice", poll_slice_after_a_finalizer_ran)
+    monkeypatch.setattr("sys.unraisablehook", unraisable.append)  # (what pytest would otherwise report)
+    dbl.delay(50000)  # 40 tokens: 2 s uncancelled
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        cpipe.generate(PROMPT, max_new_tokens=1000)
+    took = time.monotonic() - t0
+    assert fired, "the main thread never waited in a signal-aware loop"
+    assert took < 1.0, f"raised only after {took:.2f} s: the call ran on instead of being cancelled"
+    assert not any(isinstance(u.exc_value, KeyboardInterrupt) for u in unraisable)  # ours took it, not the hook below
+    assert bool(posted) == (path == "relay")
+    _settle(dbl, cpipe)
+    cpipe.close()
+    STATS.event("KeyboardInterrupt delivered")
+
+
 # regression: Ctrl-C during a model load used to be swallowed (fixed: create finishes, is freed, re-raised)
 def test_ctrl_c_during_model_load_is_not_lost(bundled_lib):
     from relsupport import TINY_IR
