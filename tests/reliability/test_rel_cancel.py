@@ -365,13 +365,21 @@ class _InterruptingFinalizer:
 def test_ctrl_c_that_a_finalizer_swallowed_during_a_wait_is_raised(path, dbl, rel_model_dir, monkeypatch):
     """Both waits of the main thread: a pipeline's first call goes to its owner as a Python job, later ones
     through the relay (waited for in C)."""
-    from ovgenai_c import _owner
-
     STATS.case("cancellation")
     dbl.delay(0)
-    cpipe = ovgenai_c.LLMPipeline(rel_model_dir, library=dbl.library)
+    pipe = ovgenai_c.LLMPipeline(rel_model_dir, library=dbl.library)
+    try:
+        _interrupt_a_wait_through_a_finalizer(pipe, dbl, path, monkeypatch)
+    finally:
+        pipe.close()
+    STATS.event("KeyboardInterrupt delivered")
+
+
+def _interrupt_a_wait_through_a_finalizer(pipe, dbl, path, monkeypatch) -> None:
+    from ovgenai_c import _owner
+
     if path == "relay":
-        assert str(cpipe.generate("warm", max_new_tokens=2)) == "Echo: warm"
+        assert str(pipe.generate("warm", max_new_tokens=2)) == "Echo: warm"
     posted = []
     monkeypatch.setattr(_owner.RelayJob, "__init__", lambda self, *a, _init=_owner.RelayJob.__init__:
                         posted.append(True) or _init(self, *a))
@@ -391,15 +399,13 @@ def test_ctrl_c_that_a_finalizer_swallowed_during_a_wait_is_raised(path, dbl, re
     dbl.delay(50000)  # 40 tokens: 2 s uncancelled
     t0 = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        cpipe.generate(PROMPT, max_new_tokens=1000)
+        pipe.generate(PROMPT, max_new_tokens=1000)
     took = time.monotonic() - t0
     assert fired, "the main thread never waited in a signal-aware loop"
     assert took < 1.0, f"raised only after {took:.2f} s: the call ran on instead of being cancelled"
     assert not any(isinstance(u.exc_value, KeyboardInterrupt) for u in unraisable)  # ours took it, not the hook below
     assert bool(posted) == (path == "relay")
-    _settle(dbl, cpipe)
-    cpipe.close()
-    STATS.event("KeyboardInterrupt delivered")
+    _settle(dbl, pipe)
 
 
 # regression: Ctrl-C during a model load used to be swallowed (fixed: create finishes, is freed, re-raised)
