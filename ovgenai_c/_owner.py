@@ -177,35 +177,30 @@ def wait_on_main_thread(is_set: Callable[[], bool], arm: Callable[[Optional[int]
     ``arm(w)`` makes the awaited end write a byte to ``w`` too and says whether it has happened already; ``arm(None)``
     disarms it (always called last). ``plain_wait(timeout)``: the wait where no wakeup fd can be set."""
     r, w = _main_pipe()
-    catching = False
     try:
         try:
             previous = _install_wakeup_fd(w)
         except ValueError:  # not the main interpreter's main thread after all
             return plain_wait(timeout)
-        _catch_swallowed_interrupts()
-        catching = True
-        if arm(w):
+        with _SwallowedInterrupts():
+            if arm(w):
+                return True
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while not is_set():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                # a signal delivered to this thread interrupts select and its handler runs here (PEP 475); one
+                # taken elsewhere (or interrupt_main) writes its number to the pipe, and the handler runs at the
+                # next bytecode
+                select.select([r], [], [], _poll_slice(left))
+                _drain(r, previous)
+                _raise_swallowed_interrupt()
             return True
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not is_set():
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return False
-            # a signal delivered to this thread interrupts select and its handler runs here (PEP 475); one
-            # taken elsewhere (or interrupt_main) writes its number to the pipe, and the handler runs at the
-            # next bytecode
-            select.select([r], [], [], _poll_slice(left))
-            _drain(r, previous)
-            _raise_swallowed_interrupt()
-        return True
     finally:
         # first: a Ctrl-C arriving in this block must not leave our pipe installed
         _restore_wakeup_fd(w)
-        if catching:
-            _stop_catching_swallowed_interrupts()
         arm(None)
-        _raise_swallowed_interrupt()  # (one a finalizer took as the wait ended)
 
 
 # A Ctrl-C whose handler runs inside a finalizer or a weakref callback on the main thread (a collection runs them in
@@ -235,27 +230,31 @@ def _raise_swallowed_interrupt() -> None:
         raise KeyboardInterrupt
 
 
-def _catch_swallowed_interrupts() -> None:
-    """A main-thread wait begins: our hook goes on top (unless one installed over it is still there)."""
-    global _waits_catching, _below
-    current = sys.unraisablehook
-    if current is not _on_unraisable and not _left_under_another:
-        _below = current
-        sys.unraisablehook = _on_unraisable
-    _waits_catching += 1
+class _SwallowedInterrupts:
+    """The span of a main-thread wait: our hook goes on top at the start (unless one installed over it is still
+    there), and at the end the last wait puts the hook below ours back, if ours is still on top, and raises what
+    ours took meanwhile (also one a finalizer took as the wait ended)."""
 
+    __slots__ = ()
 
-def _stop_catching_swallowed_interrupts() -> None:
-    """A main-thread wait ends: the last one puts the hook below ours back, if ours is still on top."""
-    global _waits_catching, _left_under_another
-    _waits_catching -= 1
-    if _waits_catching:
-        return
-    if sys.unraisablehook is _on_unraisable:
-        sys.unraisablehook = _below
-        _left_under_another = False
-    else:
-        _left_under_another = True
+    def __enter__(self) -> None:
+        global _waits_catching, _below
+        current = sys.unraisablehook
+        if current is not _on_unraisable and not _left_under_another:
+            _below = current
+            sys.unraisablehook = _on_unraisable
+        _waits_catching += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        global _waits_catching, _left_under_another
+        _waits_catching -= 1
+        if not _waits_catching:
+            if sys.unraisablehook is _on_unraisable:
+                sys.unraisablehook = _below
+                _left_under_another = False
+            else:
+                _left_under_another = True
+        _raise_swallowed_interrupt()
 
 
 # The wakeup fd that was set before a wait installed its pipe's write end (restored when the wait ends). Kept here,
@@ -494,19 +493,17 @@ class RelayJob(_Waitable):
             except ValueError:  # not the main interpreter's main thread after all
                 ended = self.relay.wait(timeout, self._cell)
             else:
-                _catch_swallowed_interrupts()
                 try:
-                    deadline = None if timeout is None else time.monotonic() + timeout
-                    while True:
-                        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-                        ended = self.relay.wait_fd(_poll_slice(left), self._cell, r, w, previous)
-                        _raise_swallowed_interrupt()
-                        if ended is not False and (ended is not None or left == _poll_slice(left)):
-                            break  # (False: a signal; None within a poll slice: round again; handlers run there)
+                    with _SwallowedInterrupts():
+                        deadline = None if timeout is None else time.monotonic() + timeout
+                        while True:
+                            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                            ended = self.relay.wait_fd(_poll_slice(left), self._cell, r, w, previous)
+                            _raise_swallowed_interrupt()
+                            if ended is not False and (ended is not None or left == _poll_slice(left)):
+                                break  # (False: a signal; None within a poll slice: round again; handlers run there)
                 finally:
                     _restore_wakeup_fd(w)
-                    _stop_catching_swallowed_interrupts()
-                    _raise_swallowed_interrupt()
             if ended is None:
                 return False
             self._finish(ended)
