@@ -23,7 +23,6 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple
 
-
 _lock = threading.Lock()
 _ffi: Any = None
 _functions: Optional[Tuple[Tuple[str, ...], ...]] = None

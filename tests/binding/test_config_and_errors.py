@@ -183,9 +183,9 @@ def test_a_functions_status_family_comes_from_its_return_type(double):
     assert isinstance(capi.error(-2, "ov_genai_json_container_copy"), errors.InvalidJSONError)
 
 
-# (getattr: elsewhere than CPython the FFI comes wrapped, _ffi.SerialisedTypesFFI)
+# (.wrapped: the cffi FFI inside _ffi.SerialisedTypesFFI)
 _FFI_PROBE = ("from ovgenai_c import _ffi; f = _ffi.get_ffi(); "
-              "print(type(getattr(f, 'wrapped', f)).__module__, len(_ffi.required_functions()), len(_ffi.optional_functions()), "
+              "print(type(f.wrapped).__module__, len(_ffi.required_functions()), len(_ffi.optional_functions()), "
               "len(_ffi.openvino_functions()), f.typeof('ov_status_e').relements['UNKNOW_EXCEPTION'])")
 
 
@@ -220,7 +220,7 @@ def test_generate_stream_and_a_missing_extra_in_either_ffi_mode(double_lib_path,
             "    s = ''.join(p.stream('hi', max_new_tokens=4))\n"
             "lib = _loader.get_library()\n"
             "f = _ffi.get_ffi()\n"
-            "print(type(getattr(f, 'wrapped', f)).__module__, r == s == 'Echo: hi', lib.has_extra('ovgenai_c_bundled_version'),"
+            "print(type(f.wrapped).__module__, r == s == 'Echo: hi', lib.has_extra('ovgenai_c_bundled_version'),"
             " _ffi.has_symbol(lib.lib, 'ovgenai_c_bundled_version'))\n")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OVGENAI_C_LIBRARY": str(double_lib_path),
            "OVGENAI_C_CACHE": str(cache)}
