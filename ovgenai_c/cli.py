@@ -1052,6 +1052,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .provider import profile_for, resolve_device
     from .provider.remote import is_remote_spec
     from .serve.config import api_key_from_env
+    from .serve.heap import collect_step_bytes
     from .serve.runner import BindError, run
 
     config = serve.ServeConfig(
@@ -1062,6 +1063,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         allow_unauthenticated=args.allow_unauthenticated, remote_models=_remote_models(args.remote))
     try:
         config.check()
+        collect_step_bytes()  # (OVGENAI_C_SERVE_COLLECT_MB, refused here rather than as a traceback later)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     lib = _library(args)

@@ -16,6 +16,7 @@ from starlette.routing import Route
 from ..provider import library_kind
 from .audio_api import AudioRoutes
 from .config import ServeConfig
+from .heap import CHECK_EVERY_S, HeapKeeper, collect_step_bytes
 from .http import BearerAuth
 from .ollama_api import OllamaRoutes
 from .openai_api import OpenAIRoutes
@@ -61,6 +62,7 @@ def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] 
     model (default: a :class:`~ovgenai_c.provider.Provider` on ``library`` with its own session pool).
     ``app.state.server`` is the :class:`ServerState` (registry, slots, stats)."""
     config.check()
+    keeper = HeapKeeper(collect_step_bytes())  # (checks OVGENAI_C_SERVE_COLLECT_MB before anything loads)
     registry = ModelRegistry(config, provider_factory or default_provider_factory(library))
     registry.library_kind = _library_kind(library)
     state = ServerState(config, registry)
@@ -86,12 +88,25 @@ def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] 
                 os.path.realpath(registry.default_path)
             models.insert(0, {"name": registry.default_name, "path": path, "loaded": False})
         return JSONResponse({"name": "ovgenai_c", "version": __version__, "models": models,
-                             "default_model": registry.default_name})
+                             "default_model": registry.default_name,
+                             "heap": {"collect_step_mb": keeper.step_bytes / (1 << 20),
+                                      "collections": keeper.collections}})
+
+    async def keep_heap() -> None:
+        while True:
+            keeper.check()
+            await anyio.sleep(CHECK_EVERY_S)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            yield
+            async with anyio.create_task_group() as tasks:
+                if keeper.step_bytes > 0:
+                    tasks.start_soon(keep_heap)
+                try:
+                    yield
+                finally:
+                    tasks.cancel_scope.cancel()
         finally:
             await anyio.to_thread.run_sync(registry.close)
 
@@ -99,4 +114,5 @@ def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] 
         OpenAIRoutes(state).routes() + AudioRoutes(state).routes() + OllamaRoutes(state).routes()
     app = Starlette(routes=routes, middleware=[Middleware(BearerAuth, api_key=config.api_key)], lifespan=lifespan)
     app.state.server = state
+    app.state.heap_keeper = keeper
     return app
