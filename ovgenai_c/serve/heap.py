@@ -5,9 +5,12 @@ it schedules from the size of its nursery: by default half the CPU's cache, and 
 holds 8 nurseries. On a VM whose CPU reports a large cache that is a 240 MB nursery and no major collection
 until ~1.9 GB: measured (2026-12-06, PyPy 7.3.11, the tiny model, continuous batching), the server grew by ~10 KB a
 request, from 484 MB to 840 MB over 40,000 requests, none of it live (a full collection brought the object count
-back). So while it serves, the server collects itself whenever its resident size has grown by
-:data:`DEFAULT_COLLECT_MB` since the last collection (``OVGENAI_C_SERVE_COLLECT_MB``: another step, 0 = never); a
-collection there takes ~50-65 ms. ``PYPY_GC_NURSERY`` / ``PYPY_GC_MIN`` tune PyPy's own schedule instead.
+back). So while it serves, the server collects itself whenever the collector's heap (PyPy's arenas and large
+objects; elsewhere the resident size) has grown by :data:`DEFAULT_COLLECT_MB` since the last collection
+(``OVGENAI_C_SERVE_COLLECT_MB``: another step, 0 = never); a collection there takes ~50-65 ms. The heap, not the
+resident size, is what is watched: the memory a collection frees stays resident and is filled again before the
+resident size grows, so a rule on the resident size let the server grow by a step after every collection.
+``PYPY_GC_NURSERY`` / ``PYPY_GC_MIN`` tune PyPy's own schedule instead.
 """
 from __future__ import annotations
 
@@ -38,24 +41,37 @@ def collect_step_bytes() -> int:
     return 0 if _interpreter.REFCOUNTED else DEFAULT_COLLECT_MB << 20
 
 
-class HeapKeeper:
-    """Collects once the resident size has grown by ``step_bytes`` since the last collection (or since the first
-    :meth:`check`). ``resident`` and ``collect`` are the process's by default."""
+def heap_bytes() -> int:
+    """The garbage collector's heap outside its nursery: PyPy's arenas and separately allocated objects
+    (``gc._get_stats()``); the resident size where there is no such figure (0 where that is unknown too)."""
+    stats = getattr(gc, "_get_stats", None)
+    if stats is not None:
+        try:
+            s = stats()
+            return int(s.total_arena_memory) + int(s.total_rawmalloced_memory)
+        except (AttributeError, TypeError, ValueError):
+            pass
+    return resident_bytes()
 
-    def __init__(self, step_bytes: int, resident: Callable[[], int] = resident_bytes,
+
+class HeapKeeper:
+    """Collects once ``measure()`` (:func:`heap_bytes`) has grown by ``step_bytes`` since the last collection (or
+    since the first :meth:`check`)."""
+
+    def __init__(self, step_bytes: int, measure: Callable[[], int] = heap_bytes,
                  collect: Callable[[], object] = gc.collect) -> None:
         self.step_bytes = step_bytes
-        self._resident = resident
+        self._measure = measure
         self._collect = collect
-        self.mark: Optional[int] = None  # the resident size after the last collection
+        self.mark: Optional[int] = None  # the heap after the last collection
         self.collections = 0
 
     def check(self) -> bool:
         """Collect if due; True when it collected."""
         if self.step_bytes <= 0:
             return False
-        now = self._resident()
-        if not now:  # (no /proc here)
+        now = self._measure()
+        if not now:  # (nothing to go by here)
             return False
         if self.mark is None:  # the first check sets the baseline
             self.mark = now
@@ -64,5 +80,5 @@ class HeapKeeper:
             return False
         self._collect()
         self.collections += 1
-        self.mark = self._resident() or now
+        self.mark = self._measure() or now
         return True

@@ -9,8 +9,8 @@ request over thousands of them: 512 bytes a request, where a leaked request (its
 results: kilobytes) fails it (a server keeping each chat request's generation grew 1,943 bytes a request).
 PyPy: its garbage waits for a major collection, which on this VM (a 240 MB nursery) does not come before ~1.9 GB, so
 without the server's own collections (ovgenai_c/serve/heap.py) it grew ~10 KB a request (46 MB over these 4,000
-requests after 5,000); with them, here every 16 MB, 21-22 MB (a collection every few seconds, and the JIT and the
-allocator still settling). The limit there is that step plus 16 MB, and the server must say it collected.
+requests after 5,000); with them, here every 16 MB of heap, 5-21 MB (the JIT and the allocator still settling). The
+limit there is 32 MB, and the server must say it collected.
 """
 from __future__ import annotations
 
