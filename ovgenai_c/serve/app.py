@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Dict, Optional
 
@@ -94,7 +95,11 @@ def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] 
 
     async def keep_heap() -> None:
         while True:
-            keeper.check()
+            try:
+                keeper.check()
+            except Exception as exc:  # (never takes the server down: it only stops collecting)
+                print(f"ovgenai_c: the server stops its own collections: {type(exc).__name__}: {exc}", file=sys.stderr)
+                return
             await anyio.sleep(CHECK_EVERY_S)
 
     @contextlib.asynccontextmanager

@@ -27,7 +27,7 @@ CHECK_EVERY_S = 1.0
 
 
 def collect_step_bytes() -> int:
-    """How much resident growth triggers a collection: ``OVGENAI_C_SERVE_COLLECT_MB`` when set (0: never), else
+    """How much heap growth (:func:`heap_bytes`) triggers a collection: ``OVGENAI_C_SERVE_COLLECT_MB`` when set (0: never), else
     :data:`DEFAULT_COLLECT_MB` on an interpreter without reference counting and never on CPython."""
     raw = os.environ.get(COLLECT_ENV, "").strip()
     if raw:

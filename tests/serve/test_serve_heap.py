@@ -103,3 +103,21 @@ def test_the_measure_is_the_collectors_heap_where_it_tells_it():
         del kept
         gc.collect()
         assert heap.heap_bytes() - before < 20 << 20
+
+
+def test_a_failing_check_stops_the_collections_not_the_server(monkeypatch, tiny_root, capfd):
+    monkeypatch.setenv(heap.COLLECT_ENV, "8")
+    monkeypatch.setattr(heap, "CHECK_EVERY_S", 0.01)
+    app = create_app(ServeConfig(models_root=tiny_root))
+    calls = []
+
+    def broken() -> int:
+        calls.append(1)
+        raise OSError("no stats today")
+    app.state.heap_keeper._measure = broken
+    with ServerThread(app) as srv, httpx.Client(base_url=srv.url, timeout=60) as c:
+        wait_until(lambda: calls, "the first check")
+        assert c.get("/").text == "ovgenai_c is running"
+        assert c.get("/ovgenai_c/info").json()["heap"]["collections"] == 0
+    assert calls == [1]
+    assert "the server stops its own collections: OSError: no stats today" in capfd.readouterr().err
