@@ -1,5 +1,5 @@
 """The server's own collections (ovgenai_c/serve/heap.py): when they are due, the setting, and the background task
-of a running app (with a fake resident size, so the same on every interpreter)."""
+of a running app (with a fake heap, so the same on every interpreter)."""
 from __future__ import annotations
 
 import gc
@@ -16,12 +16,12 @@ MB = 1 << 20
 PYPY_STATS = hasattr(gc, "_get_stats")  # the collector tells its heap (PyPy)
 
 
-class FakeProcess:
+class FakeHeap:
     def __init__(self, size: int) -> None:
         self.size = size
         self.collected = 0
 
-    def resident(self) -> int:
+    def measure(self) -> int:
         return self.size
 
     def collect(self) -> None:
@@ -29,8 +29,8 @@ class FakeProcess:
 
 
 def test_a_collection_comes_once_the_size_grew_by_the_step_since_the_last():
-    p = FakeProcess(100 * MB)
-    keeper = heap.HeapKeeper(16 * MB, p.resident, p.collect)
+    p = FakeHeap(100 * MB)
+    keeper = heap.HeapKeeper(16 * MB, p.measure, p.collect)
     assert keeper.check() is False and keeper.mark == 100 * MB  # the first check is the baseline
     p.size += 16 * MB - 1
     assert keeper.check() is False and p.collected == 0
@@ -43,13 +43,13 @@ def test_a_collection_comes_once_the_size_grew_by_the_step_since_the_last():
     assert keeper.check() is True and p.collected == 2
 
 
-def test_no_collection_without_a_step_or_a_resident_size():
-    p = FakeProcess(100 * MB)
-    off = heap.HeapKeeper(0, p.resident, p.collect)
+def test_no_collection_without_a_step_or_a_measure():
+    p = FakeHeap(100 * MB)
+    off = heap.HeapKeeper(0, p.measure, p.collect)
     for _ in range(3):
         p.size *= 2
         assert off.check() is False
-    blind = heap.HeapKeeper(MB, lambda: 0, p.collect)  # no /proc
+    blind = heap.HeapKeeper(MB, lambda: 0, p.collect)  # a collector that tells no heap (CPython)
     assert [blind.check() for _ in range(3)] == [False] * 3 and p.collected == 0
 
 
@@ -73,8 +73,8 @@ def test_a_running_server_collects_when_due_and_says_so(monkeypatch, tiny_root):
     monkeypatch.setattr(heap, "CHECK_EVERY_S", 0.01)
     app = create_app(ServeConfig(models_root=tiny_root))
     keeper = app.state.heap_keeper
-    p = FakeProcess(200 * MB)
-    keeper._measure, keeper._collect = p.resident, p.collect
+    p = FakeHeap(200 * MB)
+    keeper._measure, keeper._collect = p.measure, p.collect
     with ServerThread(app) as srv, httpx.Client(base_url=srv.url, timeout=60) as c:
         wait_until(lambda: keeper.mark == 200 * MB, "the first check")
         p.size += 8 * MB
