@@ -21,11 +21,10 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 
-from serve_helpers import free_port
+from serve_helpers import free_port, wait_until
 from testsupport import REFCOUNTED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +38,16 @@ else:
 
 def _rss_bytes(pid: int) -> int:
     with open(f"/proc/{pid}/statm") as f:
-        return int(f.read().split()[1]) * 4096
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _listening(proc: subprocess.Popen, port: int) -> bool:
+    assert proc.poll() is None, proc.communicate()[1]
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
 
 
 class Client:
@@ -97,15 +105,7 @@ def test_server_memory_stays_flat_over_thousands_of_requests(bundled, tiny_root)
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **SERVER_ENV})
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            assert proc.poll() is None, proc.communicate()[1]
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start listening"
-                time.sleep(0.1)
+        wait_until(lambda: _listening(proc, port), "the server listens", tries=30000)
         c = Client(port)
         for i in range(WARM_REQUESTS):
             _one(c, i)
