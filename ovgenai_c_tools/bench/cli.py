@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lookup section: every engine with batch-invariant f32 settings (INFERENCE_PRECISION_HINT=f32, "
                         "DYNAMIC_QUANTIZATION_GROUP_SIZE=0, KV_CACHE_PRECISION=f32), under which prompt lookup "
                         "answers exactly what plain greedy decoding does: all engines then answer the same text")
+    p.add_argument("--keep-logs", action="store_true",
+                   help="keep the run's scratch folder (the workers' logs) even when every engine ran without error "
+                        "(it is always kept, and named in the report, when one did not)")
     p.add_argument("--no-snapshot", action="store_true", help="load the bundled backend in place instead of from a "
                                                                  "private copy made at start")
     p.add_argument("--only", help="comma-separated sections to run (others are reported as skipped): "
@@ -80,11 +83,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"bench: --model {args.model} is not a folder", file=sys.stderr)
         return 2
     bench = Bench(args)
+    completed = False
     try:
         report = bench.run()
+        completed = True
     finally:
-        for w in list(bench.workers.values()):
-            w.kill()
+        kept = bench.close(failed=not completed)
+        if kept is not None and not completed:
+            print(f"bench: worker logs kept in {kept}", file=sys.stderr)
+    report["meta"]["worker_logs"] = str(kept) if kept is not None else None
     text = render(report)
     print(text)
     out = Path(args.out)

@@ -40,6 +40,11 @@ def render(report: Dict[str, Any]) -> str:
                 if (m.get("oracle") or {}).get("available") else f"; openvino_genai: {(m.get('oracle') or {}).get('reason')}"))
     for k, v in (m.get("engine_errors") or {}).items():
         out.append(f"  ! {k}: {v.splitlines()[0] if v else v}")
+    for k, v in (m.get("worker_crashes") or {}).items():
+        out.append(f"  ! {k} crashed: {v[0].splitlines()[0] if v and v[0] else v}"
+                   + (f" (and {len(v) - 1} more)" if len(v) > 1 else ""))
+    if m.get("worker_logs"):
+        out.append(f"  worker logs kept in {m['worker_logs']}")
 
     bo = report.get("binding_overhead", {})
     if bo.get("engines"):

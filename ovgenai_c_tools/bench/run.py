@@ -985,6 +985,20 @@ class Bench:
         for name in list(self.workers):
             self.workers.pop(name).quit()
 
+    def close(self, failed: bool = False) -> Optional[Path]:
+        """Kill the workers still running and remove the run's scratch folder (worker logs, the bundled backend's
+        private copy, the double's model folder). The folder is kept, and returned, when the run ``failed`` (raised),
+        an engine did not start or a worker crashed, or ``--keep-logs`` asks for it; otherwise None."""
+        for w in list(self.workers.values()):
+            w.kill()
+        keep = failed or bool(self.engine_errors or self.crashes) or bool(getattr(self.args, "keep_logs", False))
+        if keep:
+            return self.logdir
+        import shutil
+
+        shutil.rmtree(self.logdir, ignore_errors=True)
+        return None
+
 
 def a_device(args: argparse.Namespace) -> str:
     """The device the engines run on (CPU unless --device says otherwise)."""

@@ -50,12 +50,19 @@ def test_paired_ratios_and_their_interval():
 
 
 @pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
+def quick_tmpdir(tmp_path_factory) -> Path:
+    """The quick run's TMPDIR (where the benchmark makes its scratch folder)."""
+    return tmp_path_factory.mktemp("bench-tmpdir")
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory, quick_tmpdir):
     bundled = _bundled()
     if bundled is None:
         pytest.skip("the bundled backend is not built (scripts/build_backend.sh)")
     out = tmp_path_factory.mktemp("bench") / "bench.json"
-    env = dict(os.environ, XDG_CACHE_HOME=str(out.parent / "cache"))  # the ABI double is built there
+    env = dict(os.environ, XDG_CACHE_HOME=str(out.parent / "cache"),  # the ABI double is built there
+               TMPDIR=str(quick_tmpdir))
     env.pop("OVGENAI_C_LIBRARY", None)
     proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--model", str(TINY_IR), "--out", str(out),
                            "--library", str(bundled), "--no-fetch"],
@@ -74,6 +81,15 @@ def test_quick_run_has_every_section(quick_run):
     assert report["meta"]["model_bin_bytes"] == (TINY_IR / "openvino_model.bin").stat().st_size
     # the human table and the ratio lines are printed
     assert "Binding overhead" in stdout and "Ratios" in stdout and "JSON written to" in stdout
+
+
+def test_quick_run_removes_its_scratch_folder(quick_run, quick_tmpdir):
+    """Worker logs, the backend's private copy and the double's model folder go with a run in which every engine
+    ran: repeated runs do not fill the temporary folder."""
+    report, stdout = quick_run
+    assert not report["meta"]["engine_errors"] and not report["meta"]["worker_crashes"]
+    assert report["meta"]["worker_logs"] is None and "worker logs kept" not in stdout
+    assert sorted(p.name for p in quick_tmpdir.iterdir()) == []
 
 
 def test_quick_run_measured_the_bundled_engine(quick_run):
@@ -156,14 +172,20 @@ def test_run_without_engines_still_reports_every_section(tmp_path):
     empty = tmp_path / "empty-model"
     empty.mkdir()
     out = tmp_path / "b.json"
+    scratch_root = tmp_path / "tmpdir"
+    scratch_root.mkdir()
     proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--no-genai", "--model", str(empty), "--out",
                            str(out), "--library", str(tmp_path / "no-such-lib.so")],
                           capture_output=True, text=True, timeout=300, cwd=str(tmp_path),
-                          env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")))
+                          env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), TMPDIR=str(scratch_root)))
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(out.read_text())
     assert set(SECTIONS) <= set(report)
     assert "ovgenai_c[bundled]" in report["meta"]["engine_errors"]
+    # an engine that did not start: the workers' logs stay, and the report says where
+    kept = Path(report["meta"]["worker_logs"])
+    assert kept.parent == scratch_root and f"worker logs kept in {kept}" in proc.stdout
+    assert any(p.name.startswith("ovgenai_c_bundled.") for p in kept.iterdir()), list(kept.iterdir())
     assert report["concurrency"].get("skipped")
     text = render(report)
     assert "Ratios" in text
