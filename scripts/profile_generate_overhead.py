@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
+import shutil
 import statistics
 import sys
 import tempfile
@@ -68,11 +69,18 @@ def main() -> int:
     ap.add_argument("--model", help="a real model folder (then the library is the bundled backend or --library)")
     ap.add_argument("--library", help="with --model: the GenAI C library to load")
     args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="percall-"))
+    try:
+        return _measure(args, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
+
+def _measure(args: argparse.Namespace, tmp: Path) -> int:
+    """The measurement itself; ``tmp`` holds the double and its model folder."""
     from abi_double.build import build_double
     from abi_double.controls import make_model_dir
 
-    tmp = Path(tempfile.mkdtemp(prefix="percall-"))
     if args.model:
         lib = ovgenai_c.load_library(args.library) if args.library else _loader.open_library(
             str(next(p for p in _loader.bundled_candidates() if p.is_file())))
