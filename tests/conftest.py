@@ -86,7 +86,20 @@ def python_sigint_handler():
         signal.signal(signal.SIGINT, old)
 
 
+_RUN_TMPDIR: dict = {}
+
+
 def pytest_configure(config) -> None:
+    # One temporary folder for the whole run: what this process and its subprocesses (which inherit TMPDIR) make
+    # with tempfile -- the reliability scripts' model folders, the benchmark's scratch, pytest's own tmp_path -- is
+    # under it, and it is removed when the run passes (kept, and named, when it fails), so repeated runs do not
+    # fill the machine's /tmp.
+    import tempfile
+
+    run_tmp = tempfile.mkdtemp(prefix="ovgenai_c-tests-")
+    _RUN_TMPDIR.update(path=run_tmp, env=os.environ.get("TMPDIR"), tempdir=tempfile.tempdir)
+    os.environ["TMPDIR"] = run_tmp
+    tempfile.tempdir = run_tmp
     config.addinivalue_line(
         "markers", "engine_explicit: the module picks the bundled attention engine(s) itself (both, or PA only), so "
         "the test command's second pass on the SDPA engine skips it (-m 'not engine_explicit')")
@@ -118,3 +131,28 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = (str(item.path), item.location[1] or 0,
                            "Skipped: the discovered library cannot share this process with openvino_genai (the "
                            f"test oracle): it {why[why.index('needs '):].splitlines()[0]}")
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    _RUN_TMPDIR["failed"] = int(exitstatus) not in (0, 5)  # 5: no tests ran (the test command fails that itself)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if int(exitstatus) not in (0, 5) and _RUN_TMPDIR.get("path"):
+        terminalreporter.write_line(f"temporary files of this run kept in {_RUN_TMPDIR['path']}")
+
+
+def pytest_unconfigure(config) -> None:
+    import shutil
+    import tempfile
+
+    path = _RUN_TMPDIR.pop("path", None)
+    if path is None:
+        return
+    if _RUN_TMPDIR.get("env") is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = _RUN_TMPDIR["env"]
+    tempfile.tempdir = _RUN_TMPDIR.get("tempdir")
+    if not _RUN_TMPDIR.get("failed", True):
+        shutil.rmtree(path, ignore_errors=True)
