@@ -259,6 +259,10 @@ class GenerationConfig:
         self.update_generation_config(**kwargs)
 
     # --- attribute access -------------------------------------------------------------------------
+    def __dir__(self) -> List[str]:
+        """The fields too (they live in the config's own tables), so dir() and completion list them."""
+        return sorted(set(super().__dir__()) | set(FIELDS) | set(PYTHON_FIELDS))
+
     def __getattr__(self, name: str) -> Any:
         values = object.__getattribute__(self, "_values")
         if name in values:

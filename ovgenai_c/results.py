@@ -279,6 +279,10 @@ class DecodedResults:
         d["_fill"] = fill
         return self
 
+    def __dir__(self) -> List[str]:
+        """The deferred fields too, before their first use."""
+        return sorted((set(super().__dir__()) | _DEFERRED_FIELDS) - {"_fill"})
+
     def __getattr__(self, name: str) -> Any:
         # only reached for an attribute not set: the deferred fields of a result made by deferred()
         if name in _DEFERRED_FIELDS:

@@ -84,6 +84,10 @@ class SchedulerConfig:
                 raise TypeError(f"SchedulerConfig has no field {name!r} (fields: {', '.join(FIELDS)})")
             setattr(self, name, value)
 
+    def __dir__(self) -> List[str]:
+        """The fields, not the slots that hold them."""
+        return sorted((set(super().__dir__()) - set(self.__slots__)) | set(FIELDS))
+
     def __getattr__(self, name: str) -> Any:
         if name in _DEFAULTS:
             return object.__getattribute__(self, "_" + name)

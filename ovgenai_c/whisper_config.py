@@ -171,6 +171,9 @@ class WhisperGenerationConfig(GenerationConfig):
             self.update_generation_config(**kwargs)
 
     # --- attribute access -------------------------------------------------------------------------
+    def __dir__(self) -> List[str]:
+        return sorted(set(super().__dir__()) | set(WHISPER_FIELDS) | set(self._EXTRA_FIELDS))
+
     def __getattr__(self, name: str) -> Any:
         whisper = object.__getattribute__(self, "__dict__").get("_whisper")
         if whisper is not None and name in whisper:

@@ -204,6 +204,28 @@ def test_upstream_only_fields_and_predicates_match_pybind():
             assert getattr(ours, pred)() == getattr(theirs, pred)(), (fields, pred)
 
 
+def _public(obj) -> set:
+    return {n for n in dir(obj) if not n.startswith("_")}
+
+
+def test_dir_lists_the_fields_as_pybinds_does(pipe, oracle):
+    """dir() (and so completion in IPython or an editor) lists every field pybind's objects list; each listed
+    name is an attribute that answers."""
+    pairs = [(ovgenai_c.GenerationConfig(), og.GenerationConfig()),
+             (pipe.get_generation_config(), oracle.get_generation_config()),
+             (ovgenai_c.WhisperGenerationConfig(), og.WhisperGenerationConfig()),
+             (ovgenai_c.SchedulerConfig(), og.SchedulerConfig()),
+             (pipe.generate("Hello", max_new_tokens=2), oracle.generate(["Hello"], max_new_tokens=2))]
+    for ours, theirs in pairs:
+        missing = _public(theirs) - _public(ours)
+        assert not missing, (type(ours).__name__, sorted(missing))
+        for name in _public(ours):
+            getattr(ours, name)  # no listed name raises AttributeError
+    result = pipe.generate("Hello", max_new_tokens=2)  # fields read back on first use are listed before it
+    assert {"perf_metrics", "scores", "finish_reason"} <= set(dir(result))
+    assert result.perf_metrics.get_num_generated_tokens() >= 1
+
+
 def test_pipeline_config_is_the_models_as_in_genai(pipe, oracle):
     _same_config(pipe.get_generation_config(), oracle.get_generation_config())
     assert pipe.get_generation_config().eos_token_id != -1  # from the tokenizer, as GenAI does
