@@ -9,7 +9,7 @@ with ``context`` and those rules, and :meth:`ASRGenerationConfig.to_whisper` is 
 from __future__ import annotations
 
 import copy as _copy
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from .config import GenerationConfig
 from .errors import InvalidParameterError
@@ -22,6 +22,7 @@ class ASRGenerationConfig(WhisperGenerationConfig):
 
     _KIND = "ASR "
     _EXTRA_FIELDS: Dict[str, Any] = {"context": None}
+    context: Optional[str]
 
     def _coerce_field(self, name: str, value: Any) -> Any:
         if name != "context":

@@ -10,7 +10,7 @@ import operator
 import os
 import struct
 from dataclasses import dataclass, replace
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Set
 
 from .errors import ConfigError, InvalidParameterError
 
@@ -249,6 +249,48 @@ class GenerationConfig:
     """
 
     _KIND = ""  # what validate()'s message calls the config ("Whisper " for WhisperGenerationConfig...)
+
+    # The fields, for type checkers and editors (annotations only: the values live in the config's own tables and
+    # are read through __getattr__; tests/binding/test_config_and_errors.py keeps this list equal to FIELDS and
+    # PYTHON_FIELDS, and each type to what the field reads back). Sizes read SIZE_MAX where unset.
+    max_new_tokens: int
+    max_length: int
+    ignore_eos: bool
+    min_new_tokens: int
+    echo: bool
+    logprobs: int
+    stop_strings: Set[str]
+    include_stop_str_in_output: bool
+    stop_token_ids: Set[int]
+    num_beam_groups: int
+    num_beams: int
+    diversity_penalty: float
+    length_penalty: float
+    num_return_sequences: int
+    no_repeat_ngram_size: int
+    stop_criteria: StopCriteria
+    temperature: float
+    top_p: float
+    top_k: int
+    min_p: float
+    do_sample: bool
+    repetition_penalty: float
+    presence_penalty: float
+    frequency_penalty: float
+    rng_seed: int
+    assistant_confidence_threshold: float
+    num_assistant_tokens: Optional[int]
+    max_ngram_size: int
+    eos_token_id: int
+    apply_chat_template: bool
+    adapters: Any
+    structured_output_config: Any
+    parsers: List[Any]
+    branching_factor: int
+    tree_depth: int
+    pruning_ratio: int
+    relevance_weight: float
+    return_omni_outputs: bool
 
     def __init__(self, json_path: Optional[os.PathLike] = None, **kwargs: Any) -> None:
         values = {name: default for name, (_, default) in FIELDS.items()}

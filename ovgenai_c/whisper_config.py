@@ -149,6 +149,26 @@ class WhisperGenerationConfig(GenerationConfig):
     """
 
     _KIND = "Whisper "
+
+    # the Whisper fields, for type checkers and editors (as GenerationConfig's; read through __getattr__)
+    decoder_start_token_id: int
+    pad_token_id: int
+    translate_token_id: int
+    transcribe_token_id: int
+    prev_sot_token_id: int
+    no_timestamps_token_id: int
+    max_initial_timestamp_index: int
+    is_multilingual: bool
+    language: Optional[str]
+    task: Optional[str]
+    return_timestamps: bool
+    initial_prompt: Optional[str]
+    hotwords: Optional[str]
+    begin_suppress_tokens: List[int]
+    suppress_tokens: List[int]
+    lang_to_id: Dict[str, int]
+    word_timestamps: bool
+    alignment_heads: List[Tuple[int, int]]
     # fields a subclass adds (name -> default), held beside the Whisper ones and never sent to C
     _EXTRA_FIELDS: Dict[str, Any] = {}
 

@@ -21,6 +21,63 @@ def native_validate(lib, cfg: GenerationConfig) -> int:
         lib.ffi.release(native)
 
 
+def _conforms(value, hint) -> bool:
+    import typing
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is typing.Any:
+        return True
+    if origin is typing.Union:
+        return any(_conforms(value, a) for a in args)
+    if origin in (set, list):
+        return isinstance(value, origin) and all(_conforms(v, args[0]) for v in value)
+    if origin is dict:
+        return isinstance(value, dict) and all(_conforms(k, args[0]) and _conforms(v, args[1])
+                                               for k, v in value.items())
+    if origin is tuple:
+        return isinstance(value, tuple) and len(value) == len(args) and all(map(_conforms, value, args))
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def test_field_annotations_are_the_fields_and_their_types():
+    """The class's annotations (what type checkers and editors see) name every field, and no other, with the type
+    each reads back: on a default config and on one with every kind of value set."""
+    import typing
+
+    from ovgenai_c.config import FIELDS, PYTHON_FIELDS
+
+    hints = typing.get_type_hints(GenerationConfig)
+    assert set(hints) == set(FIELDS) | set(PYTHON_FIELDS)
+    busy = GenerationConfig(max_new_tokens=5, stop_strings={"a", "b"}, stop_token_ids={1, 2}, num_assistant_tokens=3,
+                            temperature=2, do_sample=True, eos_token_id=2, relevance_weight=1, parsers=[])
+    for cfg in (GenerationConfig(), busy):
+        for name, hint in hints.items():
+            assert _conforms(getattr(cfg, name), hint), (name, getattr(cfg, name), hint)
+
+
+def test_whisper_and_asr_field_annotations_too():
+    import typing
+
+    from ovgenai_c import ASRGenerationConfig, WhisperGenerationConfig
+    from ovgenai_c.config import FIELDS, PYTHON_FIELDS
+    from ovgenai_c.whisper_config import WHISPER_FIELDS
+
+    for cls, extra in ((WhisperGenerationConfig, set()), (ASRGenerationConfig, {"context"})):
+        hints = {k: v for k, v in typing.get_type_hints(cls).items() if not k.startswith("_")}
+        assert set(hints) == set(FIELDS) | set(PYTHON_FIELDS) | set(WHISPER_FIELDS) | extra, cls
+        busy = cls(language="en", task="transcribe", suppress_tokens=[1, 2], lang_to_id={"<|en|>": 50259},
+                   alignment_heads=[(1, 2)], initial_prompt="x", max_new_tokens=3)
+        for cfg in (cls(), busy):
+            for name, hint in hints.items():
+                assert _conforms(getattr(cfg, name), hint), (cls.__name__, name, getattr(cfg, name), hint)
+
+
 def test_defaults_match_the_c_side(double):
     lib = double.library
     out = lib.ffi.new("ov_genai_generation_config**")
