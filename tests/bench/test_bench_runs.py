@@ -244,3 +244,25 @@ def test_forms_probe_compares_the_one_token_form_on_and_off():
     assert out["tpot_ms"]["on"] > 0 and out["tpot_ms"]["off"] > 0
     assert out["tpot_on_over_off"] == out["tpot_ms"]["on"] / out["tpot_ms"]["off"]
     assert set(out["load_s"]) == {"on", "off"}
+
+
+def test_cold_python_probe_times_every_case_after_real_inferences():
+    bundled = _bundled()
+    if bundled is None:
+        pytest.skip("the bundled backend is not built (scripts/build_backend.sh)")
+    from ovgenai_c_tools.bench import cold_python
+
+    out = cold_python.run(TINY_IR, str(bundled), tokens=3, rounds=3)
+    assert out["library"] == "bundled" and out["tokens"] == 3 and out["rounds"] == 3
+    assert set(out["median_us"]) == set(cold_python.CASES)
+    assert all(v > 0 for v in out["median_us"].values())
+    assert out["right_after_over_warm"] == round(out["median_us"]["right_after"] / out["median_us"]["warm"], 2)
+
+
+def test_cold_python_probe_runs_one_inference_before_each_timed_case():
+    from ovgenai_c_tools.bench import cold_python
+
+    runs = []
+    out = cold_python.measure(lambda: runs.append(1), rounds=4)
+    assert len(runs) == 2 + 4 * (len(cold_python.CASES) - 1)  # two warm-ups, then every case but "warm"
+    assert out["rounds"] == 4 and set(out["median_us"]) == set(cold_python.CASES)
