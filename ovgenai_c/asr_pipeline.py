@@ -3,7 +3,7 @@
 Upstream's ASRPipeline reads ``model_type`` from the folder's config.json and runs a Whisper model through its
 WhisperPipeline (an adapter that converts the config and the results), Qwen3-ASR and Fun-ASR through their own
 pipelines. The C API has a Whisper pipeline only (whisper_pipeline.h), so here a Whisper folder runs on
-:class:`~ovgenai_c.WhisperPipeline`'s machinery (one owner thread, no cancellation: see that module) with ASR's
+:class:`~ovgenai_c.WhisperPipeline`'s machinery (one owner thread, its cancellation rules: see that module) with ASR's
 config and result types, and the other model types are refused by name before anything loads.
 """
 from __future__ import annotations

@@ -311,8 +311,9 @@ def _clock(seconds: float) -> str:
 
 
 def cmd_transcribe(args: argparse.Namespace) -> int:
-    """Speech to text from a WAV file with a Whisper model (no cancellation in the C ABI: Ctrl-C returns at once
-    and the transcription finishes in the background before the process exits)."""
+    """Speech to text from a WAV file with a Whisper model (Ctrl-C stops the transcription on the bundled
+    backend; on a library without its cancel extra it returns at once and the transcription finishes in the
+    background before the process exits)."""
     from .provider import Provider, profile_for, resolve_device
 
     audio = Path(args.file).expanduser()
@@ -1200,7 +1201,8 @@ a line of three double quotes (\"\"\") starts and ends a multi-line message.""",
   {PROG} transcribe talk.wav --timestamps               one line per segment, [mm:ss.mmm --> mm:ss.mmm]
   {PROG} transcribe talk.wav --json                     text, segments, duration, perf metrics
 WAV: 8/16/24/32-bit PCM, any channel count (mixed down), any rate (resampled to 16 kHz with soxr or scipy: the
-`audio` extra). The GenAI C ABI cannot cancel a transcription: Ctrl-C stops waiting, not the work.""",
+`audio` extra). Ctrl-C stops the transcription on the bundled backend; the GenAI C ABI cannot, so on the official
+library it stops waiting, not the work.""",
     "bench": f"""examples:
   {PROG} bench                       the default model, 64 new tokens (ignore_eos), 3 runs
   {PROG} bench MODEL -n 128 --runs 5 --json

@@ -2,11 +2,13 @@
 
 The machinery of :class:`~ovgenai_c.LLMPipeline` — one owner thread per pipeline that runs every C call (create,
 generate, config, free) in order, the error model, ``close()`` / context manager / finalizer — with the Whisper
-header. **There is no cancellation**: ``ov_genai_whisper_pipeline_generate`` takes the whole audio and no streamer,
-so nothing can stop a transcription once C runs it. ``timeout=`` and Ctrl-C therefore only *abandon the wait*: the
-caller gets :class:`~ovgenai_c.GenerationTimeoutError` / ``KeyboardInterrupt`` at once while the transcription goes
-on in C on the owner thread; its result is dropped when it ends, and the pipeline's next call (and ``close()``)
-waits for it. A ``streamer`` is refused for the same reason (pybind takes one; the C ABI does not).
+header. **The C ABI has no cancellation**: ``ov_genai_whisper_pipeline_generate`` takes the whole audio and no
+streamer. On the bundled backend an extra (cdefs/95, a cancel switch per pipeline) stops the running transcription
+at its next decoder step: ``timeout=`` and Ctrl-C then raise :class:`~ovgenai_c.GenerationTimeoutError` /
+``KeyboardInterrupt`` once it has stopped. On a library without it (the official one) they only *abandon the wait*:
+the caller gets the error at once while the transcription goes on in C on the owner thread; its result is dropped
+when it ends, and the pipeline's next call (and ``close()``) waits for it. A ``streamer`` is refused (pybind takes
+one; the C ABI streams no Whisper text).
 
 Configs: whisper_generation_config.h sets the Whisper fields only (language, task, return_timestamps,
 initial_prompt, hotwords, the token ids and suppress lists...). Each call's native config is the pipeline's own
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import weakref
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
@@ -38,6 +41,32 @@ from .whisper_results import (WhisperDecodedResultChunk, WhisperDecodedResults, 
 WHISPER_IR = ("openvino_encoder_model", "openvino_decoder_model", "openvino_tokenizer", "openvino_detokenizer")
 NO_CANCELLATION = ("the GenAI C ABI cannot cancel a Whisper transcription (ov_genai_whisper_pipeline_generate takes "
                    "no streamer)")
+CANCEL_POLL_S = 0.02  # while stopping a transcription: how often the switch is pulled again until the call ends
+
+
+class _CallGate:
+    """Lets another thread cancel one transcription and no other: :meth:`cancel` pulls the pipeline's switch only
+    while the call that :meth:`run` runs (on the owner thread) is inside it, never the owner's next call."""
+
+    __slots__ = ("_lock", "_running")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = False
+
+    def run(self, fn: Any) -> Any:
+        with self._lock:
+            self._running = True
+        try:
+            return fn()
+        finally:
+            with self._lock:
+                self._running = False
+
+    def cancel(self, capi: Any, switch: Any) -> bool:
+        """Whether a transcription was stopped (False: the call was not in C at that moment)."""
+        with self._lock:
+            return self._running and native.cancel(capi, switch)
 
 
 def missing_functions(lib: _loader.LoadedLibrary) -> List[str]:
@@ -91,8 +120,8 @@ class WhisperPipeline(OwnedPipeline):
     ``WhisperPipeline(models_path, device="CPU", **properties)``; ``generate(raw_speech_input,
     generation_config=None, streamer=None, *, timeout=None, **config_fields)`` takes 16 kHz mono float samples
     (a numpy array or a list; other dtypes by :mod:`ovgenai_c.audio`'s rules) or a WAV file path;
-    ``get_generation_config()`` / ``set_generation_config()``, ``get_tokenizer()``. No cancellation (see the
-    module): ``timeout`` and Ctrl-C abandon the wait, the transcription finishes in C.
+    ``get_generation_config()`` / ``set_generation_config()``, ``get_tokenizer()``. ``timeout`` and Ctrl-C stop
+    the transcription on the bundled backend and only abandon the wait elsewhere (see the module).
     """
 
     def __init__(self, models_path: Union[str, os.PathLike], device: str = "CPU", *,
@@ -125,8 +154,11 @@ class WhisperPipeline(OwnedPipeline):
         state = _State(lib, owner, native)
         self._min_samples = min_samples(path)
 
+        self._cancel_switch: Any = None  # the bundled backend's cancel handle (None: the library cannot cancel)
+
         def _create() -> Dict[str, Any]:
             state.handle = native.create(state.capi, path, device, prop_strings)
+            self._cancel_switch = native.cancel_switch(state.capi, state.handle)
             return native.read_generation_config(state.capi, state.handle)
 
         memory_before = _native_memory.before_create()  # (PyPy: pipelines dropped unclosed go first)
@@ -254,8 +286,9 @@ class WhisperPipeline(OwnedPipeline):
         """Transcribe (or translate) ``raw_speech_input``: 16 kHz mono samples or a WAV file path.
 
         ``generation_config`` (a WhisperGenerationConfig or a dict) and keyword fields as pybind's. ``streamer``:
-        refused (the C ABI takes none). ``timeout``: seconds to wait before raising GenerationTimeoutError —
-        the transcription is not stopped (the C ABI cannot), only abandoned; the pipeline's next call waits for it.
+        refused (the C ABI takes none). ``timeout``: seconds before GenerationTimeoutError — the transcription is
+        stopped first on the bundled backend; elsewhere (the C ABI cannot) only abandoned, and the pipeline's next
+        call waits for it. Ctrl-C likewise.
         """
         out, effective = self._transcribe(raw_speech_input, generation_config, streamer, timeout, kwargs)
         chunks = None if out.chunks is None else [WhisperDecodedResultChunk(*c) for c in out.chunks]
@@ -289,18 +322,36 @@ class WhisperPipeline(OwnedPipeline):
         cfg = self._resolve(generation_config, kwargs)
         values = None if cfg is None else cfg.c_values()
         effective = cfg or self._config
-        job = self._submit(lambda st: native.generate(st.capi, st.handle, samples, values))
+        gate = _CallGate()
+        job = self._submit(lambda st: gate.run(lambda: native.generate(st.capi, st.handle, samples, values)))
         try:
             finished = job.event.wait(timeout)
         except KeyboardInterrupt:
+            if self._stop(job, gate):
+                raise KeyboardInterrupt("interrupted: the transcription was cancelled") from None
             raise KeyboardInterrupt(f"interrupted: the transcription goes on in C until it ends ({NO_CANCELLATION})") \
                 from None
         if not finished:
+            if self._stop(job, gate):
+                raise errors.GenerationTimeoutError(
+                    f"generate() exceeded its timeout of {timeout} s; the transcription was cancelled")
             raise errors.GenerationTimeoutError(
                 f"generate() exceeded its timeout of {timeout} s; the transcription was NOT stopped "
                 f"({NO_CANCELLATION}): it runs to its end on the pipeline's thread, its result is dropped, and the "
                 "next call on this pipeline waits for it")
         return job.result(), effective
+
+    def _stop(self, job: Any, gate: _CallGate) -> bool:
+        """Stop ``job``'s transcription and wait for its end: False (nothing done) where the library cannot. The
+        switch is pulled again until the call ends (a call still queued, or not yet in C, is caught once it is);
+        a second Ctrl-C meanwhile abandons the wait."""
+        switch, st = self._cancel_switch, self._state
+        if switch is None or st is None:
+            return False
+        while True:
+            gate.cancel(st.capi, switch)
+            if job.event.wait(CANCEL_POLL_S):
+                return True
 
 
 __all__ = ["WhisperPipeline", "check_whisper_folder", "min_samples", "missing_functions", "missing_whisper_files"]

@@ -1,8 +1,9 @@
 """cdefs/08_whisper_pipeline.h: Whisper pipelines, transcription calls, their decoded results and chunks.
 
-``ov_genai_whisper_pipeline_generate`` takes raw float32 PCM and no streamer: nothing can stop it once called (the
-C ABI has no cancellation for Whisper). Its perf metrics are the base ones; the language and Whisper's stage
-durations come from the bundled backend's optional extras (cdefs/95) where the library has them."""
+``ov_genai_whisper_pipeline_generate`` takes raw float32 PCM and no streamer: the C ABI has no cancellation for
+Whisper, so only the bundled backend's cancel extra (cdefs/95) can stop it. Its perf metrics are the base ones; the
+language and Whisper's stage durations come from the bundled backend's optional extras (cdefs/95) too, where the
+library has them."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
@@ -17,6 +18,8 @@ CREATE = "ov_genai_whisper_pipeline_create"
 GENERATE = "ov_genai_whisper_pipeline_generate"
 LANGUAGE = "ovgenai_c_bundled_whisper_decoded_results_get_language"  # cdefs/95, optional
 DURATIONS = "ovgenai_c_bundled_whisper_decoded_results_get_durations"  # cdefs/95, optional
+GET_CANCEL = "ovgenai_c_bundled_whisper_pipeline_get_cancel"  # cdefs/95, optional (with the two below)
+CANCEL = "ovgenai_c_bundled_whisper_cancel"
 
 
 class Chunk(NamedTuple):
@@ -57,6 +60,24 @@ def create(capi: CApi, models_path: str, device: str, properties: Sequence[Tuple
 
 def free(capi: CApi, pipe: Any) -> None:
     capi.lib.ov_genai_whisper_pipeline_free(pipe)
+
+
+def cancel_switch(capi: CApi, pipe: Any) -> Any:
+    """The pipeline's cancel handle (the bundled backend's extra; freed by ``ffi.gc``, valid after the pipeline's
+    free), or None where the library has none. Call on the pipeline's thread, not during a generate."""
+    if not capi.has(GET_CANCEL):
+        return None
+    out = capi.ffi.new("ovgenai_c_whisper_cancel**")
+    capi.call(GET_CANCEL, pipe, out)
+    return capi.ffi.gc(out[0], capi.lib.ovgenai_c_bundled_whisper_cancel_free)
+
+
+def cancel(capi: CApi, switch: Any) -> bool:
+    """Stop the pipeline's running transcription at its next decoder step (any thread): whether one was running.
+    Its generate then fails with INFER_CANCELLED."""
+    running = capi.ffi.new("int*")
+    capi.call(CANCEL, switch, running)
+    return bool(running[0])
 
 
 def get_generation_config(capi: CApi, pipe: Any) -> Any:

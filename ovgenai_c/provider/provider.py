@@ -467,8 +467,8 @@ class Provider:
                    timeout: Optional[float] = None) -> TranscriptionResult:
         """Speech to text with a Whisper model: ``audio`` is a WAV path or 16 kHz mono samples (see
         :mod:`ovgenai_c.audio`); ``language`` ("en" or "<|en|>"), ``task`` ("transcribe" / "translate"),
-        ``timestamps`` (segments), ``prompt`` (Whisper's initial_prompt). ``timeout`` abandons the wait only: the
-        GenAI C ABI cannot cancel a transcription."""
+        ``timestamps`` (segments), ``prompt`` (Whisper's initial_prompt). ``timeout`` stops the transcription on
+        the bundled backend; elsewhere it abandons the wait only (the GenAI C ABI cannot cancel one)."""
         if self.info.format != "whisper":
             raise CapabilityNotSupportedError(f"{self.path} is not a Whisper model folder, so it cannot transcribe",
                                               "transcribe")

@@ -2,7 +2,8 @@
 
 A provider on a Whisper IR folder has ``capabilities.transcribe`` (when the library exports whisper_pipeline.h)
 and no chat / prompt / stream; :meth:`Provider.transcribe` runs :class:`ovgenai_c.WhisperPipeline`. The GenAI C
-ABI cannot cancel a transcription: a ``timeout`` only abandons the wait (the pipeline finishes it first)."""
+ABI cannot cancel a transcription: a ``timeout`` stops it on the bundled backend (its cancel extra) and only abandons
+the wait elsewhere (the pipeline finishes it first)."""
 from __future__ import annotations
 
 import os

@@ -5,8 +5,9 @@ OpenAI's shape: ``file``, ``model``, ``language``, ``prompt``, ``response_format
 Files are WAV (integer PCM, any rate and channel count: see :mod:`ovgenai_c.audio`) up to
 :data:`MAX_AUDIO_BYTES` (OpenAI's 25 MB). What the GenAI C ABI cannot do is refused with 400 naming the field:
 sampling temperature (Whisper configs take no base fields through the C ABI), word timestamps, srt / vtt output
-(not implemented here). The C ABI cannot cancel a transcription: a request that exceeds the server's timeout gets
-504 while the transcription finishes on the pipeline's thread (the next request on that pipeline waits for it).
+(not implemented here). A request that exceeds the server's timeout gets 504; on the bundled backend its
+transcription is stopped first, elsewhere (the C ABI cannot cancel one) it finishes on the pipeline's thread and the
+next request on that pipeline waits for it.
 """
 from __future__ import annotations
 

@@ -690,3 +690,87 @@ def test_asr_pipeline_exact_with_genai(api, whisper_multilingual_ir, speech_samp
             assert r.perf_metrics.get_decode_inference_duration().mean > 0
     assert [t["languages"] for t in theirs][:2] != [["en"], ["en"]]  # the foreign samples were detected as such
     assert ours == theirs
+
+
+# ---------------------------------------------------------------------------------------------------- cancellation
+
+
+def _generate_status(api: Api, pipe, audio: np.ndarray) -> int:
+    a = np.ascontiguousarray(audio, dtype=np.float32)
+    r = api.ffi.new("ov_genai_whisper_decoded_results**")
+    st = api.lib.ov_genai_whisper_pipeline_generate(pipe, api.ffi.cast("float*", a.ctypes.data), a.size, api.ffi.NULL,
+                                                    r)
+    if st == 0:
+        api.lib.ov_genai_whisper_decoded_results_free(r[0])
+    return st
+
+
+def test_cancel_stops_a_running_transcription_only(api, real_ir, speech):
+    """The extra's contract: a cancel while generate runs makes it return INFER_CANCELLED (-13) without results; a
+    cancel when nothing runs reports so and is not remembered; the handle stays valid after the pipeline's free."""
+    import threading
+
+    pipe = api.pipeline(real_ir)
+    handle = api.ffi.new("ovgenai_c_whisper_cancel**")
+    assert api.lib.ovgenai_c_bundled_whisper_pipeline_get_cancel(pipe, handle) == 0, api.last_error()
+    switch = api.ffi.gc(handle[0], api.lib.ovgenai_c_bundled_whisper_cancel_free)
+    was_running = api.ffi.new("int*", 7)
+    assert api.lib.ovgenai_c_bundled_whisper_cancel(switch, was_running) == 0 and was_running[0] == 0
+    assert api.generate(pipe, speech[0])["text"].strip()  # the idle cancel was not kept for this call
+
+    long_audio = _long_audio(speech)  # ~2 windows: seconds of work
+    status: Dict[str, int] = {}
+    t = threading.Thread(target=lambda: status.update(st=_generate_status(api, pipe, long_audio)))
+    t.start()
+    stopped_running = 0
+    while t.is_alive():
+        assert api.lib.ovgenai_c_bundled_whisper_cancel(switch, was_running) == 0
+        stopped_running += was_running[0]
+        t.join(0.01)
+    assert status["st"] == -13, (status, api.last_error())  # INFER_CANCELLED
+    assert stopped_running >= 1
+    assert api.generate(pipe, speech[1])["text"].strip()  # the pipeline goes on
+
+    for bad in ((api.ffi.NULL, handle), (pipe, api.ffi.NULL)):
+        assert api.lib.ovgenai_c_bundled_whisper_pipeline_get_cancel(*bad) == -14  # INVALID_C_PARAM
+    assert api.lib.ovgenai_c_bundled_whisper_cancel(api.ffi.NULL, was_running) == -14
+    api.lib.ovgenai_c_bundled_whisper_cancel_free(api.ffi.NULL)  # a no-op
+    api.ffi.release(pipe)  # the pipeline is freed first...
+    assert api.lib.ovgenai_c_bundled_whisper_cancel(switch, was_running) == 0 and was_running[0] == 0  # ...not it
+
+
+def test_binding_timeout_and_ctrl_c_cancel_the_transcription(api, whisper_real_ir, speech, python_sigint_handler):
+    """WhisperPipeline on the bundled backend: a timeout and Ctrl-C stop the transcription (not just the wait), say
+    so, and leave the pipeline answering as before."""
+    import _thread
+    import threading
+    import time
+
+    from ovgenai_c import errors
+
+    long_audio = _long_audio(speech)
+    with _binding_pipe(whisper_real_ir) as pipe:
+        want = pipe.generate(speech[0]).texts
+        t0 = time.perf_counter()
+        pipe.generate(long_audio)
+        full = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        with pytest.raises(errors.GenerationTimeoutError, match="was cancelled") as info:
+            pipe.generate(long_audio, timeout=0.2)
+        stopped = time.perf_counter() - t0
+        assert isinstance(info.value, TimeoutError)
+        t0 = time.perf_counter()
+        assert pipe.generate(speech[0]).texts == want  # nothing of the cancelled call is left to wait for
+        after = time.perf_counter() - t0
+        # the cancelled call did not run to its end: the timeout came back, and the next call ran, well within
+        # the time a whole transcription of the long audio takes
+        assert stopped + after < 0.8 * full, (stopped, after, full)
+
+        timer = threading.Timer(0.2, _thread.interrupt_main)
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt, match="was cancelled"):
+                pipe.generate(long_audio)
+        finally:
+            timer.cancel()
+        assert pipe.generate(speech[0]).texts == want

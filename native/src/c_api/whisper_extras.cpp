@@ -14,6 +14,10 @@ extern "C" {
 using ovgc::guard;
 using ovgc::null_arg;
 
+struct ovgenai_c_whisper_cancel_opaque {
+    std::shared_ptr<ovgc::WhisperCancelSwitch> target;
+};
+
 extern "C" {
 
 ov_status_e ovgenai_c_bundled_whisper_features(const char* preprocessor_config_json, const float* pcm, size_t n,
@@ -86,6 +90,34 @@ ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_durations(const ov_gen
         *count = v->size();
         return OK;
     });
+}
+
+ov_status_e ovgenai_c_bundled_whisper_pipeline_get_cancel(ov_genai_whisper_pipeline* pipeline,
+                                                          ovgenai_c_whisper_cancel** handle) {
+    if (!pipeline)
+        return null_arg(__func__, "pipeline", INVALID_C_PARAM);
+    if (!handle)
+        return null_arg(__func__, "handle", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        std::lock_guard<std::mutex> lock(pipeline->mu);
+        *handle = new ovgenai_c_whisper_cancel_opaque{pipeline->engine->cancel_switch()};
+        return OK;
+    });
+}
+
+ov_status_e ovgenai_c_bundled_whisper_cancel(ovgenai_c_whisper_cancel* handle, int* was_running) {
+    if (!handle)
+        return null_arg(__func__, "handle", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        const bool running = handle->target->request();
+        if (was_running)
+            *was_running = running ? 1 : 0;
+        return OK;
+    });
+}
+
+void ovgenai_c_bundled_whisper_cancel_free(ovgenai_c_whisper_cancel* handle) {
+    delete handle;
 }
 
 }  // extern "C"

@@ -15,3 +15,15 @@ ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_language(const ov_gena
    "encode_inference" or "decode_inference" (decode: one per decoder step whose token was kept). */
 ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_durations(const ov_genai_whisper_decoded_results* results,
                                                                     const char* which, float* durations, size_t* count);
+
+/* Cancelling a transcription (GenAI's C ABI cannot). A cancel handle is a reference to a pipeline's cancel switch:
+   get it on the thread that owns the pipeline (not during its generate); it stays valid after the pipeline is freed,
+   until ovgenai_c_bundled_whisper_cancel_free. ovgenai_c_bundled_whisper_cancel may be called from any thread at any
+   time: the pipeline's running ov_genai_whisper_pipeline_generate stops at its next decoder step or 30 s window and
+   returns INFER_CANCELLED (no results); *was_running (may be NULL) is 1 then, 0 when no transcription was running
+   (nothing is remembered for a later one). Failures: INVALID_C_PARAM (NULL pipeline, handle or out pointer). */
+typedef struct ovgenai_c_whisper_cancel_opaque ovgenai_c_whisper_cancel;
+ov_status_e ovgenai_c_bundled_whisper_pipeline_get_cancel(ov_genai_whisper_pipeline* pipeline,
+                                                          ovgenai_c_whisper_cancel** handle);
+ov_status_e ovgenai_c_bundled_whisper_cancel(ovgenai_c_whisper_cancel* handle, int* was_running);
+void ovgenai_c_bundled_whisper_cancel_free(ovgenai_c_whisper_cancel* handle);

@@ -15,6 +15,7 @@ private:
 };
 
 constexpr int kStatusNotImplemented = -2;
+constexpr int kStatusInferCancelled = -13;
 constexpr int kStatusUnknownException = -17;
 
 }  // namespace ovgc

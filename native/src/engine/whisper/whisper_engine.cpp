@@ -140,6 +140,7 @@ WhisperEngine::Window WhisperEngine::decode_window(const ov::Tensor& encoder_out
     std::map<int64_t, size_t> counts;
     std::vector<int64_t> feed = prompt;
     while (true) {
+        throw_if_cancelled();
         Timer infer;
         ov::Tensor logits = decoder_->step(encoder_out, feed);
         const auto infer_end = Clock::now();
@@ -174,8 +175,14 @@ WhisperEngine::Window WhisperEngine::decode_window(const ov::Tensor& encoder_out
     return w;
 }
 
+void WhisperEngine::throw_if_cancelled() const {
+    if (cancel_->requested())
+        throw StatusError(kStatusInferCancelled, "the transcription was cancelled");
+}
+
 WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const WhisperGenerationConfig* per_call) {
     const auto start = Clock::now();
+    const WhisperCancelSwitch::Running running(*cancel_);
     WhisperGenerationConfig cfg;
     if (per_call) {
         cfg = merge_with_base(config_, *per_call);
@@ -214,6 +221,7 @@ WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const Whisper
     std::vector<WhisperSegment> segments;
     size_t advance = 0;
     for (size_t offset = 0; offset < features.n_frames; offset += advance) {
+        throw_if_cancelled();
         const float time_offset = offset * frame_seconds;
         std::vector<float> window = features.window(offset, fx.nb_max_frames);
         Timer enc;

@@ -4,8 +4,10 @@
 // greedy or multinomial decoding with Whisper's logit rules, segments -> chunks, perf metrics.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,6 +36,44 @@ struct WhisperRawPerf {
     std::vector<float> decode_inference_us;
 };
 
+// Stops a pipeline's running transcription from another thread (the bundled backend's extra; GenAI's C ABI has no
+// cancellation for Whisper). Shared by the engine and every handle the C API gave out, so a handle outlives the
+// pipeline safely. Only a running transcription is stopped: nothing is remembered for a later one.
+class WhisperCancelSwitch {
+public:
+    // true when a transcription was running (it stops at its next decoder step or window)
+    bool request() {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!running_)
+            return false;
+        requested_.store(true, std::memory_order_relaxed);
+        return true;
+    }
+    bool requested() const { return requested_.load(std::memory_order_relaxed); }
+
+    // A transcription's span: cleared at its start and end.
+    class Running {
+    public:
+        explicit Running(WhisperCancelSwitch& s) : s_(s) { s_.set_running(true); }
+        ~Running() { s_.set_running(false); }
+        Running(const Running&) = delete;
+        Running& operator=(const Running&) = delete;
+
+    private:
+        WhisperCancelSwitch& s_;
+    };
+
+private:
+    void set_running(bool running) {
+        std::lock_guard<std::mutex> lock(mu_);
+        running_ = running;
+        requested_.store(false, std::memory_order_relaxed);
+    }
+    std::mutex mu_;
+    bool running_ = false;
+    std::atomic<bool> requested_{false};
+};
+
 struct WhisperResults {
     std::vector<std::string> texts;
     std::vector<float> scores;
@@ -54,8 +94,10 @@ public:
 
     const WhisperGenerationConfig& generation_config() const { return config_; }
     void set_generation_config(const WhisperGenerationConfig& cfg);
+    const std::shared_ptr<WhisperCancelSwitch>& cancel_switch() const { return cancel_; }
 
 private:
+    void throw_if_cancelled() const;  // StatusError INFER_CANCELLED once the cancel switch was pulled
     struct Window {
         std::vector<int64_t> tokens;
     };
@@ -74,6 +116,7 @@ private:
     Sampler sampler_;
     size_t max_source_positions_ = 1500;
     float load_time_ms_ = 0.0f;
+    std::shared_ptr<WhisperCancelSwitch> cancel_ = std::make_shared<WhisperCancelSwitch>();
 };
 
 }  // namespace ovgc
