@@ -709,6 +709,7 @@ def test_cancel_stops_a_running_transcription_only(api, real_ir, speech):
     """The extra's contract: a cancel while generate runs makes it return INFER_CANCELLED (-13) without results; a
     cancel when nothing runs reports so and is not remembered; the handle stays valid after the pipeline's free."""
     import threading
+    import time
 
     pipe = api.pipeline(real_ir)
     handle = api.ffi.new("ovgenai_c_whisper_cancel**")
@@ -716,12 +717,17 @@ def test_cancel_stops_a_running_transcription_only(api, real_ir, speech):
     switch = api.ffi.gc(handle[0], api.lib.ovgenai_c_bundled_whisper_cancel_free)
     was_running = api.ffi.new("int*", 7)
     assert api.lib.ovgenai_c_bundled_whisper_cancel(switch, was_running) == 0 and was_running[0] == 0
-    assert api.generate(pipe, speech[0])["text"].strip()  # the idle cancel was not kept for this call
+    want = api.generate(pipe, speech[1])["text"]
+    assert want.strip()  # the idle cancel was not kept for this call
 
     long_audio = _long_audio(speech)  # ~2 windows: seconds of work
+    t0 = time.perf_counter()
+    assert _generate_status(api, pipe, long_audio) == 0
+    whole = time.perf_counter() - t0
     status: Dict[str, int] = {}
     t = threading.Thread(target=lambda: status.update(st=_generate_status(api, pipe, long_audio)))
     t.start()
+    t.join(whole / 2)  # well inside a window's decoding (which is most of the time)
     stopped_running = 0
     while t.is_alive():
         assert api.lib.ovgenai_c_bundled_whisper_cancel(switch, was_running) == 0
@@ -729,7 +735,8 @@ def test_cancel_stops_a_running_transcription_only(api, real_ir, speech):
         t.join(0.01)
     assert status["st"] == -13, (status, api.last_error())  # INFER_CANCELLED
     assert stopped_running >= 1
-    assert api.generate(pipe, speech[1])["text"].strip()  # the pipeline goes on
+    # the pipeline goes on, answering as before: nothing of the window left half-decoded seeds the next call
+    assert api.generate(pipe, speech[1])["text"] == want
 
     for bad in ((api.ffi.NULL, handle), (pipe, api.ffi.NULL)):
         assert api.lib.ovgenai_c_bundled_whisper_pipeline_get_cancel(*bad) == -14  # INVALID_C_PARAM
@@ -774,3 +781,60 @@ def test_binding_timeout_and_ctrl_c_cancel_the_transcription(api, whisper_real_i
         finally:
             timer.cancel()
         assert pipe.generate(speech[0]).texts == want
+
+
+def _wav(samples: np.ndarray) -> bytes:
+    import io
+
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes((np.clip(samples, -1.0, 1.0) * 32767).astype(np.int16).tobytes())
+    return out.getvalue()
+
+
+def test_server_request_timeout_stops_the_transcription(whisper_real_ir, speech):
+    """`ovgenai-c serve` on the bundled backend: a transcription past --request-timeout gets 504 and is stopped, so
+    the next request on the same (single) pipeline is answered at once instead of waiting for it (before, it waited
+    and ran out of time too)."""
+    for module in ("starlette", "uvicorn", "httpx", "python_multipart"):
+        pytest.importorskip(module)
+    import httpx
+
+    from testsupport import bundled_library_path
+
+    sys.path.insert(0, str(REPO / "tests" / "serve"))
+    from serve_helpers import ServerThread
+
+    from ovgenai_c import _loader
+    from ovgenai_c.provider import Provider, SessionPool
+    from ovgenai_c.serve import ServeConfig, create_app
+
+    path = bundled_library_path()
+    if path is None or not path.is_file():
+        pytest.skip("bundled backend not built")
+    lib = _loader.open_library(str(path))
+
+    def factory(folder: pathlib.Path, index: int) -> Provider:
+        return Provider(folder, library=lib, pool=SessionPool(ttl=None, max_resident=1))
+
+    # ~5 minutes of speech, tens of seconds of work: far past the timeout, which leaves a short request (under a
+    # second, also on a loaded machine) plenty of time
+    long_wav = _wav(np.concatenate([_long_audio(speech)] * 6))
+    short_wav = _wav(speech[0])
+    config = ServeConfig(models_root=whisper_real_ir.parent, default_model=whisper_real_ir, request_timeout=5.0,
+                         parallel=1)
+    with ServerThread(create_app(config, provider_factory=factory)) as srv:
+        def post(wav: bytes) -> httpx.Response:
+            return httpx.post(srv.url + "/v1/audio/transcriptions", timeout=120,
+                              files={"file": ("speech.wav", wav, "audio/wav")}, data={"response_format": "text"})
+
+        first = post(short_wav)  # loads the pipeline; the text to expect
+        assert first.status_code == 200, ("first", first.text[:300])
+        timed_out = post(long_wav)
+        assert timed_out.status_code == 504 and "was cancelled" in timed_out.text, timed_out.text[:300]
+        again = post(short_wav)  # before: queued behind the abandoned transcription until it ran out of time too
+        assert again.status_code == 200, ("again", again.text[:300])
+        assert again.text == first.text

@@ -2,6 +2,7 @@
 #include "engine/decoded_texts.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -21,6 +22,27 @@ namespace {
 struct Timer {
     Clock::time_point t0 = Clock::now();
     float us() const { return PerfMetrics::us_between(t0, Clock::now()); }
+};
+
+// Empties the decoder's state when a transcription ends by an exception (cancelled, or failed) in the middle of a
+// window: what it had decoded must not seed the next call.
+class ResetDecoderOnThrow {
+public:
+    explicit ResetDecoderOnThrow(WhisperDecoder& decoder) : decoder_(decoder) {}
+    ~ResetDecoderOnThrow() {
+        if (std::uncaught_exceptions() > exceptions_) {
+            try {
+                decoder_.reset();
+            } catch (...) {  // the exception in flight is the one to report
+            }
+        }
+    }
+    ResetDecoderOnThrow(const ResetDecoderOnThrow&) = delete;
+    ResetDecoderOnThrow& operator=(const ResetDecoderOnThrow&) = delete;
+
+private:
+    WhisperDecoder& decoder_;
+    const int exceptions_ = std::uncaught_exceptions();
 };
 
 size_t read_max_source_positions(const std::string& config_json) {
@@ -183,6 +205,7 @@ void WhisperEngine::throw_if_cancelled() const {
 WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const WhisperGenerationConfig* per_call) {
     const auto start = Clock::now();
     const WhisperCancelSwitch::Running running(*cancel_);
+    const ResetDecoderOnThrow reset_on_throw(*decoder_);
     WhisperGenerationConfig cfg;
     if (per_call) {
         cfg = merge_with_base(config_, *per_call);
