@@ -95,20 +95,31 @@ def measure(pipe: Any, tokens: int, calls: int, prompt: str = PROMPT) -> Dict[st
             "mean_us": {k: statistics.fmean(r[k] for r in rows) for k in keys}}  # (the parts' means add up)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ovgenai_c_tools.bench.call_handoff", description=__doc__.split("\n")[0])
+def probe_parser(module: str, doc: str) -> argparse.ArgumentParser:
+    """The arguments every per-call probe takes: --model, --library, --tokens (this module's and cold_python's)."""
+    ap = argparse.ArgumentParser(prog=f"python -m ovgenai_c_tools.bench.{module}", description=doc.split("\n")[0])
     ap.add_argument("--model", type=Path, default=None, help="model folder (default: the CLI's default model IR)")
     ap.add_argument("--library", default=None, help="a GenAI C library to run on (default: ovgenai_c's discovery)")
     ap.add_argument("--tokens", type=int, default=64)
+    return ap
+
+
+def model_or_default(model: Optional[Path]) -> Path:
+    """``model``, or the CLI's default model IR."""
+    if model is not None:
+        return model
+    from ovgenai_c import models
+
+    return models.default_model_dir() / "ir"
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = probe_parser("call_handoff", __doc__)
     ap.add_argument("--calls", type=int, default=40)
     args = ap.parse_args(argv)
     import ovgenai_c
 
-    model = args.model
-    if model is None:
-        from ovgenai_c import models
-
-        model = models.default_model_dir() / "ir"
+    model = model_or_default(args.model)
     with ovgenai_c.LLMPipeline(model, "CPU", library=args.library) as pipe:
         out = measure(pipe, args.tokens, args.calls)
         out["library"] = pipe._library.kind

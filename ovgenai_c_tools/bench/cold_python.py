@@ -13,7 +13,6 @@ busy loop. Medians in microseconds, as JSON.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -104,19 +103,12 @@ def run(model: Path, library: Optional[str], tokens: int, rounds: int) -> Dict[s
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ovgenai_c_tools.bench.cold_python",
-                                 description=__doc__.split("\n")[0])
-    ap.add_argument("--model", type=Path, default=None, help="model folder (default: the CLI's default model IR)")
-    ap.add_argument("--library", default=None, help="a GenAI C library to run on (default: ovgenai_c's discovery)")
-    ap.add_argument("--tokens", type=int, default=64)
+    from .call_handoff import model_or_default, probe_parser
+
+    ap = probe_parser("cold_python", __doc__ or "")
     ap.add_argument("--rounds", type=int, default=25)
     args = ap.parse_args(argv)
-    model = args.model
-    if model is None:
-        from ovgenai_c import models
-
-        model = models.default_model_dir() / "ir"
-    print(json.dumps(run(model, args.library, args.tokens, args.rounds), indent=2))
+    print(json.dumps(run(model_or_default(args.model), args.library, args.tokens, args.rounds), indent=2))
     return 0
 
 
