@@ -5,8 +5,8 @@
 #      - the foreground lane (its pytest progress on the terminal) starts with the first part at once;
 #      - the background lane first builds the ASan/UBSan variant of the backend (reused from
 #        ~/.cache/ovgenai_c/asan-build/<key>/ while native/, the flags, the compiler and the openvino wheel are
-#        unchanged) and runs the sanitizer part on it, then takes parts too (its steps are told on the terminal,
-#        its output goes to background.log).
+#        unchanged; the builds of other keys are removed) and runs the sanitizer part on it, then takes parts too
+#        (its steps are told on the terminal, its output goes to background.log).
 #      The parts: the whole suite on the default engine (PagedAttention) in seven pytest runs (tests/backend in two
 #      by its engine_explicit marker, the other folders in groups, tests/whisper alone), and the backend and
 #      conformance suites on the stateful SDPA engine, and the PyPy part (ovgenai_c installed for pypy3 by
@@ -195,6 +195,16 @@ run_queue() {  # lane-name extra-args...: takes parts until the queue is empty; 
     return $rc
 }
 
+prune_asan_builds() {  # keep: the other ASan builds (older native/ sources, ~140 MB each) go, unless in use
+    local d
+    for d in "$(dirname "$1")"/*/; do
+        d=${d%/}
+        [[ $d == "$1" ]] && continue
+        # a build another run holds its lock on (building or about to use it) stays
+        (flock -n 8 && rm -rf "$d" && rm -f "$d.lock") 8>"$d.lock" 2>/dev/null || true
+    done
+}
+
 sanitizer_part() {  # dir: the ASan build (made or reused), then the sanitizer part on it
     local dir=$1 t=$SECONDS
     mkdir -p "$CACHE/asan-build"
@@ -216,11 +226,13 @@ sanitizer_part() {  # dir: the ASan build (made or reused), then the sanitizer p
         lane_note "ASan build: done in $((SECONDS - t)) s"
         echo "asan build: built in $((SECONDS - t)) s ($dir)" >>"$SUMMARY"
     fi
-    flock -u 9 2>/dev/null || true
+    flock -s 9 2>/dev/null || true  # shared while the part runs: no other run prunes this build meanwhile
+    prune_asan_builds "$dir"
     lane_note "sanitizer part: the bundled reliability subset under ASan + UBSan (log: $LOGS/pytest-asan.log)"
     OVGENAI_C_ASAN_LIB="$dir/libovgenai_c_bundled.so" \
         pytest_part "sanitizers (ASan+UBSan)" "$LOGS/pytest-asan.log" tests/reliability/test_rel_sanitizers.py -rs
     local rc=$?
+    flock -u 9 2>/dev/null || true
     lane_note "$PART_LINE"
     return $rc
 }
