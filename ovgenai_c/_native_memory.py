@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import gc
 import os
-from typing import Callable, Optional
+import sys
+import threading
+from typing import Any, Callable, Optional
 
 from . import _interpreter
 
@@ -32,12 +34,38 @@ def _pressure_hook() -> Optional[Callable[[int], None]]:
 _add_pressure = None if _interpreter.REFCOUNTED else _pressure_hook()
 
 
+_collect_lock = threading.Lock()
+
+
+def collect() -> None:
+    """``gc.collect()``, without losing a Ctrl-C: a KeyboardInterrupt that lands while the collection runs a
+    finalizer or weakref callback is reported as unraisable and dropped by the interpreter (PyPy runs them all inside
+    the collection); it is raised here once the collection is over."""
+    lost: list = []
+    with _collect_lock:  # (the hook is process-wide: one collection at a time swaps it)
+        previous = sys.unraisablehook
+
+        def keep_interrupts(unraisable: Any) -> None:
+            if isinstance(unraisable.exc_value, KeyboardInterrupt):
+                lost.append(unraisable.exc_value)
+            else:
+                previous(unraisable)
+
+        sys.unraisablehook = keep_interrupts
+        try:
+            gc.collect()
+        finally:
+            sys.unraisablehook = previous
+    if lost:
+        raise KeyboardInterrupt from None
+
+
 def reclaim_abandoned(busy: bool) -> None:
     """Before a call that would queue behind a running one (``busy``): on PyPy, collect, so that a stream iterator
     dropped half-way (``for piece in pipe.stream(...): break``) cancels its call now, as it does at once on CPython;
     the new call would otherwise wait for that generation to run to its end (6 s in the test). Nothing on CPython."""
     if busy and not _interpreter.REFCOUNTED:
-        gc.collect()
+        collect()
 
 
 def resident_bytes() -> int:
@@ -54,7 +82,7 @@ def before_create() -> Optional[int]:
     resident size for :func:`after_create`; on CPython None, and nothing is done."""
     if _interpreter.REFCOUNTED:
         return None
-    gc.collect()
+    collect()
     return resident_bytes()
 
 

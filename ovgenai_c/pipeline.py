@@ -581,6 +581,9 @@ class LLMPipeline(OwnedPipeline):
         native = self._native
         # a plain generate() reaches the owner through the relay (C to C, no interpreter lock on the hand-offs)
         relayed = native is llm_pipeline
+        # (PyPy: pipelines dropped unclosed go first; before the owner thread exists, which a Ctrl-C raised by this
+        # collection would otherwise leave behind)
+        memory_before = _native_memory.before_create()
         owner = OwnerThread(name=f"ovgenai_c-owner:{Path(shown).name}", relay=relayed,
                             relay_error_source=_capi.bind(lib).relay_error_source() if relayed else None)
         state = _State(lib, owner, native)
@@ -588,7 +591,6 @@ class LLMPipeline(OwnedPipeline):
         def _create() -> None:
             state.handle = native.create(state.capi, path, device, props)
 
-        memory_before = _native_memory.before_create()  # (PyPy: pipelines dropped unclosed go first)
         job = owner.submit(_create)
         try:
             interrupted = job.wait_uninterrupted()

@@ -150,6 +150,8 @@ class WhisperPipeline(OwnedPipeline):
         self.device = device
         self.properties = dict(prop_strings)
         self._library = lib
+        # (PyPy: pipelines dropped unclosed go first; before the owner thread exists, see LLMPipeline)
+        memory_before = _native_memory.before_create()
         owner = OwnerThread(name=f"ovgenai_c-whisper:{Path(path).name}")
         state = _State(lib, owner, native)
         self._min_samples = min_samples(path)
@@ -161,7 +163,6 @@ class WhisperPipeline(OwnedPipeline):
             self._cancel_switch = native.cancel_switch(state.capi, state.handle)
             return native.read_generation_config(state.capi, state.handle)
 
-        memory_before = _native_memory.before_create()  # (PyPy: pipelines dropped unclosed go first)
         job = owner.submit(_create)
         try:
             interrupted = job.wait_uninterrupted()

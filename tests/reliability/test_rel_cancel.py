@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import gc
 import random
+import sys
 import threading
 import time
 import _thread
+import weakref
 
 import pytest
 
@@ -435,3 +437,42 @@ def test_ctrl_c_during_model_load_is_not_lost(bundled_lib):
         time.sleep(0.02)
     assert bundled_lib.live_handles() == base
     assert interrupted, "Ctrl-C pressed during the model load was swallowed"
+
+
+def _garbage_cycle_with_callback(refs: list, callback) -> None:
+    """A reference cycle only a collection frees, watched by a weakref (kept alive in ``refs``) with ``callback``."""
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    refs.append(weakref.ref(a, callback))
+
+
+def test_a_ctrl_c_during_a_collection_is_not_lost(monkeypatch):
+    """A pipeline's creation on PyPy starts with a collection (_native_memory.before_create); a Ctrl-C that lands
+    while it runs a weakref callback or finalizer is dropped by the interpreter as unraisable (seen in CI: "Exception
+    ignored in: weakref callback ... KeyboardInterrupt", and the load went on). collect() raises it afterwards; other
+    unraisable errors still go to the hook that was there, which is back in place after."""
+    from ovgenai_c import _native_memory
+
+    STATS.case("cancellation")
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(type(u.exc_value)))
+    hook = sys.unraisablehook
+    refs: list = []
+
+    def interrupted(_ref):
+        raise KeyboardInterrupt
+
+    def failed(_ref):
+        raise ValueError("not an interrupt")
+
+    _garbage_cycle_with_callback(refs, interrupted)
+    _garbage_cycle_with_callback(refs, failed)
+    with pytest.raises(KeyboardInterrupt):
+        _native_memory.collect()
+    assert seen == [ValueError]  # the other error reached the hook; the interrupt did not vanish into it
+    assert sys.unraisablehook is hook
+    _native_memory.collect()  # nothing pending: nothing raised
