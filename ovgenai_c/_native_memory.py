@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import gc
 import os
-import sys
 import threading
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from . import _interpreter
 
@@ -34,30 +33,19 @@ def _pressure_hook() -> Optional[Callable[[int], None]]:
 _add_pressure = None if _interpreter.REFCOUNTED else _pressure_hook()
 
 
-_collect_lock = threading.Lock()
-
-
 def collect() -> None:
     """``gc.collect()``, without losing a Ctrl-C: a KeyboardInterrupt that lands while the collection runs a
-    finalizer or weakref callback is reported as unraisable and dropped by the interpreter (PyPy runs them all inside
-    the collection); it is raised here once the collection is over."""
-    lost: list = []
-    with _collect_lock:  # (the hook is process-wide: one collection at a time swaps it)
-        previous = sys.unraisablehook
+    finalizer or weakref callback on the main thread is handed to sys.unraisablehook and dropped by the interpreter
+    (PyPy runs them all inside the collection); the main-thread waits' hook (ovgenai_c._owner) takes it and it is
+    raised once the collection is over. Other threads only collect: an interrupt never lands there, and the
+    process-wide hook is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        gc.collect()
+        return
+    from ._owner import catching_swallowed_interrupts
 
-        def keep_interrupts(unraisable: Any) -> None:
-            if isinstance(unraisable.exc_value, KeyboardInterrupt):
-                lost.append(unraisable.exc_value)
-            else:
-                previous(unraisable)
-
-        sys.unraisablehook = keep_interrupts
-        try:
-            gc.collect()
-        finally:
-            sys.unraisablehook = previous
-    if lost:
-        raise KeyboardInterrupt from None
+    with catching_swallowed_interrupts():
+        gc.collect()
 
 
 def reclaim_abandoned(busy: bool) -> None:

@@ -257,6 +257,12 @@ class _SwallowedInterrupts:
         _raise_swallowed_interrupt()
 
 
+def catching_swallowed_interrupts() -> _SwallowedInterrupts:
+    """A main-thread span (a wait, or a collection) during which a KeyboardInterrupt that a finalizer or weakref
+    callback swallowed is taken by our hook and raised when the span ends."""
+    return _SwallowedInterrupts()
+
+
 # The wakeup fd that was set before a wait installed its pipe's write end (restored when the wait ends). Kept here,
 # not in a local: a KeyboardInterrupt can arrive between set_wakeup_fd() returning and the local being assigned.
 _outer_wakeup_fd = -1
