@@ -24,3 +24,16 @@ ov_status_e ovgenai_c_bundled_whisper_pipeline_get_cancel(ov_genai_whisper_pipel
                                                           ovgenai_c_whisper_cancel** handle);
 ov_status_e ovgenai_c_bundled_whisper_cancel(ovgenai_c_whisper_cancel* handle, int* was_running);
 void ovgenai_c_bundled_whisper_cancel_free(ovgenai_c_whisper_cancel* handle);
+
+/* A transcription that streams (GenAI's C ABI cannot): as ov_genai_whisper_pipeline_generate, with `streamer` getting
+   text chunks by GenAI's TextStreamer rules — without timestamps each decoded token as it comes, with
+   return_timestamps (and for audio longer than 30 s) each window's text once decoded — and the rest at the end. With
+   a token streamer set on this thread (ovgenai_c_bundled_set_token_streamer, cdefs/90) it gets the token ids
+   instead, as GenAI's StreamerBase.write(), and `streamer` may be NULL. A callback's STOP or CANCEL ends the
+   transcription early with OK and the results of what was decoded (GenAI keeps the token whose inference was under
+   way). Failures: INVALID_C_PARAM (NULL pipeline, raw_speech, results, or no streamer at all), those of
+   ov_genai_whisper_pipeline_generate, and an error status for a callback calling back into its pipeline. */
+ov_status_e ovgenai_c_bundled_whisper_pipeline_generate_with_streamer(
+    ov_genai_whisper_pipeline* pipeline, const float* raw_speech, size_t raw_speech_size,
+    const ov_genai_whisper_generation_config* config, const streamer_callback* streamer,
+    ov_genai_whisper_decoded_results** results);

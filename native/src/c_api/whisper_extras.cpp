@@ -1,7 +1,8 @@
 // whisper_extras.h: the bundled backend's Whisper extras (features for tests and tools, the result's language,
-// Whisper's own durations) over the engine.
+// Whisper's own durations, cancellation, streaming) over the engine.
 #include <algorithm>
 
+#include "c_api/pipeline_call.hpp"
 #include "c_api/whisper_handles.hpp"
 #include "engine/whisper/feature_extractor.hpp"
 
@@ -99,7 +100,7 @@ ov_status_e ovgenai_c_bundled_whisper_pipeline_get_cancel(ov_genai_whisper_pipel
     if (!handle)
         return null_arg(__func__, "handle", INVALID_C_PARAM);
     return guard(__func__, UNKNOW_EXCEPTION, [&] {
-        std::lock_guard<std::mutex> lock(pipeline->mu);
+        ovgc::WhisperPipeLock lock(pipeline);
         *handle = new ovgenai_c_whisper_cancel_opaque{pipeline->engine->cancel_switch()};
         return OK;
     });
@@ -118,6 +119,40 @@ ov_status_e ovgenai_c_bundled_whisper_cancel(ovgenai_c_whisper_cancel* handle, i
 
 void ovgenai_c_bundled_whisper_cancel_free(ovgenai_c_whisper_cancel* handle) {
     delete handle;
+}
+
+ov_status_e ovgenai_c_bundled_whisper_pipeline_generate_with_streamer(
+    ov_genai_whisper_pipeline* pipeline, const float* raw_speech, size_t raw_speech_size,
+    const ov_genai_whisper_generation_config* config, const streamer_callback* streamer,
+    ov_genai_whisper_decoded_results** results) {
+    if (!pipeline || !pipeline->engine)
+        return null_arg(__func__, "pipeline", INVALID_C_PARAM);
+    if (!raw_speech)
+        return null_arg(__func__, "raw_speech", INVALID_C_PARAM);
+    if (!results)
+        return null_arg(__func__, "results", INVALID_C_PARAM);
+    const ovgc::TokenStreamer tokens = ovgc::token_streamer();
+    if (!tokens.callback) {
+        if (!streamer)
+            return null_arg(__func__, "streamer (and no token streamer is set on this thread)", INVALID_C_PARAM);
+        if (!streamer->callback_func)
+            return null_arg(__func__, "streamer->callback_func", INVALID_C_PARAM);
+    }
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        ovgc::WhisperStreamTarget target;
+        if (tokens.callback) {
+            auto f = tokens.callback;
+            void* args = tokens.args;
+            target.tokens = [f, args](const int64_t* ids, size_t n) { return ovgc::to_stream_status(f(ids, n, args)); };
+        } else {
+            target.text = ovgc::make_callback(streamer);
+        }
+        ovgc::WhisperPipeLock lock(pipeline);
+        auto r = std::make_unique<ov_genai_whisper_decoded_results_opaque>();
+        r->r = pipeline->engine->generate(raw_speech, raw_speech_size, config ? &config->cfg : nullptr, &target);
+        *results = r.release();
+        return OK;
+    });
 }
 
 }  // extern "C"

@@ -27,3 +27,18 @@ ov_status_e ovgenai_c_bundled_whisper_pipeline_get_cancel(ov_genai_whisper_pipel
                                                           ovgenai_c_whisper_cancel** handle);
 ov_status_e ovgenai_c_bundled_whisper_cancel(ovgenai_c_whisper_cancel* handle, int* was_running);
 void ovgenai_c_bundled_whisper_cancel_free(ovgenai_c_whisper_cancel* handle);
+
+/* Streaming a transcription (GenAI's C ABI cannot: ov_genai_whisper_pipeline_generate takes no streamer). As
+   ov_genai_whisper_pipeline_generate, with `streamer` called as GenAI's WhisperPipeline calls a TextStreamer's
+   callback: text chunks by its rules (three tokens of look-behind, a newline flushes, never half a UTF-8 sequence),
+   then the rest at the end. What is streamed when: without timestamps each decoded token as it comes, with
+   return_timestamps (and for audio longer than 30 s) each window's text once it is decoded. With a token streamer
+   set on this thread (ovgenai_c_bundled_set_token_streamer) it gets the token ids instead, as GenAI's StreamerBase
+   write() does, and `streamer` may be NULL. A callback's STOP or CANCEL ends the transcription early with OK and the
+   results of what was decoded (GenAI keeps the token whose inference was under way; the rest of the audio is
+   skipped). Failures: INVALID_C_PARAM (NULL pipeline, raw_speech, results, or no streamer at all), and those of
+   ov_genai_whisper_pipeline_generate; a callback calling back into its pipeline gets an error status. */
+ov_status_e ovgenai_c_bundled_whisper_pipeline_generate_with_streamer(
+    ov_genai_whisper_pipeline* pipeline, const float* raw_speech, size_t raw_speech_size,
+    const ov_genai_whisper_generation_config* config, const streamer_callback* streamer,
+    ov_genai_whisper_decoded_results** results);

@@ -207,7 +207,7 @@ ov_status_e ov_genai_whisper_pipeline_generate(ov_genai_whisper_pipeline* pipeli
     if (!results)
         return null_arg(__func__, "results", INVALID_C_PARAM);
     return guard(__func__, UNKNOW_EXCEPTION, [&] {
-        std::lock_guard<std::mutex> lock(pipeline->mu);
+        ovgc::WhisperPipeLock lock(pipeline);
         auto r = std::make_unique<ov_genai_whisper_decoded_results_opaque>();
         r->r = pipeline->engine->generate(raw_speech, raw_speech_size, config ? &config->cfg : nullptr);
         *results = r.release();
@@ -223,7 +223,7 @@ ov_status_e ov_genai_whisper_pipeline_get_generation_config(const ov_genai_whisp
         return null_arg(__func__, "config", INVALID_C_PARAM);
     return guard(__func__, UNKNOW_EXCEPTION, [&] {
         auto* p = const_cast<ov_genai_whisper_pipeline*>(pipeline);
-        std::lock_guard<std::mutex> lock(p->mu);
+        ovgc::WhisperPipeLock lock(p);
         auto c = std::make_unique<ov_genai_whisper_generation_config_opaque>();
         c->cfg = pipeline->engine->generation_config();
         *config = c.release();
@@ -238,7 +238,7 @@ ov_status_e ov_genai_whisper_pipeline_set_generation_config(ov_genai_whisper_pip
     if (!config)
         return null_arg(__func__, "config", INVALID_C_PARAM);
     return guard(__func__, UNKNOW_EXCEPTION, [&] {
-        std::lock_guard<std::mutex> lock(pipeline->mu);
+        ovgc::WhisperPipeLock lock(pipeline);
         pipeline->engine->set_generation_config(config->cfg);
         return OK;
     });

@@ -71,6 +71,32 @@ void keep_ranges(std::vector<T>& v, size_t offset, const std::vector<std::pair<s
 
 }  // namespace
 
+// One transcription's streaming: token ids to the target's callback, or text through GenAI's TextStreamer rules.
+class WhisperEngine::Stream {
+public:
+    Stream(const WhisperStreamTarget& target, Tokenizer& tokenizer) : target_(target) {
+        if (!target_.tokens)
+            text_.emplace(tokenizer, target_.text);
+    }
+    // GenAI's streamer->write(ids): several ids at once are cached and decoded as one write (TextStreamer)
+    StreamStatus write(const int64_t* ids, size_t n) {
+        if (target_.tokens)
+            return target_.tokens(ids, n);
+        if (n == 0)
+            return StreamStatus::Running;
+        text_->push_undecoded(std::vector<int64_t>(ids, ids + n - 1));
+        return text_->put(ids[n - 1]);
+    }
+    void end() {
+        if (text_)
+            text_->end();  // (its status no longer matters, as GenAI's end() returns none)
+    }
+
+private:
+    const WhisperStreamTarget& target_;
+    std::optional<TextStreamer> text_;
+};
+
 std::string WhisperResults::to_string() const { return decoded_texts_string(texts, scores); }
 
 WhisperEngine::WhisperEngine(const std::string& models_path, const std::string& device,
@@ -155,8 +181,10 @@ std::pair<std::vector<int64_t>, std::string> WhisperEngine::start_tokens(const o
 
 WhisperEngine::Window WhisperEngine::decode_window(const ov::Tensor& encoder_out, const std::vector<int64_t>& prompt,
                                                    const WhisperGenerationConfig& cfg, bool return_timestamps,
-                                                   PerfMetrics& perf, WhisperRawPerf& wperf, float& inference_us) {
+                                                   PerfMetrics& perf, WhisperRawPerf& wperf, float& inference_us,
+                                                   Stream* stream) {
     Window w;
+    bool stopped = false;  // the streamer asked to stop
     const size_t max_new = cfg.get_max_new_tokens(prompt.size());
     const std::set<int64_t> prompt_ids(prompt.begin(), prompt.end());
     std::map<int64_t, size_t> counts;
@@ -190,8 +218,26 @@ WhisperEngine::Window WhisperEngine::decode_window(const ov::Tensor& encoder_out
         w.tokens.push_back(token);
         ++counts[token];
         const bool stop_hit = !cfg.ignore_eos && cfg.stop_token_ids.count(token) > 0;
-        if (w.tokens.size() >= max_new || stop_hit)
+        const bool finished = w.tokens.size() >= max_new || stop_hit;
+        if (stream) {
+            // GenAI streams the first token as soon as it is sampled, every later one while the next step's
+            // inference runs (so a stop there still samples that step's token, which is kept but not streamed),
+            // and a finishing token at the end even after a stop.
+            if (w.tokens.size() == 1) {
+                stopped = stream->write(&token, 1) != StreamStatus::Running;
+                if (finished || stopped)
+                    break;
+            } else if (finished) {
+                stream->write(&token, 1);
+                break;
+            } else if (stopped) {
+                break;
+            } else {
+                stopped = stream->write(&token, 1) != StreamStatus::Running;
+            }
+        } else if (finished) {
             break;
+        }
         feed.assign(1, token);
     }
     return w;
@@ -202,7 +248,8 @@ void WhisperEngine::throw_if_cancelled() const {
         throw StatusError(kStatusInferCancelled, "the transcription was cancelled");
 }
 
-WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const WhisperGenerationConfig* per_call) {
+WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const WhisperGenerationConfig* per_call,
+                                       const WhisperStreamTarget* stream_target) {
     const auto start = Clock::now();
     const WhisperCancelSwitch::Running running(*cancel_);
     const ResetDecoderOnThrow reset_on_throw(*decoder_);
@@ -220,6 +267,9 @@ WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const Whisper
         throw StatusError(kStatusNotImplemented,
                           "word_timestamps are not implemented by the bundled Whisper pipeline");
     sampler_.reseed(cfg.rng_seed);
+    std::optional<Stream> stream;
+    if (stream_target && (stream_target->tokens || stream_target->text))
+        stream.emplace(*stream_target, *tokenizer_);
 
     WhisperResults res;
     PerfMetrics& perf = res.perf;
@@ -263,7 +313,8 @@ WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const Whisper
         if (!return_timestamps)
             prompt.push_back(cfg.no_timestamps_token_id);
 
-        Window w = decode_window(encoder_out, prompt, cfg, return_timestamps, perf, wperf, inference_us);
+        Window w = decode_window(encoder_out, prompt, cfg, return_timestamps, perf, wperf, inference_us,
+                                 stream && !return_timestamps ? &*stream : nullptr);
         decoder_->reset();
 
         if (return_timestamps) {
@@ -278,6 +329,9 @@ WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const Whisper
             segments.insert(segments.end(), ex.segments.begin(), ex.segments.end());
             output_tokens.insert(output_tokens.end(), ex.text_tokens.begin(), ex.text_tokens.end());
             advance = ex.last_offset;
+            // with timestamps GenAI streams each window's text tokens (an empty write too); a stop ends the audio
+            if (stream && stream->write(ex.text_tokens.data(), ex.text_tokens.size()) != StreamStatus::Running)
+                break;
         } else {
             output_tokens.insert(output_tokens.end(), w.tokens.begin(), w.tokens.end());
             advance = features.n_frames;
@@ -286,6 +340,8 @@ WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const Whisper
             advance = fx.nb_max_frames;  // never loop on one window (the timestamp rules make this unreachable)
     }
 
+    if (stream)
+        stream->end();
     Timer detok;
     res.texts.push_back(tokenizer_->decode(output_tokens));
     perf.raw.detokenization_us.push_back(detok.us());

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 
 #include "engine/perf_metrics.hpp"
 #include "engine/sampler.hpp"
+#include "engine/text_streamer.hpp"
 #include "engine/tokenizer.hpp"
 #include "engine/whisper/decoder.hpp"
 #include "engine/whisper/encoder.hpp"
@@ -74,6 +76,16 @@ private:
     std::atomic<bool> requested_{false};
 };
 
+// Where a transcription streams to (the bundled backend's extra; GenAI's C ABI streams no Whisper text): token ids,
+// else text by GenAI's TextStreamer rules. GenAI's order: without timestamps each decoder step's token as it is
+// sampled, with timestamps (and for audio longer than one window) each window's text tokens once it is decoded;
+// end() when the transcription is over. A status other than Running stops it as GenAI's handle does: the result keeps
+// what was decoded (the step already under way included, as GenAI's overlapped inference samples it).
+struct WhisperStreamTarget {
+    std::function<StreamStatus(const int64_t* ids, size_t n)> tokens;  // set: ids go here (text is ignored)
+    TextStreamer::Callback text;
+};
+
 struct WhisperResults {
     std::vector<std::string> texts;
     std::vector<float> scores;
@@ -89,8 +101,10 @@ public:
     WhisperEngine(const std::string& models_path, const std::string& device,
                   const std::vector<std::pair<std::string, std::string>>& properties);
 
-    // pcm: float32 mono at the feature extractor's sampling rate. cfg NULL: the pipeline's config.
-    WhisperResults generate(const float* pcm, size_t n, const WhisperGenerationConfig* cfg);
+    // pcm: float32 mono at the feature extractor's sampling rate. cfg NULL: the pipeline's config. stream: NULL, or
+    // where the transcription streams to.
+    WhisperResults generate(const float* pcm, size_t n, const WhisperGenerationConfig* cfg,
+                            const WhisperStreamTarget* stream = nullptr);
 
     const WhisperGenerationConfig& generation_config() const { return config_; }
     void set_generation_config(const WhisperGenerationConfig& cfg);
@@ -98,12 +112,14 @@ public:
 
 private:
     void throw_if_cancelled() const;  // StatusError INFER_CANCELLED once the cancel switch was pulled
+    class Stream;
     struct Window {
         std::vector<int64_t> tokens;
     };
+    // stream: per-step streaming (no timestamps), else NULL
     Window decode_window(const ov::Tensor& encoder_out, const std::vector<int64_t>& prompt,
                          const WhisperGenerationConfig& cfg, bool return_timestamps, PerfMetrics& perf,
-                         WhisperRawPerf& wperf, float& inference_us);
+                         WhisperRawPerf& wperf, float& inference_us, Stream* stream);
     std::pair<std::vector<int64_t>, std::string> start_tokens(const ov::Tensor& encoder_out,
                                                               const WhisperGenerationConfig& cfg,
                                                               float& inference_us);
