@@ -83,9 +83,12 @@ class StreamBridge:
     """State of one streaming call. ``on_text`` receives whole-character text and may return a status."""
 
     def __init__(self, on_text: Optional[Callable[[str], Any]] = None,
-                 on_tokens: Optional[Callable[[List[int]], Any]] = None) -> None:
+                 on_tokens: Optional[Callable[[List[int]], Any]] = None, *, tokens_after_stop: bool = False) -> None:
         self.on_text = on_text
         self.on_tokens = on_tokens  # a token-level streamer (StreamerBase.write), through the bundled extra
+        # ids the library still gives after a STOP/CANCEL reach on_tokens too (Whisper: GenAI streams a token that
+        # finishes the sequence after a stop), their status ignored
+        self.tokens_after_stop = tokens_after_stop
         self.cancel_event = CancelFlag()
         self.cancel_reason: Optional[str] = None
         self.assembler = Utf8Assembler()
@@ -144,6 +147,9 @@ class StreamBridge:
         which returns a status. Never raises; cancellation from outside wins as for text."""
         try:
             if self.returned != StreamingStatus.RUNNING:
+                if self.tokens_after_stop and self.on_tokens is not None and self.error is None and \
+                        not self.cancel_event.is_set():
+                    self.on_tokens(ids)
                 return _to_c(self.returned)
             if self.cancel_event.is_set():
                 self.returned = StreamingStatus.CANCEL

@@ -424,6 +424,28 @@ class OwnedPipeline(NotCopyable):
             raise closed_error()
         return st
 
+    def _check_streamer(self, streamer: Any) -> Tuple[Optional[Callable[[str], Any]],
+                                                      Optional[Callable[[List[int]], Any]], Any]:
+        """(text callback, token callback, the StreamerBase whose end() closes the call) for ``streamer``."""
+        if streamer is None:
+            return None, None, None
+        streamers = sys.modules.get(f"{__package__}.streamers")  # only user code that made one imported it
+        if streamers is not None and isinstance(streamer, streamers.StreamerBase):
+            if isinstance(streamer, streamers.TextStreamer) and streamer.skip_special_tokens:
+                # the library decodes with GenAI's TextStreamer rules already: hand its chunks to the callback
+                return streamer.write_text, None, None
+            if self._library.has_extra(_TOKEN_STREAMER_EXTRA):  # the bundled backend streams token ids
+                return None, lambda ids: streamers.deliver_tokens(streamer, ids), streamer
+            raise errors.NotSupportedError(
+                f"{type(streamer).__name__} is a token-level streamer (StreamerBase.write gets token ids): the GenAI "
+                f"C API streams decoded text only on the {self._library.kind} library; pass a callable taking text, "
+                "or a TextStreamer")
+        if callable(streamer):
+            return streamer, None, None
+        raise errors.InvalidParameterError(
+            f"streamer must be a callable taking the new text (str), not {type(streamer).__name__}; token-level "
+            "StreamerBase objects are not supported by the GenAI C API, which streams text")
+
 
 class _Form(NamedTuple):
     """What an LLMPipeline constructor call asked for, whichever of openvino_genai's three forms it used."""
@@ -991,28 +1013,6 @@ class LLMPipeline(OwnedPipeline):
         if st.closed or st.handle is None:
             raise errors.PipelineClosedError("the pipeline was closed before this call could start")
         return self._run_generate(st, *args)
-
-    def _check_streamer(self, streamer: Any) -> Tuple[Optional[Callable[[str], Any]],
-                                                      Optional[Callable[[List[int]], Any]], Any]:
-        """(text callback, token callback, the StreamerBase whose end() closes the call) for ``streamer``."""
-        if streamer is None:
-            return None, None, None
-        streamers = sys.modules.get(f"{__package__}.streamers")  # only user code that made one imported it
-        if streamers is not None and isinstance(streamer, streamers.StreamerBase):
-            if isinstance(streamer, streamers.TextStreamer) and streamer.skip_special_tokens:
-                # the library decodes with GenAI's TextStreamer rules already: hand its chunks to the callback
-                return streamer.write_text, None, None
-            if self._library.has_extra(_TOKEN_STREAMER_EXTRA):  # the bundled backend streams token ids
-                return None, lambda ids: streamers.deliver_tokens(streamer, ids), streamer
-            raise errors.NotSupportedError(
-                f"{type(streamer).__name__} is a token-level streamer (StreamerBase.write gets token ids): the GenAI "
-                f"C API streams decoded text only on the {self._library.kind} library; pass a callable taking text, "
-                "or a TextStreamer")
-        if callable(streamer):
-            return streamer, None, None
-        raise errors.InvalidParameterError(
-            f"streamer must be a callable taking the new text (str), not {type(streamer).__name__}; token-level "
-            "StreamerBase objects are not supported by the GenAI C API, which streams text")
 
     def generate(self, inputs: Inputs, generation_config: Optional[GenerationConfig] = None,
                  streamer: Optional[Streamer] = None, *, timeout: Optional[float] = None,

@@ -7,8 +7,14 @@ streamer. On the bundled backend an extra (cdefs/95, a cancel switch per pipelin
 at its next decoder step: ``timeout=`` and Ctrl-C then raise :class:`~ovgenai_c.GenerationTimeoutError` /
 ``KeyboardInterrupt`` once it has stopped. On a library without it (the official one) they only *abandon the wait*:
 the caller gets the error at once while the transcription goes on in C on the owner thread; its result is dropped
-when it ends, and the pipeline's next call (and ``close()``) waits for it. A ``streamer`` is refused (pybind takes
-one; the C ABI streams no Whisper text).
+when it ends, and the pipeline's next call (and ``close()``) waits for it.
+
+Streaming: ``streamer`` as pybind's — a callable taking text (chunks by GenAI's TextStreamer rules; it may return
+True / StreamingStatus.STOP to end the transcription early), a TextStreamer, or a StreamerBase getting token ids —
+runs on the bundled backend (cdefs/95's generate with a streamer), with GenAI's timing: without timestamps each
+decoded token, with ``return_timestamps`` (and for audio longer than 30 s) each 30 s window's text; a stop keeps
+what was decoded. The streamer runs on the pipeline's owner thread; an exception in it stops the transcription and
+is raised from ``generate()``. The official C ABI streams no Whisper text: there a streamer is refused.
 
 Configs: whisper_generation_config.h sets the Whisper fields only (language, task, return_timestamps,
 initial_prompt, hotwords, the token ids and suppress lists...). Each call's native config is the pipeline's own
@@ -27,6 +33,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import _ffi, _loader, _native_memory, errors
 from ._call import check_timeout
+from ._streaming import StreamBridge
 from ._capi import whisper_pipeline as native
 from ._owner import OwnerThread
 from .audio import as_samples
@@ -203,6 +210,8 @@ class WhisperPipeline(OwnedPipeline):
     def _submit(self, fn: Any) -> Any:
         self._live_state()
         st = self._state
+        if st.owner.is_current():
+            raise RuntimeError("re-entrant call: a streamer must not call its own pipeline")
         with st.lock:
             if not st.closed:
                 try:
@@ -287,7 +296,8 @@ class WhisperPipeline(OwnedPipeline):
         """Transcribe (or translate) ``raw_speech_input``: 16 kHz mono samples or a WAV file path.
 
         ``generation_config`` (a WhisperGenerationConfig or a dict) and keyword fields as pybind's. ``streamer``:
-        refused (the C ABI takes none). ``timeout``: seconds before GenerationTimeoutError — the transcription is
+        a callable taking text, a TextStreamer or a StreamerBase, as pybind's (bundled backend; the official C ABI
+        takes none, see the module). ``timeout``: seconds before GenerationTimeoutError — the transcription is
         stopped first on the bundled backend; elsewhere (the C ABI cannot) only abandoned, and the pipeline's next
         call waits for it. Ctrl-C likewise.
         """
@@ -311,9 +321,7 @@ class WhisperPipeline(OwnedPipeline):
                     kwargs: Dict[str, Any]) -> Tuple[Any, WhisperGenerationConfig]:
         """Run one transcription: the C results and the config it ran with."""
         self._live_state()
-        if streamer is not None:
-            raise errors.NotSupportedError(f"streamer: {NO_CANCELLATION} and streams no text; drop the streamer "
-                                           "(the whole transcription is returned at the end)")
+        bridge, token_streamer = self._stream_bridge(streamer)
         check_timeout(timeout)
         samples = as_samples(raw_speech_input)
         if samples.size < self._min_samples:
@@ -324,7 +332,7 @@ class WhisperPipeline(OwnedPipeline):
         values = None if cfg is None else cfg.c_values()
         effective = cfg or self._config
         gate = _CallGate()
-        job = self._submit(lambda st: gate.run(lambda: native.generate(st.capi, st.handle, samples, values)))
+        job = self._submit(lambda st: gate.run(lambda: native.generate(st.capi, st.handle, samples, values, bridge)))
         try:
             finished = job.event.wait(timeout)
         except KeyboardInterrupt:
@@ -340,7 +348,24 @@ class WhisperPipeline(OwnedPipeline):
                 f"generate() exceeded its timeout of {timeout} s; the transcription was NOT stopped "
                 f"({NO_CANCELLATION}): it runs to its end on the pipeline's thread, its result is dropped, and the "
                 "next call on this pipeline waits for it")
-        return job.result(), effective
+        out = job.result()
+        if bridge is not None and bridge.error is not None:
+            raise bridge.error  # the streamer failed: the transcription was stopped there
+        if token_streamer is not None:
+            token_streamer.end()  # as GenAI, once the transcription is over
+        return out, effective
+
+    def _stream_bridge(self, streamer: Any) -> Tuple[Optional[StreamBridge], Any]:
+        """(the bridge of a streaming call or None, the StreamerBase whose end() closes it) for ``streamer``."""
+        if streamer is None:
+            return None, None
+        if not self._library.has_extra(native.GENERATE_STREAMING):
+            raise errors.NotSupportedError(
+                f"streamer: the {self._library.kind} GenAI C library's Whisper pipeline streams no text "
+                "(ov_genai_whisper_pipeline_generate takes no streamer; the bundled backend's extra does): drop the "
+                "streamer, and the whole transcription is returned at the end")
+        on_text, on_tokens, token_streamer = self._check_streamer(streamer)
+        return StreamBridge(on_text, on_tokens, tokens_after_stop=True), token_streamer
 
     def _stop(self, job: Any, gate: _CallGate) -> bool:
         """Stop ``job``'s transcription and wait for its end: False (nothing done) where the library cannot. The

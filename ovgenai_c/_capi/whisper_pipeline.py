@@ -1,16 +1,17 @@
 """cdefs/08_whisper_pipeline.h: Whisper pipelines, transcription calls, their decoded results and chunks.
 
 ``ov_genai_whisper_pipeline_generate`` takes raw float32 PCM and no streamer: the C ABI has no cancellation for
-Whisper, so only the bundled backend's cancel extra (cdefs/95) can stop it. Its perf metrics are the base ones; the
-language and Whisper's stage durations come from the bundled backend's optional extras (cdefs/95) too, where the
-library has them."""
+Whisper and streams no text, so only the bundled backend's extras (cdefs/95) can stop it (a cancel switch) or stream
+it (a generate with a streamer). Its perf metrics are the base ones; the language and Whisper's stage durations come
+from the bundled backend's optional extras (cdefs/95) too, where the library has them."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..results import PerfMetrics
-from . import perf_metrics, whisper_generation_config
+from . import bundled, perf_metrics, whisper_generation_config
 from .checked import CApi
+from .llm_pipeline import text_callback
 from .text import buffer_text
 
 _UNKNOWN_EXCEPTION = -17  # ov_status_e UNKNOW_EXCEPTION: the C API drops the C++ exception's text
@@ -20,6 +21,7 @@ LANGUAGE = "ovgenai_c_bundled_whisper_decoded_results_get_language"  # cdefs/95,
 DURATIONS = "ovgenai_c_bundled_whisper_decoded_results_get_durations"  # cdefs/95, optional
 GET_CANCEL = "ovgenai_c_bundled_whisper_pipeline_get_cancel"  # cdefs/95, optional (with the two below)
 CANCEL = "ovgenai_c_bundled_whisper_cancel"
+GENERATE_STREAMING = "ovgenai_c_bundled_whisper_pipeline_generate_with_streamer"  # cdefs/95, optional
 
 
 class Chunk(NamedTuple):
@@ -100,26 +102,51 @@ def set_generation_config(capi: CApi, pipe: Any, values: Mapping[str, Any]) -> N
         capi.call("ov_genai_whisper_pipeline_set_generation_config", pipe, handle)
 
 
-def generate(capi: CApi, pipe: Any, samples: Any, values: Optional[Mapping[str, Any]]) -> Transcribed:
+def generate(capi: CApi, pipe: Any, samples: Any, values: Optional[Mapping[str, Any]],
+             bridge: Optional[Any] = None) -> Transcribed:
     """Transcribe ``samples`` (a C-contiguous float32 numpy array, kept alive by the caller until this returns).
     ``values``: the Whisper fields for this call, set on a copy of the pipeline's own config (None: the pipeline's
-    config as it is, passed as NULL)."""
+    config as it is, passed as NULL). ``bridge`` (a StreamBridge; the bundled backend's streaming extra, which the
+    caller checked): the text goes to its ``on_chunk``, or the token ids to its ``on_token_ids`` when it has
+    ``on_tokens`` (through the thread's token streamer), and its ``finish()`` runs as soon as C returns."""
     ffi, lib = capi.ffi, capi.lib
     n = int(samples.size)
     raw = ffi.from_buffer("float[]", samples) if n else ffi.new("float[]", 1)  # never NULL (refused by C)
     results_pp = ffi.new("ov_genai_whisper_decoded_results**")
     native_config = ffi.NULL
+    args = streamer = None
+    token_streaming = bridge is not None and bridge.on_tokens is not None
+    if bridge is not None:
+        args = ffi.new_handle(bridge)
+        streamer = ffi.NULL
+        if not token_streaming:
+            streamer = ffi.new("streamer_callback*")
+            streamer.callback_func = text_callback(ffi)
+            streamer.args = args
     try:
         if values is not None:
             native_config = get_generation_config(capi, pipe)
             whisper_generation_config.update(capi, native_config, values)
-        status = lib.ov_genai_whisper_pipeline_generate(pipe, raw, n, native_config, results_pp)
+        if bridge is None:
+            fn = GENERATE
+            status = lib.ov_genai_whisper_pipeline_generate(pipe, raw, n, native_config, results_pp)
+        else:
+            fn = GENERATE_STREAMING
+            if token_streaming:
+                bundled.set_token_streamer(capi, args)
+            try:
+                status = lib.ovgenai_c_bundled_whisper_pipeline_generate_with_streamer(pipe, raw, n, native_config,
+                                                                                        streamer, results_pp)
+            finally:
+                if token_streaming:
+                    bundled.set_token_streamer(capi, None)
+            bridge.finish()
         results = results_pp[0]
         try:
             if status != 0:
-                raise capi.error(status, GENERATE)
+                raise capi.error(status, fn)
             if results == ffi.NULL:
-                raise capi.error(-1, GENERATE, "the library returned OK without results")
+                raise capi.error(-1, fn, "the library returned OK without results")
             return read_results(capi, results)
         finally:
             if results != ffi.NULL:
@@ -127,7 +154,7 @@ def generate(capi: CApi, pipe: Any, samples: Any, values: Optional[Mapping[str, 
     finally:
         if native_config != ffi.NULL:
             ffi.release(native_config)
-        del raw
+        del raw, args, streamer
 
 
 def _two_call_string(capi: CApi, fn: str, *args: Any) -> str:

@@ -1,0 +1,338 @@
+"""Streaming a Whisper transcription on the bundled backend (cdefs/95:
+ovgenai_c_bundled_whisper_pipeline_generate_with_streamer; GenAI's C ABI has no Whisper streamer).
+
+- ``WhisperPipeline.generate(streamer=...)`` against openvino_genai's (the oracle, in a child, same IR, f32): what a
+  StreamerBase's write() gets and when (a token per step without timestamps, a window's text tokens with them, the
+  end token too), how often end() runs, what a callable gets (TextStreamer chunks), and what a STOP / CANCEL from
+  the streamer leaves in the result (GenAI keeps the step under way) — identical, call by call;
+- the binding's own rules: a failing streamer's exception comes out of generate(), a streamer calling its own
+  pipeline is refused, a timeout stops a streaming transcription, the official C ABI refuses a streamer (in
+  tests/binding/test_whisper_double.py);
+- the C function's contract: argument checks, a callback calling back into its pipeline gets an error status (no
+  deadlock), the thread's token streamer.
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Any, Dict, List
+
+import numpy as np
+import pytest
+
+from test_whisper_bundled import F32, INVALID_C_PARAM, _binding_pipe, api, real_ir, speech  # noqa: F401
+
+GENERATE_STREAMING = "ovgenai_c_bundled_whisper_pipeline_generate_with_streamer"
+
+# One case run by either library: `mod` is openvino_genai or ovgenai_c (their StreamerBase and StreamingStatus).
+RUNNER = r'''
+def run_case(mod, base, pipe, audio, case):
+    """What a streaming call gave: the writes (token mode) or chunks (text mode), end() calls, the result's text and
+    token count, and the text of a plain call on the same audio right after it."""
+    stop_after, status = case.get("stop_after"), getattr(mod.StreamingStatus, case.get("status", "STOP"))
+
+    class Recorder(base):
+        def __init__(self):
+            super().__init__()
+            self.writes, self.ended = [], 0
+
+        def write(self, token):
+            self.writes.append(list(token) if isinstance(token, list) else [int(token)])
+            if stop_after is not None and len(self.writes) >= stop_after:
+                return status
+            return mod.StreamingStatus.RUNNING
+
+        def end(self):
+            self.ended += 1
+
+    if case["mode"] == "tokens":
+        streamer = Recorder()
+    else:
+        chunks = []
+
+        def streamer(text):
+            chunks.append(text)
+            return status if stop_after is not None and len(chunks) >= stop_after else None
+
+    r = pipe.generate(audio, streamer=streamer, **case["config"])
+    out = {"text": r.texts[0], "tokens": len(r.perf_metrics.raw_metrics.m_new_token_times)}
+    if case["mode"] == "tokens":
+        out["writes"], out["ended"] = streamer.writes, streamer.ended
+    else:
+        out["chunks"] = chunks
+    if stop_after is not None:
+        out["after"] = pipe.generate(audio).texts[0]
+    return out
+'''
+
+ORACLE = RUNNER + r'''
+import json, sys
+import numpy as np
+import openvino_genai as og
+ir, cases_path, out_path = sys.argv[1:4]
+pipe = og.WhisperPipeline(ir, "CPU", INFERENCE_PRECISION_HINT="f32")
+cases = json.load(open(cases_path))
+json.dump([run_case(og, og.StreamerBase, pipe, np.load(c["audio"]).astype(np.float32), c) for c in cases],
+          open(out_path, "w"))
+'''
+
+
+def _oracle(ir: pathlib.Path, cases: List[Dict[str, Any]], tmp: pathlib.Path) -> List[Dict[str, Any]]:
+    pytest.importorskip("openvino_genai")
+    spec = []
+    for i, c in enumerate(cases):
+        np.save(tmp / f"audio{i}.npy", c["audio"])
+        spec.append({**{k: v for k, v in c.items() if k != "audio"}, "audio": str(tmp / f"audio{i}.npy")})
+    (tmp / "cases.json").write_text(json.dumps(spec))
+    proc = subprocess.run([sys.executable, "-c", ORACLE, str(ir), str(tmp / "cases.json"), str(tmp / "out.json")],
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads((tmp / "out.json").read_text())
+
+
+def _ours(pipe: Any, cases: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    import ovgenai_c
+    from ovgenai_c import streamers
+
+    scope: Dict[str, Any] = {}
+    exec(RUNNER, scope)
+    return [scope["run_case"](ovgenai_c, streamers.StreamerBase, pipe, c["audio"], c) for c in cases]
+
+
+def _compare(ours: List[Dict[str, Any]], theirs: List[Dict[str, Any]], cases: List[Dict[str, Any]]) -> None:
+    bad = [f"{c['name']}:\n  ours  {a}\n  genai {b}" for c, a, b in zip(cases, ours, theirs) if a != b]
+    assert not bad, "\n".join(bad)
+
+
+def test_streaming_exact_with_genai(api, whisper_real_ir, speech_samples, tmp_path):
+    """Every case's writes / chunks, end() calls, text, token count and the next call's text equal openvino_genai's."""
+    english = list(speech_samples.english)
+    one = english[0].audio
+    long_audio = np.concatenate([s.audio for s in english])
+    cases: List[Dict[str, Any]] = []
+    for i, s in enumerate(english[:3]):
+        cases.append({"name": f"tokens[{i}]", "audio": s.audio, "mode": "tokens", "config": {}})
+        cases.append({"name": f"text[{i}]", "audio": s.audio, "mode": "text", "config": {}})
+        cases.append({"name": f"timestamps[{i}]", "audio": s.audio, "mode": "tokens",
+                      "config": {"return_timestamps": True}})
+    cases += [
+        {"name": "long tokens", "audio": long_audio, "mode": "tokens", "config": {}},
+        {"name": "long timestamps", "audio": long_audio, "mode": "tokens", "config": {"return_timestamps": True}},
+        {"name": "long text", "audio": long_audio, "mode": "text", "config": {}},
+        {"name": "long stop after the first window", "audio": long_audio, "mode": "tokens", "config": {},
+         "stop_after": 1},
+        {"name": "long text stop at the 2nd chunk", "audio": long_audio, "mode": "text", "config": {},
+         "stop_after": 2},
+        {"name": "text stop at the 1st chunk", "audio": one, "mode": "text", "config": {}, "stop_after": 1},
+        {"name": "cancel at the 3rd token", "audio": one, "mode": "tokens", "config": {}, "stop_after": 3,
+         "status": "CANCEL"},
+    ]
+    with _binding_pipe(whisper_real_ir) as pipe:
+        plain = _ours(pipe, [cases[0]])[0]
+        n = len(plain["writes"])  # the last write is the end token
+        assert n > 4 and plain["ended"] == 1
+        for k in (1, 2, 3, n - 1, n):  # n - 1: the step under way finishes the text and is streamed after the stop
+            cases.append({"name": f"stop at token {k}", "audio": english[0].audio, "mode": "tokens", "config": {},
+                          "stop_after": k})
+        ours = _ours(pipe, cases)
+    theirs = _oracle(whisper_real_ir, cases, tmp_path)
+    _compare(ours, theirs, cases)
+    by_name = {c["name"]: o for c, o in zip(cases, ours)}
+    # what the cases show (so that a change in both libraries would be seen too)
+    assert by_name["stop at token 1"]["tokens"] == 1 and len(by_name["stop at token 2"]["writes"]) == 2
+    assert by_name["stop at token 2"]["tokens"] == 3  # the step under way is kept, not streamed
+    assert len(by_name[f"stop at token {n - 1}"]["writes"]) == n  # ...unless it ends the text
+    assert all(len(w) == 1 for w in by_name["tokens[0]"]["writes"])
+    assert len(by_name["timestamps[0]"]["writes"]) == 1 and len(by_name["long timestamps"]["writes"]) >= 2
+    assert "".join(by_name["text[0]"]["chunks"]) == by_name["text[0]"]["text"]
+    assert by_name["stop at token 3"]["after"] == by_name["tokens[0]"]["text"]
+
+
+def test_streaming_multilingual_exact_with_genai(api, whisper_multilingual_ir, speech_samples, tmp_path):
+    """Language detection and translate: the language / task tokens are the prompt's, never streamed."""
+    cases = []
+    for i, s in enumerate(list(speech_samples.foreign)[:2]):
+        cases.append({"name": f"detect[{i}]", "audio": s.audio, "mode": "tokens", "config": {}})
+        cases.append({"name": f"translate[{i}]", "audio": s.audio, "mode": "text", "config": {"task": "translate"}})
+    with _binding_pipe(whisper_multilingual_ir) as pipe:
+        ours = _ours(pipe, cases)
+    _compare(ours, _oracle(whisper_multilingual_ir, cases, tmp_path), cases)
+
+
+def test_text_streamer_and_asr_pipeline(api, whisper_real_ir, speech_samples):
+    """A TextStreamer over the pipeline's tokenizer, a TextStreamer keeping special tokens (decoded here from the
+    ids) and ASRPipeline all stream the result's text."""
+    import ovgenai_c
+    from ovgenai_c import streamers
+    from testsupport import bundled_library_path
+
+    audio = speech_samples.english[1].audio
+    with _binding_pipe(whisper_real_ir) as pipe:
+        want = pipe.generate(audio).texts[0]
+        got: List[str] = []
+        pipe.generate(audio, streamer=streamers.TextStreamer(pipe.get_tokenizer(), got.append))
+        assert "".join(got) == want
+        raw: List[str] = []
+        keep = streamers.TextStreamer(pipe.get_tokenizer(), raw.append, {"skip_special_tokens": False})
+        pipe.generate(audio, streamer=keep)
+        assert "".join(raw) == want + "<|endoftext|>"
+    with ovgenai_c.ASRPipeline(str(whisper_real_ir), "CPU", library=str(bundled_library_path()), **F32) as asr:
+        pieces: List[str] = []
+        result = asr.generate(audio, streamer=pieces.append)
+        assert "".join(pieces) == result.texts[0] == want
+
+
+def test_streamer_failures_and_reentry(api, whisper_real_ir, speech_samples):
+    """A streamer's exception stops the transcription and is raised from generate() as it was; a streamer calling
+    its own pipeline (generate, close) gets a RuntimeError; a bad streamer is refused; the pipeline answers as
+    before after each."""
+    from ovgenai_c import errors
+
+    audio = speech_samples.english[2].audio
+    with _binding_pipe(whisper_real_ir) as pipe:
+        want = pipe.generate(audio).texts[0]
+        seen: List[str] = []
+
+        def failing(text: str) -> None:
+            seen.append(text)
+            raise ValueError("streamer broke on " + text)
+
+        with pytest.raises(ValueError, match="streamer broke on") as info:
+            pipe.generate(audio, streamer=failing)
+        assert len(seen) == 1 and str(info.value) == "streamer broke on " + seen[0]
+        assert pipe.generate(audio).texts[0] == want
+
+        for call in (lambda: pipe.generate(audio), pipe.close, lambda: pipe.set_generation_config(
+                pipe.get_generation_config())):
+            def reentrant(text: str, call=call) -> None:
+                call()
+
+            with pytest.raises(RuntimeError, match="re-entrant|own streamer"):
+                pipe.generate(audio, streamer=reentrant)
+            assert pipe.generate(audio).texts[0] == want
+        for bad in (42, "text"):
+            with pytest.raises(errors.InvalidParameterError, match="streamer must be a callable"):
+                pipe.generate(audio, streamer=bad)
+
+
+def test_timeout_stops_a_streaming_transcription(api, whisper_real_ir, speech):
+    """A slow streamer and a timeout: GenerationTimeoutError saying the transcription was cancelled, the streamer is
+    not called after generate() raised, and the next call answers in full."""
+    from ovgenai_c import errors
+
+    with _binding_pipe(whisper_real_ir) as pipe:  # (one window without timestamps: a chunk per few tokens)
+        want = pipe.generate(speech[0]).texts[0]
+        calls: List[float] = []
+
+        def slow(text: str) -> None:
+            calls.append(time.monotonic())
+            time.sleep(0.2)
+
+        t0 = time.monotonic()
+        with pytest.raises(errors.GenerationTimeoutError, match="was cancelled"):
+            pipe.generate(speech[1], streamer=slow, timeout=0.6)
+        raised = time.monotonic()
+        assert raised - t0 < 5.0 and calls
+        n = len(calls)
+        time.sleep(0.5)
+        assert len(calls) == n and all(t <= raised for t in calls)
+        assert pipe.generate(speech[0]).texts[0] == want
+
+
+# ---------------------------------------------------------------------------------------------------- the C function
+
+
+def _c_generate(api, pipe, audio: np.ndarray, streamer) -> int:
+    a = np.ascontiguousarray(audio, dtype=np.float32)
+    r = api.ffi.new("ov_genai_whisper_decoded_results**")
+    st = getattr(api.lib, GENERATE_STREAMING)(pipe, api.ffi.cast("float*", a.ctypes.data), a.size, api.ffi.NULL,
+                                              streamer, r)
+    if st == 0:
+        api.lib.ov_genai_whisper_decoded_results_free(r[0])
+    return st
+
+
+def test_c_contract(api, real_ir, speech):
+    """NULLs are refused by name; a text callback gets the text; with the thread's token streamer set the ids go
+    there and the text callback may be NULL; STOP ends the call with OK."""
+    ffi, lib = api.ffi, api.lib
+    pipe = api.pipeline(real_ir)
+    want = api.generate(pipe, speech[0])["text"]
+    audio = np.ascontiguousarray(speech[0], dtype=np.float32)
+    raw = ffi.cast("float*", audio.ctypes.data)
+    out = ffi.new("ov_genai_whisper_decoded_results**")
+    fn = getattr(lib, GENERATE_STREAMING)
+    assert fn(pipe, raw, audio.size, ffi.NULL, ffi.NULL, out) == INVALID_C_PARAM
+    assert "streamer" in api.last_error()
+    texts: List[bytes] = []
+
+    @ffi.callback("ov_genai_streaming_status_e(const char*, void*)")
+    def on_text(text, args):
+        texts.append(ffi.string(text))
+        return 0
+
+    streamer = ffi.new("streamer_callback*", {"callback_func": on_text, "args": ffi.NULL})
+    for bad in ((ffi.NULL, raw, audio.size, ffi.NULL, streamer, out), (pipe, ffi.NULL, audio.size, ffi.NULL,
+                                                                        streamer, out),
+                (pipe, raw, audio.size, ffi.NULL, streamer, ffi.NULL),
+                (pipe, raw, audio.size, ffi.NULL, ffi.new("streamer_callback*"), out)):
+        assert fn(*bad) == INVALID_C_PARAM
+    assert not texts
+    assert _c_generate(api, pipe, speech[0], streamer) == 0
+    assert b"".join(texts).decode() == want
+
+    ids: List[List[int]] = []
+
+    @ffi.callback("ov_genai_streaming_status_e(const int64_t*, size_t, void*)")
+    def on_ids(p, n, args):
+        ids.append([p[i] for i in range(n)])
+        return 1 if len(ids) == 2 else 0  # STOP at the second token
+
+    lib.ovgenai_c_bundled_set_token_streamer(on_ids, ffi.NULL)
+    try:
+        assert _c_generate(api, pipe, speech[0], ffi.NULL) == 0, api.last_error()
+    finally:
+        lib.ovgenai_c_bundled_set_token_streamer(ffi.NULL, ffi.NULL)
+    assert len(ids) == 2 and all(len(x) == 1 for x in ids)
+    assert api.generate(pipe, speech[0])["text"] == want  # the stop left nothing behind
+
+
+REENTRY = textwrap.dedent(r'''
+    import sys
+    import numpy as np
+    sys.path[:0] = sys.argv[3:]
+    import test_whisper_bundled as t
+    import test_whisper_streaming as s
+    from testsupport import bundled_library_path
+    api = t.Api(bundled_library_path())
+    pipe = api.pipeline(sys.argv[1])
+    audio = np.load(sys.argv[2])
+    inner = []
+
+    @api.ffi.callback("ov_genai_streaming_status_e(const char*, void*)")
+    def back_in(text, args):
+        if not inner:
+            inner.append(s._c_generate(api, pipe, audio, streamer))
+            inner.append("re-entrant" in api.last_error())
+            cfg = api.ffi.new("ov_genai_whisper_generation_config**")
+            inner.append(api.lib.ov_genai_whisper_pipeline_get_generation_config(pipe, cfg))
+        return 0
+
+    streamer = api.ffi.new("streamer_callback*", {"callback_func": back_in, "args": api.ffi.NULL})
+    outer = s._c_generate(api, pipe, audio, streamer)
+    print(outer, inner, api.generate(pipe, audio)["text"].strip() != "")
+''')
+
+
+def test_c_callback_calling_back_in_gets_an_error_not_a_deadlock(api, real_ir, speech, tmp_path):
+    np.save(tmp_path / "a.npy", speech[0])
+    here = pathlib.Path(__file__).resolve().parent
+    proc = subprocess.run([sys.executable, "-c", REENTRY, str(real_ir), str(tmp_path / "a.npy"), str(here),
+                           str(here.parent)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # UNKNOW_EXCEPTION for both calls back in (the error saying why), the outer call and a later one go on
+    assert proc.stdout.strip() == "0 [-17, True, -17] True", proc.stdout
