@@ -332,10 +332,25 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
     if not provider.capabilities.transcribe:
         raise CliError(provider.transcribe_refused or f"{model} is not a Whisper model folder, so it cannot "
                                                       "transcribe (pass --model DIR of a Whisper IR folder)")
+    # the text as it is decoded (the bundled backend streams it): the plain output only, printed as the final
+    # text is (without its leading space)
+    streaming = not (args.json or args.timestamps or args.no_stream) and provider.capabilities.transcribe_stream
+    shown: List[str] = []
+
+    def on_text(piece: str) -> None:
+        if not shown:
+            piece = piece.lstrip()
+        if piece:
+            _out(piece, end="")
+            shown.append(piece)
+
     with provider:
         r = provider.transcribe(audio, language=args.language, task=args.task, timestamps=args.timestamps,
-                                prompt=args.prompt)
-    if args.json:
+                                prompt=args.prompt, on_text=on_text if streaming else None)
+    if streaming:
+        text, done = r.text.strip(), "".join(shown)
+        _out(text[len(done):] if text.startswith(done) else ("" if done else text))
+    elif args.json:
         doc = {"model": str(provider.path), "device": provider.device, "library_kind": provider.library_kind,
                "file": str(audio), **r.to_dict()}
         _out(json.dumps(doc, indent=2, ensure_ascii=False))
@@ -1273,6 +1288,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timestamps", action="store_true", help="print timestamped segments")
     p.add_argument("--prompt", help="an initial prompt (spellings, style) for the first 30 s window")
     p.add_argument("--json", action="store_true", help="print text, segments, duration and perf metrics as JSON")
+    p.add_argument("--no-stream", action="store_true", help="print the text when complete (the bundled backend "
+                                                           "otherwise prints it as it is decoded)")
     _add_loading(p)
     p.set_defaults(func=cmd_transcribe)
 

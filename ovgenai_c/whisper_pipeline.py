@@ -48,6 +48,7 @@ from .whisper_results import (WhisperDecodedResultChunk, WhisperDecodedResults, 
 WHISPER_IR = ("openvino_encoder_model", "openvino_decoder_model", "openvino_tokenizer", "openvino_detokenizer")
 NO_CANCELLATION = ("the GenAI C ABI cannot cancel a Whisper transcription (ov_genai_whisper_pipeline_generate takes "
                    "no streamer)")
+STREAMING_EXTRA = native.GENERATE_STREAMING  # what a library needs for streamer= (the bundled backend's extra)
 CANCEL_POLL_S = 0.02  # while stopping a transcription: how often the switch is pulled again until the call ends
 
 
@@ -359,7 +360,7 @@ class WhisperPipeline(OwnedPipeline):
         """(the bridge of a streaming call or None, the StreamerBase whose end() closes it) for ``streamer``."""
         if streamer is None:
             return None, None
-        if not self._library.has_extra(native.GENERATE_STREAMING):
+        if not self._library.has_extra(STREAMING_EXTRA):
             raise errors.NotSupportedError(
                 f"streamer: the {self._library.kind} GenAI C library's Whisper pipeline streams no text "
                 "(ov_genai_whisper_pipeline_generate takes no streamer; the bundled backend's extra does): drop the "
@@ -380,4 +381,4 @@ class WhisperPipeline(OwnedPipeline):
                 return True
 
 
-__all__ = ["WhisperPipeline", "check_whisper_folder", "min_samples", "missing_functions", "missing_whisper_files"]
+__all__ = ["STREAMING_EXTRA", "WhisperPipeline", "check_whisper_folder", "min_samples", "missing_functions", "missing_whisper_files"]

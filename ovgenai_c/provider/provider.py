@@ -18,7 +18,7 @@ import os
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Dict, Iterator, List, Optional, Union
+from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, Optional, Union
 
 from .. import errors
 from ..chat import ChatHistory
@@ -31,7 +31,8 @@ from .options import check_options, to_generation_kwargs
 from .pool import Lease, SessionPool, default_pool
 from .profile import Profile, profile_for
 from .tools import parse_tool_calls
-from .transcription import TASKS, TranscriptionResult, result_from, whisper_unsupported_reason
+from .transcription import (TASKS, TranscriptionResult, result_from, whisper_stream_unsupported_reason,
+                            whisper_unsupported_reason)
 
 DEVICE_ENV = "OVGENAI_DEVICE"
 # Why no provider takes images (the server's refusal of image parts names it): it serves text models through
@@ -58,6 +59,7 @@ class Capabilities:
     tool_call_format: Optional[str] = None
     vision: bool = False  # images in: never here (text models through LLMPipeline; see IMAGES_REFUSED)
     transcribe: bool = False  # speech to text: a Whisper folder on a library with whisper_pipeline.h
+    transcribe_stream: bool = False  # ...whose text can be streamed (transcribe(on_text=): the bundled backend)
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -183,6 +185,9 @@ class Provider:
                 f"{self.path} is a GGUF file: the bundled backend loads OpenVINO IR folders. Convert it once with "
                 "`ovgenai-c convert GGUF [OUT]`, or use the official GenAI C library, which loads GGUF directly")
         self.transcribe_refused = whisper_unsupported_reason(library) if self.info.format == "whisper" else None
+        self.transcribe_stream_refused = (
+            (self.transcribe_refused or whisper_stream_unsupported_reason(library)) if self.info.format == "whisper"
+            else f"{self.path} is not a Whisper model folder, so it cannot transcribe")
         self._whisper: Any = None  # the WhisperPipeline of a Whisper folder, made on first use
         self._whisper_lock = threading.Lock()
         self.capabilities = self._capabilities()
@@ -194,7 +199,8 @@ class Provider:
     def _capabilities(self) -> Capabilities:
         if self.info.format == "whisper":  # speech in, text out: no chat, prompt or stream
             return Capabilities(chat=False, prompt=False, stream=False, embed=False, think=False, tools=False,
-                                context_length=None, max_output_tokens=None, transcribe=self.transcribe_refused is None)
+                                context_length=None, max_output_tokens=None, transcribe=self.transcribe_refused is None,
+                                transcribe_stream=self.transcribe_stream_refused is None)
         tmpl = self.info.chat_template
         over = self.profile.capabilities
         fmt = self.profile.tool_call_format or template_tool_format(tmpl)
@@ -463,12 +469,14 @@ class Provider:
             lease.release()
 
     def transcribe(self, audio: Any, *, language: Optional[str] = None, task: Optional[str] = None,
-                   timestamps: bool = False, prompt: Optional[str] = None,
-                   timeout: Optional[float] = None) -> TranscriptionResult:
+                   timestamps: bool = False, prompt: Optional[str] = None, timeout: Optional[float] = None,
+                   on_text: Optional[Callable[[str], Any]] = None) -> TranscriptionResult:
         """Speech to text with a Whisper model: ``audio`` is a WAV path or 16 kHz mono samples (see
         :mod:`ovgenai_c.audio`); ``language`` ("en" or "<|en|>"), ``task`` ("transcribe" / "translate"),
         ``timestamps`` (segments), ``prompt`` (Whisper's initial_prompt). ``timeout`` stops the transcription on
-        the bundled backend; elsewhere it abandons the wait only (the GenAI C ABI cannot cancel one)."""
+        the bundled backend; elsewhere it abandons the wait only (the GenAI C ABI cannot cancel one).
+        ``on_text(piece)`` gets the text as it is decoded (``capabilities.transcribe_stream``: the bundled backend;
+        on the pipeline's thread; returning True stops the transcription, keeping what was decoded)."""
         if self.info.format != "whisper":
             raise CapabilityNotSupportedError(f"{self.path} is not a Whisper model folder, so it cannot transcribe",
                                               "transcribe")
@@ -478,6 +486,13 @@ class Provider:
             raise errors.InvalidParameterError(f"task must be 'transcribe' or 'translate', got {task!r}")
         if not isinstance(timestamps, bool):
             raise errors.InvalidParameterError(f"timestamps must be a bool, not {type(timestamps).__name__}")
+        if on_text is not None:
+            if not callable(on_text):
+                raise errors.InvalidParameterError(f"on_text must be a callable taking the new text (str), not "
+                                                   f"{type(on_text).__name__}")
+            if self.transcribe_stream_refused is not None:
+                raise CapabilityNotSupportedError(f"streaming a transcription: {self.transcribe_stream_refused}",
+                                                  "transcribe_stream")
         from ..audio import as_samples
 
         samples = as_samples(audio, "audio")
@@ -488,7 +503,7 @@ class Provider:
             fields["task"] = task
         if prompt is not None:
             fields["initial_prompt"] = prompt
-        res = self.whisper_pipeline().generate(samples, timeout=timeout, **fields)
+        res = self.whisper_pipeline().generate(samples, None, on_text, timeout=timeout, **fields)
         return result_from(res, int(samples.size), task or "transcribe")
 
     def whisper_pipeline(self) -> Any:

@@ -2,8 +2,9 @@
 
 A provider on a Whisper IR folder has ``capabilities.transcribe`` (when the library exports whisper_pipeline.h)
 and no chat / prompt / stream; :meth:`Provider.transcribe` runs :class:`ovgenai_c.WhisperPipeline`. The GenAI C
-ABI cannot cancel a transcription: a ``timeout`` stops it on the bundled backend (its cancel extra) and only abandons
-the wait elsewhere (the pipeline finishes it first)."""
+ABI cannot cancel or stream a transcription: a ``timeout`` stops it on the bundled backend (its cancel extra) and only
+abandons the wait elsewhere (the pipeline finishes it first); ``on_text`` (``capabilities.transcribe_stream``) needs
+the bundled backend's streaming extra."""
 from __future__ import annotations
 
 import os
@@ -43,6 +44,22 @@ def whisper_unsupported_reason(library: Any) -> Optional[str]:
             f"{missing[0]})")
 
 
+def whisper_stream_unsupported_reason(library: Any) -> Optional[str]:
+    """Why the library cannot stream a transcription's text (None when it can: the bundled backend's extra)."""
+    from .. import errors, load_library, open_library
+    from ..whisper_pipeline import STREAMING_EXTRA
+
+    try:
+        lib = library if hasattr(library, "has_extra") else (
+            open_library(os.fspath(library)) if library is not None else load_library())
+    except errors.LibraryNotFoundError:
+        return "no GenAI C library was found"
+    if lib.has_extra(STREAMING_EXTRA):
+        return None
+    return (f"the {lib.kind} GenAI C library's Whisper pipeline streams no text (ov_genai_whisper_pipeline_generate "
+            "takes no streamer; the bundled backend's extra does)")
+
+
 @dataclass
 class TranscriptionResult:
     """One transcription: ``text``, timestamped ``segments`` (``start`` / ``end`` seconds, ``text``; with
@@ -73,4 +90,5 @@ def result_from(res: Any, samples: int, task: str) -> TranscriptionResult:
                                task=task, perf=res.perf_metrics)
 
 
-__all__ = ["TASKS", "TranscriptionResult", "is_whisper_folder", "result_from", "whisper_unsupported_reason"]
+__all__ = ["TASKS", "TranscriptionResult", "is_whisper_folder", "result_from", "whisper_stream_unsupported_reason",
+           "whisper_unsupported_reason"]

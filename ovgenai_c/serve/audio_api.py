@@ -8,10 +8,18 @@ sampling temperature (Whisper configs take no base fields through the C ABI), wo
 (not implemented here). A request that exceeds the server's timeout gets 504; on the bundled backend its
 transcription is stopped first, elsewhere (the C ABI cannot cancel one) it finishes on the pipeline's thread and the
 next request on that pipeline waits for it.
+
+``stream=true`` (OpenAI's streaming transcription, json or text format): server-sent events, a
+``transcript.text.delta`` per piece of text as it is decoded, then ``transcript.text.done`` with the whole text (an
+``error`` object instead when the transcription fails); the bundled backend streams (its extra), elsewhere the field
+is refused with 400. A client that goes away stops the transcription at its next piece of text.
 """
 from __future__ import annotations
 
+import asyncio
 import io
+import json
+import threading
 import time
 from typing import Any, Dict, List, Optional
 
@@ -20,13 +28,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from .errors import HTTPError, RequestTimeoutError, bad_request
-from .http import endpoint
+from .errors import HTTPError, RequestTimeoutError, bad_request, openai_body, to_http
+from .http import CleanupStreamingResponse, endpoint
 
 MAX_AUDIO_BYTES = 25 * 1024 * 1024
 FORMATS = ("json", "text", "verbose_json")
 FIELDS = {"file", "model", "language", "prompt", "response_format", "temperature", "timestamp_granularities[]",
-          "timestamp_granularities"}
+          "timestamp_granularities", "stream"}
+_END = object()
+
+
+def _sse(obj: Any) -> bytes:
+    return b"data: " + json.dumps(obj, ensure_ascii=False).encode() + b"\n\n"
 
 
 def _text_field(form: Any, name: str) -> Optional[str]:
@@ -113,6 +126,12 @@ class AudioRoutes:
         if any(g != "segment" for g in granularities):
             raise bad_request("only segment timestamps are available (word timestamps are not in the GenAI C ABI)",
                               "timestamp_granularities[]", "unsupported_parameter")
+        stream = (_text_field(form, "stream") or "false").strip().lower()
+        if stream not in ("true", "false"):
+            raise bad_request(f"stream must be true or false, got {stream!r}", "stream")
+        if stream == "true" and fmt == "verbose_json":
+            raise bad_request("stream is available with response_format json or text (as OpenAI's), not "
+                              "verbose_json", "stream", "unsupported_parameter")
         language = _text_field(form, "language") or None
         prompt = _text_field(form, "prompt") or None
         data = await upload.read()
@@ -124,6 +143,8 @@ class AudioRoutes:
         buffer = io.BytesIO(data)
         buffer.name = upload.filename or "the uploaded audio"
         samples = await anyio.to_thread.run_sync(read_wav, buffer)
+        if stream == "true":
+            return await self._stream(_text_field(form, "model"), samples, task, language, prompt)
         text = await self._transcribe(_text_field(form, "model"), samples, task, language, prompt,
                                       timestamps=fmt == "verbose_json")
         if fmt == "text":
@@ -156,6 +177,65 @@ class AudioRoutes:
             slot.release(provider)
         slot.stats.completed += 1
         return result
+
+    async def _stream(self, model: Optional[str], samples: Any, task: Optional[str], language: Optional[str],
+                      prompt: Optional[str]) -> Response:
+        """The transcription as server-sent events (the provider's on_text, relayed from the pipeline's thread)."""
+        registry, timeout = self.state.registry, self.state.config.request_timeout
+        started = time.monotonic()
+        slot = await registry.slot(model, "transcribe")
+        provider = await slot.acquire(timeout)
+        try:
+            if provider.transcribe_stream_refused is not None:
+                raise bad_request(f"stream: {provider.transcribe_stream_refused}", "stream", "unsupported_parameter")
+            left = None if timeout is None else timeout - (time.monotonic() - started)
+            if left is not None and left <= 0:
+                raise RequestTimeoutError(timeout or 0.0, "waiting in the queue")
+        except BaseException:
+            slot.stats.failed += 1
+            slot.release(provider)
+            raise
+        loop = asyncio.get_running_loop()
+        pieces: "asyncio.Queue[Any]" = asyncio.Queue()
+        gone = threading.Event()  # the response ended early (the client left): stop at the next piece
+
+        def on_text(piece: str) -> bool:
+            loop.call_soon_threadsafe(pieces.put_nowait, piece)
+            return gone.is_set()
+
+        def run() -> Any:
+            return provider.transcribe(samples, language=language, task=task, prompt=prompt, timeout=left,
+                                       on_text=on_text)
+
+        job = asyncio.ensure_future(anyio.to_thread.run_sync(run))
+        job.add_done_callback(lambda _: pieces.put_nowait(_END))  # (on the loop: after every piece)
+
+        async def events() -> Any:
+            while True:
+                piece = await pieces.get()
+                if piece is _END:
+                    break
+                if piece:
+                    yield _sse({"type": "transcript.text.delta", "delta": piece})
+            try:
+                result = job.result()
+            except Exception as exc:
+                yield _sse(openai_body(to_http(exc)))
+                return
+            yield _sse({"type": "transcript.text.done", "text": result.text})
+
+        async def finish() -> None:
+            gone.set()
+            try:
+                await asyncio.shield(job)
+                slot.stats.completed += 1
+            except Exception:  # (reported to the client in the stream)
+                slot.stats.failed += 1
+            finally:
+                slot.release(provider)
+
+        return CleanupStreamingResponse(events(), finish, media_type="text/event-stream",
+                                        headers={"Cache-Control": "no-cache"})
 
 
 __all__ = ["AudioRoutes", "MAX_AUDIO_BYTES", "verbose_segments"]

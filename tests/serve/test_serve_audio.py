@@ -109,6 +109,9 @@ def test_stereo_8_khz_wav_is_mixed_down_and_resampled(server):
     ({}, {"file": ("x.wav", b"not a wav", "audio/wav")}, None),
     ({}, {"other": ("x.wav", SPEECH, "audio/wav")}, "other"),
     ({"model": "llm"}, None, "transcribe"),
+    ({"stream": "true"}, None, "stream"),  # the double is an official-like library: its Whisper C ABI cannot stream
+    ({"stream": "yes"}, None, "stream"),
+    ({"stream": "true", "response_format": "verbose_json"}, None, "stream"),
 ])
 def test_refusals_are_400_naming_the_field(server, data, files, param):
     r = post(server, files=files, **data)

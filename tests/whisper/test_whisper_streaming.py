@@ -336,3 +336,116 @@ def test_c_callback_calling_back_in_gets_an_error_not_a_deadlock(api, real_ir, s
     assert proc.returncode == 0, proc.stderr[-3000:]
     # UNKNOW_EXCEPTION for both calls back in (the error saying why), the outer call and a later one go on
     assert proc.stdout.strip() == "0 [-17, True, -17] True", proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------------- front-ends
+
+
+def _bundled_library():
+    from testsupport import bundled_library_path
+
+    from ovgenai_c import _loader
+
+    path = bundled_library_path()
+    if path is None or not path.is_file():
+        pytest.skip("bundled backend not built")
+    return _loader.open_library(str(path))
+
+
+def test_provider_and_cli_stream(api, whisper_real_ir, speech, tmp_path):
+    """Provider.transcribe(on_text=) gets the text as it comes (True stops it, keeping what was decoded) and says
+    so in its capabilities; `ovgenai-c transcribe` prints the same text streamed as with --no-stream."""
+    import os
+
+    from ovgenai_c import errors
+    from ovgenai_c.provider import Provider
+
+    from test_whisper_bundled import REPO, _wav
+
+    lib = _bundled_library()
+    with Provider(whisper_real_ir, library=lib) as p:
+        assert p.capabilities.transcribe_stream and p.capabilities.to_dict()["transcribe_stream"] is True
+        pieces: List[str] = []
+        r = p.transcribe(speech[1], on_text=pieces.append)
+        assert len(pieces) > 3 and "".join(pieces) == r.text
+        first: List[str] = []
+        cut = p.transcribe(speech[1], on_text=lambda s: first.append(s) or True)
+        # (after the stop, the text held back comes too, as GenAI's TextStreamer.end() gives it)
+        assert first and cut.text.startswith("".join(first)) and r.text.startswith(cut.text)
+        assert len(cut.text) < len(r.text)
+        with pytest.raises(errors.InvalidParameterError, match="on_text must be a callable"):
+            p.transcribe(speech[1], on_text="print")
+    wav = tmp_path / "speech.wav"
+    wav.write_bytes(_wav(speech[1]))
+    outs = []
+    for extra in ([], ["--no-stream"]):
+        proc = subprocess.run([sys.executable, "-m", "ovgenai_c", "transcribe", str(wav), "--model",
+                               str(whisper_real_ir), "--library", str(lib.path), *extra], cwd=str(REPO),
+                              capture_output=True, text=True, timeout=300,
+                              env=dict(os.environ, OVGENAI_C_CACHE=str(tmp_path / "cache")))
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1] and outs[0].strip()
+
+
+def test_server_streams_a_transcription(api, whisper_real_ir, speech):
+    """stream=true: transcript.text.delta events as the text comes, then transcript.text.done with the whole text
+    (the non-streamed answer), through httpx and the openai client; a client that leaves mid-stream stops the
+    transcription, so the next request on the one pipeline is answered without waiting for the rest."""
+    for module in ("starlette", "uvicorn", "httpx", "python_multipart"):
+        pytest.importorskip(module)
+    import httpx
+
+    from test_whisper_bundled import REPO, _long_audio, _wav
+
+    sys.path.insert(0, str(REPO / "tests" / "serve"))
+    from serve_helpers import ServerThread
+
+    from ovgenai_c.provider import Provider, SessionPool
+    from ovgenai_c.serve import ServeConfig, create_app
+
+    lib = _bundled_library()
+
+    def factory(folder: pathlib.Path, index: int) -> Provider:
+        return Provider(folder, library=lib, pool=SessionPool(ttl=None, max_resident=1))
+
+    short_wav = _wav(speech[1])
+    very_long_wav = _wav(np.concatenate([_long_audio(speech)] * 8))  # ~10 minutes (19 MB): about 20 windows
+    config = ServeConfig(models_root=whisper_real_ir.parent, default_model=whisper_real_ir, parallel=1)
+    with ServerThread(create_app(config, provider_factory=factory)) as srv:
+        url = srv.url + "/v1/audio/transcriptions"
+        files = {"file": ("speech.wav", short_wav, "audio/wav")}
+        whole = httpx.post(url, files=files, data={"response_format": "json"}, timeout=120)
+        assert whole.status_code == 200, whole.text
+        want = whole.json()["text"]
+        events = []
+        with httpx.stream("POST", url, files=files, data={"stream": "true"}, timeout=120) as r:
+            assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+            for line in r.iter_lines():
+                if line.startswith("data: "):
+                    events.append(json.loads(line[len("data: "):]))
+        deltas = [e["delta"] for e in events if e["type"] == "transcript.text.delta"]
+        assert len(deltas) > 3 and "".join(deltas) == want
+        assert events[-1] == {"type": "transcript.text.done", "text": want}
+
+        openai = pytest.importorskip("openai")
+        client = openai.OpenAI(base_url=srv.url + "/v1", api_key="unused")
+        got = list(client.audio.transcriptions.create(model=whisper_real_ir.name, file=("s.wav", short_wav),
+                                                      stream=True))
+        assert "".join(e.delta for e in got if e.type == "transcript.text.delta") == want
+        assert got[-1].type == "transcript.text.done" and got[-1].text == want
+
+        long_files = {"file": ("long.wav", very_long_wav, "audio/wav")}
+        t0 = time.monotonic()
+        assert httpx.post(url, files=long_files, data={"response_format": "json"}, timeout=300).status_code == 200
+        full = time.monotonic() - t0
+        with httpx.stream("POST", url, files=long_files, data={"stream": "true"}, timeout=120) as r:
+            for line in r.iter_lines():
+                if line.startswith("data: "):
+                    break  # the first window's text: then the client leaves
+        t0 = time.monotonic()
+        again = httpx.post(url, files=files, data={"response_format": "json"}, timeout=120)
+        waited = time.monotonic() - t0
+        assert again.status_code == 200 and again.json()["text"] == want
+        # without the stop it waits for the rest (~90 % of `full`); with it, for about one 30 s window of 20
+        assert waited < 0.5 * full, f"the next request waited {waited:.1f} s of a {full:.1f} s transcription"
