@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 from . import _loader, errors
 from .asr_config import ASRGenerationConfig
@@ -89,12 +89,18 @@ class ASRPipeline(WhisperPipeline):
                  streamer: Any = None, *, timeout: Optional[float] = None, **kwargs: Any) -> ASRDecodedResults:
         """Recognise ``audio_inputs`` (16 kHz mono samples or a WAV file path), as WhisperPipeline.generate does;
         ``context`` (a Qwen3-ASR field) is accepted and, for a Whisper model, ignored, as upstream."""
+        return super().generate(audio_inputs, generation_config, streamer, timeout=timeout,  # type: ignore[return-value]
+                                **kwargs)
+
+    def _call_config(self, generation_config: Any, kwargs: Dict[str, Any]) -> Tuple[Any, Dict[str, Any]]:
         kwargs.pop("context", None)
         if isinstance(generation_config, dict):
             generation_config = {k: v for k, v in generation_config.items() if k != "context"}
         elif isinstance(generation_config, ASRGenerationConfig):
             generation_config.validate()
-        out, effective = self._transcribe(audio_inputs, generation_config, streamer, timeout, kwargs)
+        return generation_config, kwargs
+
+    def _results(self, out: Any, effective: WhisperGenerationConfig) -> ASRDecodedResults:  # type: ignore[override]
         chunks = None if out.chunks is None else [[ASRDecodedResultChunk(*c) for c in out.chunks]]
         language = self._language(out, effective)
         perf = ASRPerfMetrics(**base_fields(out.perf), asr_raw_metrics=stage_durations(out.stages, ASRRawPerfMetrics))

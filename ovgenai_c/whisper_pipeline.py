@@ -14,7 +14,8 @@ True / StreamingStatus.STOP to end the transcription early), a TextStreamer, or 
 runs on the bundled backend (cdefs/95's generate with a streamer), with GenAI's timing: without timestamps each
 decoded token, with ``return_timestamps`` (and for audio longer than 30 s) each 30 s window's text; a stop keeps
 what was decoded. The streamer runs on the pipeline's owner thread; an exception in it stops the transcription and
-is raised from ``generate()``. The official C ABI streams no Whisper text: there a streamer is refused.
+is raised from ``generate()``. :meth:`WhisperPipeline.stream` is the same as an iterator (:class:`TranscriptionStream`).
+The official C ABI streams no Whisper text: there a streamer is refused.
 
 Configs: whisper_generation_config.h sets the Whisper fields only (language, task, return_timestamps,
 initial_prompt, hotwords, the token ids and suppress lists...). Each call's native config is the pipeline's own
@@ -27,13 +28,14 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import weakref
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from . import _ffi, _loader, _native_memory, errors
 from ._call import check_timeout
-from ._streaming import StreamBridge
+from ._streaming import DEADLINE, END, ChunkQueue, StreamBridge
 from ._capi import whisper_pipeline as native
 from ._owner import OwnerThread
 from .audio import as_samples
@@ -302,7 +304,34 @@ class WhisperPipeline(OwnedPipeline):
         stopped first on the bundled backend; elsewhere (the C ABI cannot) only abandoned, and the pipeline's next
         call waits for it. Ctrl-C likewise.
         """
+        generation_config, kwargs = self._call_config(generation_config, kwargs)
         out, effective = self._transcribe(raw_speech_input, generation_config, streamer, timeout, kwargs)
+        return self._results(out, effective)
+
+    def stream(self, raw_speech_input: Any, generation_config: Optional[WhisperGenerationConfig] = None, *,
+               timeout: Optional[float] = None, **kwargs: Any) -> "TranscriptionStream":
+        """Iterate over the transcription's text pieces as they are decoded (the bundled backend; what a callable
+        streamer gets). The results (as ``generate()`` returns them) are in ``.result`` once the iterator is done;
+        closing it early (``close()``, leaving a ``with`` block, garbage collection) stops the transcription.
+        ``timeout`` (seconds, whole call) and Ctrl-C stop it and raise."""
+        self._live_state()
+        if not self._library.has_extra(STREAMING_EXTRA):
+            raise errors.NotSupportedError(f"stream(): {self._no_streaming()}")
+        generation_config, kwargs = self._call_config(generation_config, kwargs)
+        check_timeout(timeout)
+        chunks = ChunkQueue()
+        bridge = StreamBridge(chunks.put)
+        job, gate, effective = self._start(raw_speech_input, generation_config, bridge, kwargs)
+        job.add_done_callback(lambda _j: chunks.put(END))
+        deadline = None if timeout is None else time.monotonic() + timeout
+        return TranscriptionStream(self, job, gate, bridge, chunks, deadline, timeout, effective)
+
+    def _call_config(self, generation_config: Any, kwargs: Dict[str, Any]) -> Tuple[Any, Dict[str, Any]]:
+        """A call's config arguments as the pipeline takes them (ASRPipeline drops ``context`` here)."""
+        return generation_config, kwargs
+
+    def _results(self, out: Any, effective: WhisperGenerationConfig) -> WhisperDecodedResults:
+        """The results of one call (its C results and the config it ran with) as openvino_genai returns them."""
         chunks = None if out.chunks is None else [WhisperDecodedResultChunk(*c) for c in out.chunks]
         perf = WhisperPerfMetrics(**base_fields(out.perf), whisper_raw_metrics=stage_durations(out.stages))
         return WhisperDecodedResults(out.texts, out.scores, chunks, perf, self._language(out, effective))
@@ -318,12 +347,10 @@ class WhisperPipeline(OwnedPipeline):
             return "en"
         return None if config.language is None else plain_language(config.language)
 
-    def _transcribe(self, raw_speech_input: Any, generation_config: Any, streamer: Any, timeout: Optional[float],
-                    kwargs: Dict[str, Any]) -> Tuple[Any, WhisperGenerationConfig]:
-        """Run one transcription: the C results and the config it ran with."""
-        self._live_state()
-        bridge, token_streamer = self._stream_bridge(streamer)
-        check_timeout(timeout)
+    def _start(self, raw_speech_input: Any, generation_config: Any, bridge: Optional[StreamBridge],
+               kwargs: Dict[str, Any]) -> Tuple[Any, "_CallGate", WhisperGenerationConfig]:
+        """Check one call's input and config and queue it to the owner: (its job, its gate, the config it runs
+        with)."""
         samples = as_samples(raw_speech_input)
         if samples.size < self._min_samples:
             raise errors.InvalidParameterError(
@@ -331,24 +358,23 @@ class WhisperPipeline(OwnedPipeline):
                 f"n_fft / 2 = {self._min_samples - 1} needed (upstream: 'raw_speech too short for reflect padding')")
         cfg = self._resolve(generation_config, kwargs)
         values = None if cfg is None else cfg.c_values()
-        effective = cfg or self._config
         gate = _CallGate()
         job = self._submit(lambda st: gate.run(lambda: native.generate(st.capi, st.handle, samples, values, bridge)))
+        return job, gate, cfg or self._config
+
+    def _transcribe(self, raw_speech_input: Any, generation_config: Any, streamer: Any, timeout: Optional[float],
+                    kwargs: Dict[str, Any]) -> Tuple[Any, WhisperGenerationConfig]:
+        """Run one transcription: the C results and the config it ran with."""
+        self._live_state()
+        bridge, token_streamer = self._stream_bridge(streamer)
+        check_timeout(timeout)
+        job, gate, effective = self._start(raw_speech_input, generation_config, bridge, kwargs)
         try:
             finished = job.event.wait(timeout)
         except KeyboardInterrupt:
-            if self._stop(job, gate):
-                raise KeyboardInterrupt("interrupted: the transcription was cancelled") from None
-            raise KeyboardInterrupt(f"interrupted: the transcription goes on in C until it ends ({NO_CANCELLATION})") \
-                from None
+            raise self._interrupted(job, gate) from None
         if not finished:
-            if self._stop(job, gate):
-                raise errors.GenerationTimeoutError(
-                    f"generate() exceeded its timeout of {timeout} s; the transcription was cancelled")
-            raise errors.GenerationTimeoutError(
-                f"generate() exceeded its timeout of {timeout} s; the transcription was NOT stopped "
-                f"({NO_CANCELLATION}): it runs to its end on the pipeline's thread, its result is dropped, and the "
-                "next call on this pipeline waits for it")
+            raise self._timed_out(job, gate, timeout)
         out = job.result()
         if bridge is not None and bridge.error is not None:
             raise bridge.error  # the streamer failed: the transcription was stopped there
@@ -356,15 +382,34 @@ class WhisperPipeline(OwnedPipeline):
             token_streamer.end()  # as GenAI, once the transcription is over
         return out, effective
 
+    def _interrupted(self, job: Any, gate: "_CallGate") -> KeyboardInterrupt:
+        """Ctrl-C during ``job``: stop it where the library can; the KeyboardInterrupt to raise."""
+        if self._stop(job, gate):
+            return KeyboardInterrupt("interrupted: the transcription was cancelled")
+        return KeyboardInterrupt(f"interrupted: the transcription goes on in C until it ends ({NO_CANCELLATION})")
+
+    def _timed_out(self, job: Any, gate: "_CallGate", timeout: Optional[float],
+                   entry: str = "generate()") -> errors.GenerationTimeoutError:
+        """``job`` ran out of time: stop it where the library can; the error to raise."""
+        if self._stop(job, gate):
+            return errors.GenerationTimeoutError(
+                f"{entry} exceeded its timeout of {timeout} s; the transcription was cancelled")
+        return errors.GenerationTimeoutError(
+            f"{entry} exceeded its timeout of {timeout} s; the transcription was NOT stopped "
+            f"({NO_CANCELLATION}): it runs to its end on the pipeline's thread, its result is dropped, and the "
+            "next call on this pipeline waits for it")
+
+    def _no_streaming(self) -> str:
+        return (f"the {self._library.kind} GenAI C library's Whisper pipeline streams no text "
+                "(ov_genai_whisper_pipeline_generate takes no streamer; the bundled backend's extra does)")
+
     def _stream_bridge(self, streamer: Any) -> Tuple[Optional[StreamBridge], Any]:
         """(the bridge of a streaming call or None, the StreamerBase whose end() closes it) for ``streamer``."""
         if streamer is None:
             return None, None
         if not self._library.has_extra(STREAMING_EXTRA):
-            raise errors.NotSupportedError(
-                f"streamer: the {self._library.kind} GenAI C library's Whisper pipeline streams no text "
-                "(ov_genai_whisper_pipeline_generate takes no streamer; the bundled backend's extra does): drop the "
-                "streamer, and the whole transcription is returned at the end")
+            raise errors.NotSupportedError(f"streamer: {self._no_streaming()}: drop the streamer, and the whole "
+                                           "transcription is returned at the end")
         on_text, on_tokens, token_streamer = self._check_streamer(streamer)
         return StreamBridge(on_text, on_tokens, tokens_after_stop=True), token_streamer
 
@@ -381,4 +426,68 @@ class WhisperPipeline(OwnedPipeline):
                 return True
 
 
-__all__ = ["STREAMING_EXTRA", "WhisperPipeline", "check_whisper_folder", "min_samples", "missing_functions", "missing_whisper_files"]
+class TranscriptionStream(Iterator[str]):
+    """Iterator over a transcription's text pieces (:meth:`WhisperPipeline.stream`); ``.result`` once it is done;
+    a context manager whose exit stops an unfinished transcription."""
+
+    def __init__(self, pipe: WhisperPipeline, job: Any, gate: _CallGate, bridge: StreamBridge, chunks: ChunkQueue,
+                 deadline: Optional[float], timeout: Optional[float], config: WhisperGenerationConfig) -> None:
+        self._pipe, self._job, self._gate, self._bridge, self._chunks = pipe, job, gate, bridge, chunks
+        self._deadline, self._timeout, self._config = deadline, timeout, config
+        self._finished = False
+        self.result: Optional[WhisperDecodedResults] = None
+
+    def __iter__(self) -> "TranscriptionStream":
+        return self
+
+    def __next__(self) -> str:
+        if self._finished:
+            raise StopIteration
+        try:
+            item = self._chunks.get(self._deadline)
+        except KeyboardInterrupt:
+            self._finished = True
+            raise self._pipe._interrupted(self._job, self._gate) from None
+        if item is DEADLINE:
+            self._finished = True
+            raise self._pipe._timed_out(self._job, self._gate, self._timeout, "stream()")
+        if item is END:
+            self._finished = True
+            out = self._job.result()
+            self.result = self._pipe._results(out, self._config)
+            raise StopIteration
+        return item
+
+    @property
+    def text(self) -> str:
+        """The text streamed so far."""
+        return self._bridge.text
+
+    def close(self) -> None:
+        """Stop the transcription if it is still running and wait until C has let go. Safe to call twice."""
+        if self._finished:
+            return
+        self._finished = True
+        self._bridge.cancel("closed")  # (a library without the cancel switch stops at the next piece)
+        self._pipe._stop(self._job, self._gate)
+        self._job.wait_uninterrupted()
+        self._job.error = None  # (the cancelled call's error: nobody asked for its result)
+
+    def __enter__(self) -> "TranscriptionStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            if not self._finished and not self._job.event.is_set():
+                self._bridge.cancel("garbage-collected")
+                switch, st = self._pipe._cancel_switch, self._pipe._state
+                if switch is not None and st is not None:
+                    self._gate.cancel(st.capi, switch)
+        except Exception:
+            pass
+
+
+__all__ = ["STREAMING_EXTRA", "TranscriptionStream", "WhisperPipeline", "check_whisper_folder", "min_samples", "missing_functions", "missing_whisper_files"]

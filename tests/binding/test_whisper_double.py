@@ -287,6 +287,8 @@ def test_refusals_make_no_c_call(make_whisper, double):
 def test_a_streamer_is_refused_with_the_reason(make_whisper):
     with pytest.raises(errors.NotSupportedError, match="streams no text.*bundled backend"):
         make_whisper().generate(TONE, None, lambda text: None)
+    with pytest.raises(errors.NotSupportedError, match=r"stream\(\): .*streams no text"):
+        make_whisper().stream(TONE)
 
 
 # ------------------------------------------------------------------ audio input

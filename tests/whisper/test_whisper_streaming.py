@@ -243,6 +243,47 @@ def test_timeout_stops_a_streaming_transcription(api, whisper_real_ir, speech):
         assert pipe.generate(speech[0]).texts[0] == want
 
 
+def test_stream_iterator(api, whisper_real_ir, whisper_multilingual_ir, speech):
+    """WhisperPipeline.stream(): the pieces make the text, ``.result`` is what generate() returns (chunks with
+    timestamps, on audio of several windows); closing it early stops the transcription (the next call answers in
+    full); a timeout stops it and says so; ASRPipeline.stream() gives ASR's results."""
+    import ovgenai_c
+    from ovgenai_c import errors
+    from testsupport import bundled_library_path
+
+    from test_whisper_bundled import _long_audio
+
+    long_audio = _long_audio(speech)
+    with _binding_pipe(whisper_real_ir) as pipe:
+        want = pipe.generate(long_audio, return_timestamps=True)
+        s = pipe.stream(long_audio, return_timestamps=True)
+        pieces = list(s)
+        assert len(pieces) >= 2 and "".join(pieces) == want.texts[0] == s.text
+        assert s.result.texts == want.texts and [(c.start_ts, c.end_ts, c.text) for c in s.result.chunks] == \
+            [(c.start_ts, c.end_ts, c.text) for c in want.chunks]
+        assert next(s, None) is None  # done: stays done
+
+        t0 = time.monotonic()
+        full = pipe.generate(long_audio)
+        whole = time.monotonic() - t0
+        with pipe.stream(long_audio) as s:
+            first = next(s)
+            t0 = time.monotonic()
+        closed_in = time.monotonic() - t0
+        assert first and s.result is None and closed_in < 0.5 * whole, (closed_in, whole)
+        assert pipe.generate(long_audio).texts == full.texts  # nothing of the stopped call stayed behind
+        with pytest.raises(errors.GenerationTimeoutError, match=r"stream\(\) exceeded .* was cancelled"):
+            for _ in pipe.stream(np.concatenate([long_audio] * 3), timeout=0.3):
+                pass
+        assert pipe.generate(speech[0]).texts[0].strip()
+    with ovgenai_c.ASRPipeline(str(whisper_multilingual_ir), "CPU", library=str(bundled_library_path()),
+                               **F32) as asr:
+        want = asr.generate(speech[0], context="ignored for Whisper")
+        s = asr.stream(speech[0], context="ignored for Whisper")
+        assert "".join(s) == want.texts[0] and type(s.result) is type(want)
+        assert s.result.texts == want.texts and s.result.languages == want.languages
+
+
 # ---------------------------------------------------------------------------------------------------- the C function
 
 
