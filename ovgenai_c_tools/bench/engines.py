@@ -467,12 +467,24 @@ class WhisperEngine(Engine):
         cut = req.get("max_samples")
         return audio[: int(cut)] if cut else audio
 
-    def _timed(self, audio: Any) -> Dict[str, Any]:
+    def _timed(self, audio: Any, stream: bool = False) -> Dict[str, Any]:
+        """One timed call; ``stream``: with a text streamer (a callable, GenAI's TextStreamer rules on both sides),
+        also the time to its first non-empty text."""
+        first: List[float] = []
+        streamer = None
+        if stream:
+            def streamer(text: str) -> None:
+                if text and not first:
+                    first.append(time.perf_counter())
+
         t0 = time.perf_counter()
-        result = self.pipe.generate(audio)
+        result = self.pipe.generate(audio) if streamer is None else self.pipe.generate(audio, streamer=streamer)
         wall = time.perf_counter() - t0
         texts = list(result.texts)
-        return {"wall_s": wall, "text": texts[0] if texts else ""}
+        out = {"wall_s": wall, "text": texts[0] if texts else ""}
+        if stream:
+            out["first_text_s"] = (first[0] - t0) if first else None
+        return out
 
     def close(self) -> None:
         close = getattr(self.pipe, "close", None)
@@ -499,7 +511,7 @@ class WhisperOvgenaiEngine(WhisperEngine):
                      "versions": dict(self.lib.versions)}
 
     def transcribe(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        return self._timed(self._audio(req))
+        return self._timed(self._audio(req), bool(req.get("stream")))
 
 
 class WhisperGenaiEngine(WhisperEngine):
@@ -518,7 +530,7 @@ class WhisperGenaiEngine(WhisperEngine):
                      "versions": {"openvino_genai": openvino_genai.__version__}}
 
     def transcribe(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        return self._timed(self._audio(req).tolist())  # its RawSpeechInput is a list of floats
+        return self._timed(self._audio(req).tolist(), bool(req.get("stream")))  # its RawSpeechInput: a list
 
 
 ENGINES = {"ovgenai_c": OvgenaiEngine, "genai": GenaiEngine, "genai_cb": GenaiCBEngine, "double": DoubleEngine,

@@ -292,7 +292,8 @@ def render_lookup(lk: Dict[str, Any]) -> List[str]:
 
 
 def render_whisper(sec: Dict[str, Any]) -> List[str]:
-    """The whisper section: real-time factor and time to first segment per pipeline and clip."""
+    """The whisper section: real-time factor, time to first segment and time to first text (streamed) per
+    pipeline and clip."""
     out = [""]
     if not sec.get("systems"):
         out.append(f"Whisper: {sec.get('skipped') or sec.get('error') or 'not run'}")
@@ -303,8 +304,13 @@ def render_whisper(sec: Dict[str, Any]) -> List[str]:
     rows = []
     for name, per in sec["systems"].items():
         for c, cell in per.items():
-            rows.append([name, c, cell.get("rtf"), cell.get("ttfs_ms"), cell.get("rounds")])
-    out.append(table(["pipeline", "clip", "real-time factor", "time to first segment ms", "rounds"], rows))
+            rows.append([name, c, cell.get("rtf"), cell.get("ttfs_ms"), cell.get("first_text_ms"), cell.get("rounds")])
+    out.append(table(["pipeline", "clip", "real-time factor", "time to first segment ms",
+                      "time to first text ms (streamed)", "rounds"], rows))
+    streamed_differs = sorted({f"{name} {c}" for r in sec.get("rounds") or [] for name, per in r.items()
+                               for c, cell in per.items() if cell.get("streamed_text_same") is False})
+    if streamed_differs:
+        out.append("  ! a streamed call returned another text than the plain call: " + ", ".join(streamed_differs))
     agree = sec.get("transcripts_agree") or {}
     if agree:
         out.append("  same transcript from both pipelines in every round: "

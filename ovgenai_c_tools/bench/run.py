@@ -913,8 +913,8 @@ class Bench:
 
     def whisper(self) -> None:
         """ovgenai_c's WhisperPipeline (bundled backend) against openvino_genai's, each in its own worker, on the
-        same IR and espeak-ng audio: real-time factor and time to first segment per clip, in paired rounds with a
-        rotating order (transcription.py)."""
+        same IR and espeak-ng audio: real-time factor, time to first segment and time to first text (a streamed
+        call) per clip, in paired rounds with a rotating order (transcription.py)."""
         s = self.s
         sec: Dict[str, Any] = {"how": transcription.HOW, "rounds_planned": s.whisper_rounds,
                                "target": transcription.TARGET}
@@ -970,8 +970,9 @@ class Bench:
                         first = None
                         if clip["samples"] > window:
                             first = workers[name].call("transcribe", audio=clip["npy"], max_samples=window)["wall_s"]
+                        streamed = workers[name].call("transcribe", audio=clip["npy"], stream=True)
                         rnd.setdefault(name, {})[c] = transcription.round_cell(clip, full["wall_s"], first,
-                                                                               full["text"])
+                                                                               full["text"], streamed)
                 rounds.append(rnd)
             sec["rounds"] = rounds
             sec["systems"] = transcription.summarise(rounds, list(clips))

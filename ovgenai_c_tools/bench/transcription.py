@@ -5,12 +5,13 @@ and generation config, in paired rounds.
 The audio is espeak-ng speech (American English voice, resampled to 16 kHz mono with sox, else scipy's polyphase
 resampler): a short clip (one 30 s window) and a long one (over 30 s: long-form decoding in several windows).
 
-Figures per clip and system: the real-time factor (wall time of one ``generate`` call / audio duration) and the
-time to first segment. The C ABI has no Whisper streamer, so nothing reports a segment while a call runs; the time
-to first segment is defined as the wall time of a call on the audio cut to its first 30 s window (the result of the
-first window), which for a clip that fits one window is the whole call. Each ratio is ovgenai_c / openvino_genai
-per round (both measured in the same round, in rotating order), as a geometric mean with its 95 % interval;
-target ≤ 1.00."""
+Figures per clip and system: the real-time factor (wall time of one ``generate`` call / audio duration), the time
+to first segment — the wall time of a call on the audio cut to its first 30 s window (the result of the first
+window; for a clip that fits one window, the whole call), what a caller without a streamer waits for — and the time
+to first text: from the call to the first text a streamer gets, in a call with a text streamer (a callable: GenAI's
+TextStreamer rules on both sides; on ovgenai_c's side the bundled backend's streaming extra, as the GenAI C ABI has
+no Whisper streamer). Each ratio is ovgenai_c / openvino_genai per round (both measured in the same round, in
+rotating order), as a geometric mean with its 95 % interval; target ≤ 1.00."""
 from __future__ import annotations
 
 import hashlib
@@ -43,11 +44,12 @@ LONG_TEXT = " ".join([
 ])
 CLIPS = {"short": SHORT_TEXT, "long": LONG_TEXT}
 HOW = ("real-time factor = wall time of one generate() call / audio duration; time to first segment = wall time "
-       "of a call on the audio cut to its first 30 s window (the C ABI has no Whisper streamer, so this is the "
-       "time to the first window's result; for a clip within one window it is the whole call). Both pipelines "
-       "in their own worker process, same IR, same audio, default properties and generation config (greedy), "
-       "audio converted before the clock starts; ratio = ovgenai_c / openvino_genai per round, geometric mean "
-       "with 95 % interval.")
+       "of a call on the audio cut to its first 30 s window (the first window's result without a streamer; for a "
+       "clip within one window it is the whole call); time to first text = from the call to the first text a "
+       "streamer (a callable, GenAI's TextStreamer rules) gets, in a streamed call (ovgenai_c: the bundled "
+       "backend's extra; the GenAI C ABI has no Whisper streamer). Both pipelines in their own worker process, "
+       "same IR, same audio, default properties and generation config (greedy), audio converted before the clock "
+       "starts; ratio = ovgenai_c / openvino_genai per round, geometric mean with 95 % interval.")
 
 
 def espeak_available() -> bool:
@@ -103,12 +105,18 @@ def make_clip(name: str, text: str, cache: Path) -> Dict[str, Any]:
 
 
 def round_cell(clip: Dict[str, Any], full_wall_s: float, first_window_wall_s: Optional[float],
-               text: str) -> Dict[str, Any]:
-    """One system on one clip in one round: its real-time factor and time to first segment."""
+               text: str, streamed: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """One system on one clip in one round: its real-time factor and time to first segment, and from the
+    ``streamed`` call (its worker's answer, when one ran) the time to first text, the streamed call's wall time and
+    whether it gave the same text."""
     ttfs = full_wall_s if first_window_wall_s is None else first_window_wall_s
-    return {"wall_s": full_wall_s, "rtf": full_wall_s / clip["duration_s"], "ttfs_s": ttfs,
+    cell = {"wall_s": full_wall_s, "rtf": full_wall_s / clip["duration_s"], "ttfs_s": ttfs,
             "ttfs_from": "whole call (one window)" if first_window_wall_s is None else "first 30 s window",
             "text": text}
+    if streamed is not None:
+        cell.update(first_text_s=streamed.get("first_text_s"), streamed_wall_s=streamed["wall_s"],
+                    streamed_text_same=streamed["text"] == text)
+    return cell
 
 
 def summarise(rounds: List[Dict[str, Dict[str, Dict[str, Any]]]], clips: Sequence[str]) -> Dict[str, Any]:
@@ -122,19 +130,23 @@ def summarise(rounds: List[Dict[str, Dict[str, Dict[str, Any]]]], clips: Sequenc
                 per[c] = {"rtf": median([x["rtf"] for x in cells]),
                           "ttfs_ms": 1000.0 * median([x["ttfs_s"] for x in cells]),
                           "rounds": len(cells), "text": cells[-1]["text"]}
+                firsts = [x["first_text_s"] for x in cells if x.get("first_text_s") is not None]
+                if firsts:
+                    per[c]["first_text_ms"] = 1000.0 * median(firsts)
         out[s] = per
     return out
 
 
 def paired(rounds: List[Dict[str, Dict[str, Dict[str, Any]]]], clips: Sequence[str]) -> Dict[str, Any]:
-    """ovgenai_c / openvino_genai per round for each clip's real-time factor and time to first segment."""
+    """ovgenai_c / openvino_genai per round for each clip's real-time factor, time to first segment and time to
+    first text (``{clip}_rtf``, ``{clip}_ttfs``, ``{clip}_first``)."""
     out: Dict[str, Any] = {}
     for c in clips:
-        for key in ("rtf", "ttfs_s"):
+        for key in ("rtf", "ttfs_s", "first_text_s"):
             vals = []
             for r in rounds:
                 a, b = r.get(OVGENAI_C, {}).get(c), r.get(GENAI, {}).get(c)
-                if a and b and a[key] > 0 and b[key] > 0:
+                if a and b and (a.get(key) or 0) > 0 and (b.get(key) or 0) > 0:
                     vals.append(a[key] / b[key])
             out[f"{c}_{key.split('_')[0]}"] = ratio_stats(vals)
     return out
@@ -156,7 +168,8 @@ def ratio_lines(sec: Dict[str, Any]) -> List[Dict[str, Any]]:
     clips = sec.get("clips") or {}
     lines = []
     for c, info in clips.items():
-        for key, what in (("rtf", "real-time factor"), ("ttfs", "time to first segment")):
+        for key, what in (("rtf", "real-time factor"), ("ttfs", "time to first segment"),
+                          ("first", "time to first text (streamed)")):
             st = pr.get(f"{c}_{key}")
             value = st["geomean"] if st else None
             ci = st.get("ci95") if st else None

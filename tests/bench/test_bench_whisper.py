@@ -45,6 +45,13 @@ def test_paired_ratios_summary_and_ratio_lines():
                                       "long": transcription.round_cell(CLIPS["long"], 4 * b_full, 2 * b_full, "x")}}
 
     rounds = [rnd(1.0, 2.0), rnd(1.0, 1.0, "other")]
+    for r, (a, b) in zip(rounds, ((0.2, 0.4), (0.3, 0.3))):  # the streamed calls' first text (short clip)
+        r[transcription.OVGENAI_C]["short"] = transcription.round_cell(
+            CLIPS["short"], r[transcription.OVGENAI_C]["short"]["wall_s"], None, "same",
+            {"first_text_s": a, "wall_s": 1.0, "text": "same"})
+        r[transcription.GENAI]["short"] = transcription.round_cell(
+            CLIPS["short"], r[transcription.GENAI]["short"]["wall_s"], None, r[transcription.GENAI]["short"]["text"],
+            {"first_text_s": b, "wall_s": 1.0, "text": "differs"})
     pr = transcription.paired(rounds, ["short", "long"])
     assert pr["short_rtf"]["n"] == 2 and pr["short_rtf"]["geomean"] == pytest.approx(math.sqrt(0.5))
     assert pr["long_ttfs"]["geomean"] == pytest.approx(math.sqrt(0.25 * 0.5))
@@ -53,8 +60,13 @@ def test_paired_ratios_summary_and_ratio_lines():
     assert summ[transcription.GENAI]["short"]["rtf"] == pytest.approx(0.15)
     assert summ[transcription.GENAI]["long"]["ttfs_ms"] == pytest.approx(3000.0)
     assert transcription.transcripts_agree(rounds, ["short", "long"]) == {"short": False, "long": True}
+    assert pr["short_first"]["n"] == 2 and pr["short_first"]["geomean"] == pytest.approx(math.sqrt(0.5))
+    assert pr["long_first"] is None  # no streamed call on that clip
+    assert summ[transcription.GENAI]["short"]["first_text_ms"] == pytest.approx(350.0)
+    assert rounds[0][transcription.OVGENAI_C]["short"]["streamed_text_same"] is True
+    assert rounds[0][transcription.GENAI]["short"]["streamed_text_same"] is False
     lines = transcription.ratio_lines({"paired": pr, "clips": CLIPS})
-    assert len(lines) == 4 and all(ln["target"] == 1.0 and not ln["at_least"] for ln in lines)
+    assert len(lines) == 6 and all(ln["target"] == 1.0 and not ln["at_least"] for ln in lines)
     by = {ln["what"].split(" [")[0]: ln for ln in lines}
     assert by["whisper: ovgenai_c / openvino_genai time to first segment, long clip (40.0 s)"]["status"] == "ok"
     assert by["whisper: ovgenai_c / openvino_genai real-time factor, short clip (10.0 s)"]["status"] == "ok"
@@ -99,16 +111,20 @@ def test_whisper_section_measures_both_pipelines_on_both_clips(whisper_run):
             assert _positive(cell["wall_s"]) and _positive(cell["rtf"]) and _positive(cell["ttfs_s"])
             assert cell["rtf"] == pytest.approx(cell["wall_s"] / clips[c]["duration_s"])
             assert cell["text"].strip()  # it transcribed something
+            # the streamed call: its first text came before its end, and it is the plain call's text
+            assert _positive(cell["first_text_s"]) and cell["first_text_s"] < cell["streamed_wall_s"]
+            assert cell["streamed_text_same"] is True
         assert rnd[system]["short"]["ttfs_s"] == rnd[system]["short"]["wall_s"]
         assert rnd[system]["long"]["ttfs_from"] == "first 30 s window"
-    for key in ("short_rtf", "short_ttfs", "long_rtf", "long_ttfs"):
+    for key in ("short_rtf", "short_ttfs", "short_first", "long_rtf", "long_ttfs", "long_first"):
         st = sec["paired"][key]
         assert st["n"] == 1 and _positive(st["geomean"]), key
     assert set(sec["transcripts_agree"]) == {"short", "long"}
     whisper_lines = [ln for ln in report["ratios"]["lines"] if ln["what"].startswith("whisper:")]
-    assert len(whisper_lines) == 4 and all(_positive(ln["value"]) for ln in whisper_lines)
+    assert len(whisper_lines) == 6 and all(_positive(ln["value"]) for ln in whisper_lines)
     assert "Whisper — whisper-tiny.en" in stdout and "time to first segment" in stdout
-    assert "no Whisper streamer" in stdout
+    assert "time to first text ms (streamed)" in stdout and "no Whisper streamer" in stdout
+    assert "another text than the plain call" not in stdout
     assert report["serve"] == {"skipped": "not selected (--only)"}
 
 
