@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <atomic>
 #include <mutex>
@@ -127,6 +128,28 @@ inline int copy_out_string(const std::string& s, char* output, size_t* output_si
     *output_size = need;
     return 0;
 }
+
+// Exclusive use of a pipeline (any opaque struct with `std::mutex mu` and `std::atomic<std::thread::id> owner`) for
+// one call: other threads wait; the same thread (a streamer callback calling back into its pipeline) gets an error
+// instead of a deadlock or corrupted state.
+template <typename Pipeline>
+class BusyLock {
+public:
+    explicit BusyLock(Pipeline* p) : p_(p) {
+        if (p_->owner.load() == std::this_thread::get_id())
+            throw std::runtime_error("re-entrant call: this pipeline is busy in a generate call on this thread "
+                                     "(called from its streamer callback?)");
+        lock_ = std::unique_lock<std::mutex>(p_->mu);
+        p_->owner.store(std::this_thread::get_id());
+    }
+    ~BusyLock() { p_->owner.store(std::thread::id{}); }
+    BusyLock(const BusyLock&) = delete;
+    BusyLock& operator=(const BusyLock&) = delete;
+
+private:
+    Pipeline* p_;
+    std::unique_lock<std::mutex> lock_;
+};
 
 }  // namespace ovgc
 

@@ -34,23 +34,7 @@ inline ov_status_e deliver(DecodedResults&& r, ov_genai_decoded_results** result
     return OK;
 }
 
-// Exclusive use of a pipeline for one call: other threads wait; the same thread (a streamer callback
-// calling back into its pipeline) gets an error instead of a deadlock or corrupted state.
-class PipeLock {
-public:
-    explicit PipeLock(ov_genai_llm_pipeline_opaque* p) : p_(p) {
-        if (p_->owner.load() == std::this_thread::get_id())
-            throw std::runtime_error("re-entrant call: this pipeline is busy in a generate call on this thread "
-                                     "(called from its streamer callback?)");
-        lock_ = std::unique_lock<std::mutex>(p_->mu);
-        p_->owner.store(std::this_thread::get_id());
-    }
-    ~PipeLock() { p_->owner.store(std::thread::id{}); }
-
-private:
-    ov_genai_llm_pipeline_opaque* p_;
-    std::unique_lock<std::mutex> lock_;
-};
+using PipeLock = BusyLock<ov_genai_llm_pipeline_opaque>;
 
 // The engine's per-call streaming settings, cleared when the call ends (also on an exception).
 class StreamSettings {

@@ -125,33 +125,23 @@ ov_status_e ovgenai_c_bundled_whisper_pipeline_generate_with_streamer(
     ov_genai_whisper_pipeline* pipeline, const float* raw_speech, size_t raw_speech_size,
     const ov_genai_whisper_generation_config* config, const streamer_callback* streamer,
     ov_genai_whisper_decoded_results** results) {
-    if (!pipeline || !pipeline->engine)
-        return null_arg(__func__, "pipeline", INVALID_C_PARAM);
-    if (!raw_speech)
-        return null_arg(__func__, "raw_speech", INVALID_C_PARAM);
-    if (!results)
-        return null_arg(__func__, "results", INVALID_C_PARAM);
     const ovgc::TokenStreamer tokens = ovgc::token_streamer();
-    if (!tokens.callback) {
+    if (!tokens.callback && pipeline && raw_speech && results) {  // (those three: checked by whisper_generate)
         if (!streamer)
             return null_arg(__func__, "streamer (and no token streamer is set on this thread)", INVALID_C_PARAM);
         if (!streamer->callback_func)
             return null_arg(__func__, "streamer->callback_func", INVALID_C_PARAM);
     }
-    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {  // (making the callbacks may throw too)
         ovgc::WhisperStreamTarget target;
         if (tokens.callback) {
             auto f = tokens.callback;
             void* args = tokens.args;
             target.tokens = [f, args](const int64_t* ids, size_t n) { return ovgc::to_stream_status(f(ids, n, args)); };
-        } else {
+        } else if (streamer && streamer->callback_func) {
             target.text = ovgc::make_callback(streamer);
         }
-        ovgc::WhisperPipeLock lock(pipeline);
-        auto r = std::make_unique<ov_genai_whisper_decoded_results_opaque>();
-        r->r = pipeline->engine->generate(raw_speech, raw_speech_size, config ? &config->cfg : nullptr, &target);
-        *results = r.release();
-        return OK;
+        return ovgc::whisper_generate(__func__, pipeline, raw_speech, raw_speech_size, config, &target, results);
     });
 }
 

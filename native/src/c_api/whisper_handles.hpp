@@ -5,7 +5,6 @@
 #include <atomic>
 #include <mutex>
 #include <optional>
-#include <stdexcept>
 #include <thread>
 
 #include "c_api/capi.hpp"
@@ -33,25 +32,27 @@ struct ov_genai_whisper_pipeline_opaque {
 
 namespace ovgc {
 
-// Exclusive use of a Whisper pipeline for one call: other threads wait; the same thread (a streamer callback calling
-// back into its pipeline) gets an error instead of a deadlock.
-class WhisperPipeLock {
-public:
-    explicit WhisperPipeLock(ov_genai_whisper_pipeline_opaque* p) : p_(p) {
-        if (p_->owner.load() == std::this_thread::get_id())
-            throw std::runtime_error("re-entrant call: this Whisper pipeline is busy in a generate call on this "
-                                     "thread (called from its streamer callback?)");
-        lock_ = std::unique_lock<std::mutex>(p_->mu);
-        p_->owner.store(std::this_thread::get_id());
-    }
-    ~WhisperPipeLock() { p_->owner.store(std::thread::id{}); }
-    WhisperPipeLock(const WhisperPipeLock&) = delete;
-    WhisperPipeLock& operator=(const WhisperPipeLock&) = delete;
+using WhisperPipeLock = BusyLock<ov_genai_whisper_pipeline_opaque>;
 
-private:
-    ov_genai_whisper_pipeline_opaque* p_;
-    std::unique_lock<std::mutex> lock_;
-};
+// The shared body of ov_genai_whisper_pipeline_generate and the streaming extra: argument checks, the pipeline's
+// lock, the engine call and the results hand-off, inside the guard. stream: NULL, or where the call streams to.
+inline ov_status_e whisper_generate(const char* fn, ov_genai_whisper_pipeline* pipeline, const float* raw_speech,
+                                    size_t raw_speech_size, const ov_genai_whisper_generation_config* config,
+                                    const WhisperStreamTarget* stream, ov_genai_whisper_decoded_results** results) {
+    if (!pipeline || !pipeline->engine)
+        return null_arg(fn, "pipeline", INVALID_C_PARAM);
+    if (!raw_speech)
+        return null_arg(fn, "raw_speech", INVALID_C_PARAM);
+    if (!results)
+        return null_arg(fn, "results", INVALID_C_PARAM);
+    return guard(fn, UNKNOW_EXCEPTION, [&] {
+        WhisperPipeLock lock(pipeline);
+        auto r = std::make_unique<ov_genai_whisper_decoded_results_opaque>();
+        r->r = pipeline->engine->generate(raw_speech, raw_speech_size, config ? &config->cfg : nullptr, stream);
+        *results = r.release();
+        return OK;
+    });
+}
 
 // The two-call string protocol for `fn`'s string `s`: NULL buffer -> size; too small -> OUT_OF_BOUNDS.
 inline ov_status_e string_out(const char* fn, const std::string& s, char* out, size_t* size) {

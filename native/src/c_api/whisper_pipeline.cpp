@@ -200,19 +200,7 @@ void ov_genai_whisper_pipeline_free(ov_genai_whisper_pipeline* pipeline) {
 ov_status_e ov_genai_whisper_pipeline_generate(ov_genai_whisper_pipeline* pipeline, const float* raw_speech,
                                                size_t raw_speech_size, const ov_genai_whisper_generation_config* config,
                                                ov_genai_whisper_decoded_results** results) {
-    if (!pipeline || !pipeline->engine)
-        return null_arg(__func__, "pipeline", INVALID_C_PARAM);
-    if (!raw_speech)
-        return null_arg(__func__, "raw_speech", INVALID_C_PARAM);
-    if (!results)
-        return null_arg(__func__, "results", INVALID_C_PARAM);
-    return guard(__func__, UNKNOW_EXCEPTION, [&] {
-        ovgc::WhisperPipeLock lock(pipeline);
-        auto r = std::make_unique<ov_genai_whisper_decoded_results_opaque>();
-        r->r = pipeline->engine->generate(raw_speech, raw_speech_size, config ? &config->cfg : nullptr);
-        *results = r.release();
-        return OK;
-    });
+    return ovgc::whisper_generate(__func__, pipeline, raw_speech, raw_speech_size, config, nullptr, results);
 }
 
 ov_status_e ov_genai_whisper_pipeline_get_generation_config(const ov_genai_whisper_pipeline* pipeline,
