@@ -35,9 +35,9 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from . import _ffi, _loader, _native_memory, errors
 from ._call import check_timeout
-from ._streaming import DEADLINE, END, ChunkQueue, StreamBridge
 from ._capi import whisper_pipeline as native
 from ._owner import OwnerThread
+from ._streaming import DEADLINE, END, ChunkQueue, StreamBridge
 from .audio import as_samples
 from .pipeline import (OwnedPipeline, _DEVICE_RE, _check_text, _finalize, _live_states, closed_error,
                        _refuse_unsupported_properties, _run_if_open, _State, property_strings, resolve_library)
@@ -470,8 +470,10 @@ class TranscriptionStream(Iterator[str]):
         self._finished = True
         self._bridge.cancel("closed")  # (a library without the cancel switch stops at the next piece)
         self._pipe._stop(self._job, self._gate)
-        self._job.wait_uninterrupted()
+        interrupted = self._job.wait_uninterrupted()
         self._job.error = None  # (the cancelled call's error: nobody asked for its result)
+        if interrupted:
+            raise KeyboardInterrupt
 
     def __enter__(self) -> "TranscriptionStream":
         return self
@@ -490,4 +492,5 @@ class TranscriptionStream(Iterator[str]):
             pass
 
 
-__all__ = ["STREAMING_EXTRA", "TranscriptionStream", "WhisperPipeline", "check_whisper_folder", "min_samples", "missing_functions", "missing_whisper_files"]
+__all__ = ["STREAMING_EXTRA", "TranscriptionStream", "WhisperPipeline", "check_whisper_folder", "min_samples",
+           "missing_functions", "missing_whisper_files"]

@@ -186,8 +186,9 @@ class AudioRoutes:
         slot = await registry.slot(model, "transcribe")
         provider = await slot.acquire(timeout)
         try:
-            if provider.transcribe_stream_refused is not None:
-                raise bad_request(f"stream: {provider.transcribe_stream_refused}", "stream", "unsupported_parameter")
+            refused = getattr(provider, "transcribe_stream_refused", "this model's provider cannot stream")
+            if refused is not None:
+                raise bad_request(f"stream: {refused}", "stream", "unsupported_parameter")
             left = None if timeout is None else timeout - (time.monotonic() - started)
             if left is not None and left <= 0:
                 raise RequestTimeoutError(timeout or 0.0, "waiting in the queue")
