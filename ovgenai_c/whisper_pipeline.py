@@ -14,7 +14,8 @@ True / StreamingStatus.STOP to end the transcription early), a TextStreamer, or 
 runs on the bundled backend (cdefs/95's generate with a streamer), with GenAI's timing: without timestamps each
 decoded token, with ``return_timestamps`` (and for audio longer than 30 s) each 30 s window's text; a stop keeps
 what was decoded. The streamer runs on the pipeline's owner thread; an exception in it stops the transcription and
-is raised from ``generate()``. :meth:`WhisperPipeline.stream` is the same as an iterator (:class:`TranscriptionStream`).
+is raised from ``generate()``. :meth:`WhisperPipeline.stream` is the same as an iterator (:class:`TranscriptionStream`),
+:meth:`WhisperPipeline.astream` as an async one.
 The official C ABI streams no Whisper text: there a streamer is refused.
 
 Configs: whisper_generation_config.h sets the Whisper fields only (language, task, return_timestamps,
@@ -31,13 +32,13 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, AsyncIterator, Dict, Iterator, List, Optional, Tuple, Union
 
 from . import _ffi, _loader, _native_memory, errors
 from ._call import check_timeout
 from ._capi import whisper_pipeline as native
 from ._owner import OwnerThread
-from ._streaming import DEADLINE, END, ChunkQueue, StreamBridge
+from ._streaming import DEADLINE, END, AsyncChunkQueue, ChunkQueue, StreamBridge
 from .audio import as_samples
 from .pipeline import (OwnedPipeline, _DEVICE_RE, _check_text, _finalize, _live_states, closed_error,
                        _refuse_unsupported_properties, _run_if_open, _State, property_strings, resolve_library)
@@ -325,6 +326,42 @@ class WhisperPipeline(OwnedPipeline):
         job.add_done_callback(lambda _j: chunks.put(END))
         deadline = None if timeout is None else time.monotonic() + timeout
         return TranscriptionStream(self, job, gate, bridge, chunks, deadline, timeout, effective)
+
+    async def astream(self, raw_speech_input: Any, generation_config: Optional[WhisperGenerationConfig] = None, *,
+                      timeout: Optional[float] = None, **kwargs: Any) -> AsyncIterator[str]:
+        """Async iterator of the transcription's text pieces (the bundled backend); cancelling the consuming task
+        or closing the iterator early stops the transcription (waited for off the loop). ``timeout`` (seconds,
+        whole call) stops it and raises GenerationTimeoutError."""
+        self._live_state()
+        if not self._library.has_extra(STREAMING_EXTRA):
+            raise errors.NotSupportedError(f"astream(): {self._no_streaming()}")
+        generation_config, kwargs = self._call_config(generation_config, kwargs)
+        check_timeout(timeout)
+        import asyncio  # (not at import time, as LLMPipeline.astream)
+
+        loop = asyncio.get_running_loop()
+        chunks = AsyncChunkQueue(loop)
+        bridge = StreamBridge(chunks.put)
+        job, gate, _ = self._start(raw_speech_input, generation_config, bridge, kwargs)
+        job.add_done_callback(lambda _j: chunks.put(END))
+        deadline = None if timeout is None else loop.time() + timeout
+        ended = False
+        try:
+            while True:
+                item = await chunks.get(deadline)
+                if item is DEADLINE:
+                    ended = True
+                    raise await asyncio.shield(asyncio.to_thread(self._timed_out, job, gate, timeout, "astream()"))
+                if item is END:
+                    ended = True
+                    job.result()  # raises what ended the call in C
+                    return
+                yield item
+        finally:
+            if not ended:  # cancelled, or closed before its end: stop the transcription, off the loop
+                bridge.cancel("closed")
+                await asyncio.shield(asyncio.to_thread(self._stop, job, gate))
+                job.error = None
 
     def _call_config(self, generation_config: Any, kwargs: Dict[str, Any]) -> Tuple[Any, Dict[str, Any]]:
         """A call's config arguments as the pipeline takes them (ASRPipeline drops ``context`` here)."""

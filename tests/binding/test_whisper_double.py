@@ -290,6 +290,14 @@ def test_a_streamer_is_refused_with_the_reason(make_whisper):
     with pytest.raises(errors.NotSupportedError, match=r"stream\(\): .*streams no text"):
         make_whisper().stream(TONE)
 
+    async def first_piece():
+        return await make_whisper().astream(TONE).__anext__()
+
+    import asyncio
+
+    with pytest.raises(errors.NotSupportedError, match=r"astream\(\): .*streams no text"):
+        asyncio.run(first_piece())
+
 
 # ------------------------------------------------------------------ audio input
 def test_array_rules(make_whisper):

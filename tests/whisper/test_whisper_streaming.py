@@ -288,6 +288,73 @@ def test_stream_iterator(api, whisper_real_ir, whisper_multilingual_ir, speech):
         assert s.result.texts == want.texts and s.result.languages == want.languages
 
 
+def test_astream(api, whisper_real_ir, speech):
+    """WhisperPipeline.astream(): the pieces make the text; closing it early (or cancelling the consuming task) stops
+    the transcription without blocking the loop, and the next call answers in full; a timeout raises."""
+    import asyncio
+
+    from ovgenai_c import errors
+
+    from test_whisper_bundled import _long_audio
+
+    long_audio = _long_audio(speech)
+    with _binding_pipe(whisper_real_ir) as pipe:
+        t0 = time.monotonic()
+        want = pipe.generate(long_audio).texts[0]
+        whole = time.monotonic() - t0
+
+        async def collect() -> List[str]:
+            return [piece async for piece in pipe.astream(long_audio)]
+
+        pieces = asyncio.run(collect())
+        assert len(pieces) >= 2 and "".join(pieces) == want
+
+        async def first_then_close():
+            stream = pipe.astream(long_audio)
+            first = await stream.__anext__()
+            ticks = 0
+
+            async def tick():  # the loop stays free while the close waits for C
+                nonlocal ticks
+                while True:
+                    ticks += 1
+                    await asyncio.sleep(0.001)
+
+            ticker = asyncio.ensure_future(tick())
+            t0 = time.monotonic()
+            await stream.aclose()
+            ticker.cancel()
+            return first, time.monotonic() - t0, ticks
+
+        first, closing, ticks = asyncio.run(first_then_close())
+        assert first and closing < 0.5 * whole and ticks >= 1, (closing, whole, ticks)
+
+        async def cancel_the_consumer():
+            got: List[str] = []
+
+            async def consume():
+                async for piece in pipe.astream(long_audio):
+                    got.append(piece)
+
+            task = asyncio.ensure_future(consume())
+            while not got:
+                await asyncio.sleep(0.005)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return got
+
+        assert asyncio.run(cancel_the_consumer())
+        assert pipe.generate(long_audio).texts[0] == want  # nothing of the stopped calls stayed behind
+
+        async def too_slow():
+            async for _ in pipe.astream(np.concatenate([long_audio] * 3), timeout=0.3):
+                pass
+
+        with pytest.raises(errors.GenerationTimeoutError, match=r"astream\(\) exceeded .* was cancelled"):
+            asyncio.run(too_slow())
+
+
 # ---------------------------------------------------------------------------------------------------- the C function
 
 
