@@ -302,9 +302,10 @@ class TextBuffer:
     __slots__ = ("size", "text", "text_bytes", "lock")
 
     def __init__(self, ffi: Any) -> None:
-        self.size = ffi.new("size_t*")
+        types = ffi.call_types  # (made by a pipeline's first relayed call: resolved types, as every call's cdata)
+        self.size = types.new(types.size_ptr)
         self.text_bytes = TEXT_BUFFER_BYTES
-        self.text = ffi.new("char[]", TEXT_BUFFER_BYTES)
+        self.text = types.new(types.char_array, TEXT_BUFFER_BYTES)
         self.lock = threading.Lock()
 
 

@@ -382,6 +382,9 @@ def test_a_warm_generate_makes_its_cdata_from_resolved_types_not_type_strings(ma
              lambda: pipe.generate("x y z", config))
     for call in calls * 3:  # warm: the pipeline's buffers, cached configs and relay functions are made
         call()
+    # ...except the relayed calls' text buffer, made by the first call that takes the relay: on a loaded machine that
+    # may be one of the measured calls (CI, 2026-12-07), so it must come from resolved types too
+    pipe._state.relay_text = None
     strings.clear()
     for call in calls * 10:
         assert str(call()).startswith("Echo: ")
