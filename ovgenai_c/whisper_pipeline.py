@@ -80,6 +80,12 @@ class _CallGate:
             return self._running and native.cancel(capi, switch)
 
 
+def no_streaming_reason(lib: _loader.LoadedLibrary) -> str:
+    """Why ``lib`` streams no Whisper text (a library without :data:`STREAMING_EXTRA`)."""
+    return (f"the {lib.kind} GenAI C library's Whisper pipeline streams no text (ov_genai_whisper_pipeline_generate "
+            "takes no streamer; the bundled backend's extra does)")
+
+
 def missing_functions(lib: _loader.LoadedLibrary) -> List[str]:
     """The whisper_generation_config.h / whisper_pipeline.h functions ``lib`` does not export."""
     return [name for name in _ffi.whisper_functions() if not lib.has_extra(name)]
@@ -437,8 +443,7 @@ class WhisperPipeline(OwnedPipeline):
             "next call on this pipeline waits for it")
 
     def _no_streaming(self) -> str:
-        return (f"the {self._library.kind} GenAI C library's Whisper pipeline streams no text "
-                "(ov_genai_whisper_pipeline_generate takes no streamer; the bundled backend's extra does)")
+        return no_streaming_reason(self._library)
 
     def _stream_bridge(self, streamer: Any) -> Tuple[Optional[StreamBridge], Any]:
         """(the bridge of a streaming call or None, the StreamerBase whose end() closes it) for ``streamer``."""
@@ -530,4 +535,4 @@ class TranscriptionStream(Iterator[str]):
 
 
 __all__ = ["STREAMING_EXTRA", "TranscriptionStream", "WhisperPipeline", "check_whisper_folder", "min_samples",
-           "missing_functions", "missing_whisper_files"]
+           "missing_functions", "missing_whisper_files", "no_streaming_reason"]

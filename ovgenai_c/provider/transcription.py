@@ -25,16 +25,24 @@ def is_whisper_folder(path: Any) -> bool:
     return p.is_dir() and not missing_whisper_files(p)
 
 
+def _loaded(library: Any) -> Any:
+    """``library`` (a LoadedLibrary, a path, or None: the default discovery) loaded; None when none can be found."""
+    from .. import errors, load_library, open_library
+
+    try:
+        return library if hasattr(library, "has_extra") else (
+            open_library(os.fspath(library)) if library is not None else load_library())
+    except errors.LibraryNotFoundError:
+        return None
+
+
 def whisper_unsupported_reason(library: Any) -> Optional[str]:
     """Why the library cannot transcribe (None when it exports every Whisper function, or when no library can be
     found yet: the pipeline says so when it is made)."""
-    from .. import errors, load_library, open_library
     from ..whisper_pipeline import missing_functions
 
-    try:
-        lib = library if hasattr(library, "has_extra") else (
-            open_library(os.fspath(library)) if library is not None else load_library())
-    except errors.LibraryNotFoundError:
+    lib = _loaded(library)
+    if lib is None:
         return None
     missing = missing_functions(lib)
     if not missing:
@@ -46,18 +54,12 @@ def whisper_unsupported_reason(library: Any) -> Optional[str]:
 
 def whisper_stream_unsupported_reason(library: Any) -> Optional[str]:
     """Why the library cannot stream a transcription's text (None when it can: the bundled backend's extra)."""
-    from .. import errors, load_library, open_library
-    from ..whisper_pipeline import STREAMING_EXTRA
+    from ..whisper_pipeline import STREAMING_EXTRA, no_streaming_reason
 
-    try:
-        lib = library if hasattr(library, "has_extra") else (
-            open_library(os.fspath(library)) if library is not None else load_library())
-    except errors.LibraryNotFoundError:
+    lib = _loaded(library)
+    if lib is None:
         return "no GenAI C library was found"
-    if lib.has_extra(STREAMING_EXTRA):
-        return None
-    return (f"the {lib.kind} GenAI C library's Whisper pipeline streams no text (ov_genai_whisper_pipeline_generate "
-            "takes no streamer; the bundled backend's extra does)")
+    return None if lib.has_extra(STREAMING_EXTRA) else no_streaming_reason(lib)
 
 
 @dataclass

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import threading
 import time
 from typing import Any, Dict, List, Optional
@@ -29,17 +28,13 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from .errors import HTTPError, RequestTimeoutError, bad_request, openai_body, to_http
-from .http import CleanupStreamingResponse, endpoint
+from .http import CleanupStreamingResponse, endpoint, sse as _sse
 
 MAX_AUDIO_BYTES = 25 * 1024 * 1024
 FORMATS = ("json", "text", "verbose_json")
 FIELDS = {"file", "model", "language", "prompt", "response_format", "temperature", "timestamp_granularities[]",
           "timestamp_granularities", "stream"}
 _END = object()
-
-
-def _sse(obj: Any) -> bytes:
-    return b"data: " + json.dumps(obj, ensure_ascii=False).encode() + b"\n\n"
 
 
 def _text_field(form: Any, name: str) -> Optional[str]:

@@ -39,6 +39,11 @@ async def read_json(request: Request, limit: int) -> Dict[str, Any]:
     return data
 
 
+def sse(obj: Any) -> bytes:
+    """One server-sent event carrying ``obj`` as JSON (OpenAI's streams)."""
+    return b"data: " + json.dumps(obj, ensure_ascii=False).encode() + b"\n\n"
+
+
 def error_response(exc: BaseException, ollama: bool) -> JSONResponse:
     status, body = status_and_body(exc, ollama)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None

@@ -20,7 +20,7 @@ from ..provider.errors import OptionError
 from ..provider.options import check_options
 from .errors import HTTPError, bad_request
 from .generation import Ask, Generation
-from .http import CleanupStreamingResponse, endpoint, read_json
+from .http import CleanupStreamingResponse, endpoint, read_json, sse as _sse
 
 IGNORED = {"user", "store", "metadata", "service_tier", "parallel_tool_calls", "modalities"}
 COMMON = {"model", "stream", "stream_options", "max_tokens", "temperature", "top_p", "seed", "stop", "n",
@@ -185,10 +185,6 @@ def openai_tool_calls(calls: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
                     "function": {"name": fn.get("name"),
                                  "arguments": args if isinstance(args, str) else json.dumps(args)}})
     return out
-
-
-def _sse(obj: Any) -> bytes:
-    return b"data: " + json.dumps(obj, ensure_ascii=False).encode() + b"\n\n"
 
 
 class OpenAIRoutes:
