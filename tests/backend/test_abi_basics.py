@@ -49,7 +49,9 @@ def test_exports_every_declared_extra(api):
     native = (CDEFS.parent / "native" / "src" / "c_api" / "whisper_extras.h").read_text()
     ours = (CDEFS / "95_ovgenai_c_whisper.h").read_text()
     declared = re.findall(r"\b(ovgenai_c_bundled_\w+)\(", ours)
-    assert len(declared) == 6  # the language, the durations, the cancel switch's three, the streaming generate
+    # the language, the durations, the cancel switch's three, the streaming generate, the word timestamps' config
+    # field (set, get) and results (count, word, token ids)
+    assert len(declared) == 11
     assert "typedef struct ovgenai_c_whisper_cancel_opaque ovgenai_c_whisper_cancel;" in native and \
         "typedef struct ovgenai_c_whisper_cancel_opaque ovgenai_c_whisper_cancel;" in ours
     for name in declared:

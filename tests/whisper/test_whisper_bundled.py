@@ -84,11 +84,11 @@ class Api:
         assert fn(*args, buf, size) == 0, self.last_error()
         return self.ffi.string(buf).decode("utf-8")
 
-    def pipeline(self, ir: pathlib.Path):
+    def pipeline(self, ir: pathlib.Path, **properties: str):
         p = self.ffi.new("ov_genai_whisper_pipeline**")
-        st = self.lib.ov_genai_whisper_pipeline_create(str(ir).encode(), b"CPU", 2, p,
-                                                       self.ffi.new("char[]", b"INFERENCE_PRECISION_HINT"),
-                                                       self.ffi.new("char[]", b"f32"))
+        props = {"INFERENCE_PRECISION_HINT": "f32", **properties}
+        args = [self.ffi.new("char[]", s.encode()) for kv in props.items() for s in kv]
+        st = self.lib.ov_genai_whisper_pipeline_create(str(ir).encode(), b"CPU", len(args), p, *args)
         assert st == 0, self.last_error()
         return self.ffi.gc(p[0], self.lib.ov_genai_whisper_pipeline_free)
 

@@ -1,5 +1,5 @@
 // whisper_extras.h: the bundled backend's Whisper extras (features for tests and tools, the result's language,
-// Whisper's own durations, cancellation, streaming) over the engine.
+// Whisper's own durations, cancellation, streaming, word timestamps) over the engine.
 #include <algorithm>
 
 #include "c_api/pipeline_call.hpp"
@@ -74,10 +74,12 @@ ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_durations(const ov_gen
         const std::vector<float>* v = w == "features_extraction" ? &p.features_extraction_us
                                       : w == "encode_inference"  ? &p.encode_inference_us
                                       : w == "decode_inference"  ? &p.decode_inference_us
-                                                                 : nullptr;
+                                      : w == "word_level_timestamps_processing" ? &p.word_level_timestamps_us
+                                                                                : nullptr;
         if (!v) {
             ovgc::set_last_error(std::string(__func__) + ": unknown durations '" + w +
-                                 "' (features_extraction, encode_inference or decode_inference)");
+                                 "' (features_extraction, encode_inference, decode_inference or "
+                                 "word_level_timestamps_processing)");
             return INVALID_C_PARAM;
         }
         if (durations) {
@@ -142,6 +144,106 @@ ov_status_e ovgenai_c_bundled_whisper_pipeline_generate_with_streamer(
             target.text = ovgc::make_callback(streamer);
         }
         return ovgc::whisper_generate(__func__, pipeline, raw_speech, raw_speech_size, config, &target, results);
+    });
+}
+
+ov_status_e ovgenai_c_bundled_whisper_generation_config_set_word_timestamps(ov_genai_whisper_generation_config* config,
+                                                                           bool word_timestamps) {
+    if (!config)
+        return null_arg(__func__, "config", INVALID_C_PARAM);
+    config->cfg.word_timestamps = word_timestamps;
+    return OK;
+}
+
+ov_status_e ovgenai_c_bundled_whisper_generation_config_get_word_timestamps(
+    const ov_genai_whisper_generation_config* config, bool* word_timestamps) {
+    if (!config)
+        return null_arg(__func__, "config", INVALID_C_PARAM);
+    if (!word_timestamps)
+        return null_arg(__func__, "word_timestamps", INVALID_C_PARAM);
+    *word_timestamps = config->cfg.word_timestamps;
+    return OK;
+}
+
+ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_words_count(const ov_genai_whisper_decoded_results* results,
+                                                                      size_t* count) {
+    if (!results)
+        return null_arg(__func__, "results", INVALID_C_PARAM);
+    if (!count)
+        return null_arg(__func__, "count", INVALID_C_PARAM);
+    if (!results->r.words) {
+        ovgc::set_last_error(std::string(__func__) + ": the transcription has no words (word_timestamps was not set)");
+        return NOT_FOUND;
+    }
+    *count = results->r.words->size();
+    return OK;
+}
+
+namespace {
+
+// Word `index` of `results`, or an error status (set_last_error'd) in *status.
+const ovgc::WhisperWord* word_at(const char* fn, const ov_genai_whisper_decoded_results* results, size_t index,
+                                 ov_status_e* status) {
+    if (!results->r.words) {
+        ovgc::set_last_error(std::string(fn) + ": the transcription has no words (word_timestamps was not set)");
+        *status = NOT_FOUND;
+        return nullptr;
+    }
+    if (index >= results->r.words->size()) {
+        ovgc::set_last_error(std::string(fn) + ": word " + std::to_string(index) + " of " +
+                             std::to_string(results->r.words->size()));
+        *status = OUT_OF_BOUNDS;
+        return nullptr;
+    }
+    return &(*results->r.words)[index];
+}
+
+}  // namespace
+
+ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_word(const ov_genai_whisper_decoded_results* results,
+                                                               size_t index, float* start_ts, float* end_ts,
+                                                               char* word, size_t* word_size) {
+    if (!results)
+        return null_arg(__func__, "results", INVALID_C_PARAM);
+    if (!word_size)
+        return null_arg(__func__, "word_size", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        ov_status_e status = OK;
+        const ovgc::WhisperWord* w = word_at(__func__, results, index, &status);
+        if (!w)
+            return status;
+        status = ovgc::string_out(__func__, w->word, word, word_size);
+        if (status == OK) {
+            if (start_ts)
+                *start_ts = w->start_ts;
+            if (end_ts)
+                *end_ts = w->end_ts;
+        }
+        return status;
+    });
+}
+
+ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_word_token_ids(
+    const ov_genai_whisper_decoded_results* results, size_t index, int64_t* token_ids, size_t* token_ids_count) {
+    if (!results)
+        return null_arg(__func__, "results", INVALID_C_PARAM);
+    if (!token_ids_count)
+        return null_arg(__func__, "token_ids_count", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        ov_status_e status = OK;
+        const ovgc::WhisperWord* w = word_at(__func__, results, index, &status);
+        if (!w)
+            return status;
+        if (token_ids) {
+            if (*token_ids_count < w->token_ids.size()) {
+                ovgc::set_last_error(std::string(__func__) + ": room for " + std::to_string(*token_ids_count) +
+                                     ", need " + std::to_string(w->token_ids.size()));
+                return OUT_OF_BOUNDS;
+            }
+            std::copy(w->token_ids.begin(), w->token_ids.end(), token_ids);
+        }
+        *token_ids_count = w->token_ids.size();
+        return OK;
     });
 }
 

@@ -12,7 +12,8 @@ ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_language(const ov_gena
                                                                    char* language, size_t* language_size);
 
 /* Whisper's own durations in microseconds, one per call of that stage: which = "features_extraction",
-   "encode_inference" or "decode_inference" (decode: one per decoder step whose token was kept). */
+   "encode_inference", "decode_inference" (decode: one per decoder step whose token was kept) or
+   "word_level_timestamps_processing" (one, summed over the windows; 0 without word timestamps). */
 ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_durations(const ov_genai_whisper_decoded_results* results,
                                                                     const char* which, float* durations, size_t* count);
 
@@ -42,3 +43,25 @@ ov_status_e ovgenai_c_bundled_whisper_pipeline_generate_with_streamer(
     ov_genai_whisper_pipeline* pipeline, const float* raw_speech, size_t raw_speech_size,
     const ov_genai_whisper_generation_config* config, const streamer_callback* streamer,
     ov_genai_whisper_decoded_results** results);
+
+/* Word-level timestamps (GenAI's WhisperDecodedResults.words and the config's word_timestamps; the C ABI has neither).
+   A pipeline makes them when created with the property "word_timestamps" = "true" (its decoder then exposes the
+   cross-attention of the model's alignment heads; that property also sets its config's word_timestamps) and a call's
+   config has word_timestamps set; a config asking for them on a pipeline created without the property fails
+   (UNKNOW_EXCEPTION, the reason in the last error). Failures: INVALID_C_PARAM (NULL config or value). */
+ov_status_e ovgenai_c_bundled_whisper_generation_config_set_word_timestamps(ov_genai_whisper_generation_config* config,
+                                                                           bool word_timestamps);
+ov_status_e ovgenai_c_bundled_whisper_generation_config_get_word_timestamps(
+    const ov_genai_whisper_generation_config* config, bool* word_timestamps);
+/* The words of a transcription, in order: NOT_FOUND when the call asked for none (GenAI's words None), else *count.
+   Word `index` (OUT_OF_BOUNDS past the last): its start and end in seconds (either pointer may be NULL), its text
+   (two-call: word NULL sets *word_size to the bytes needed with the NUL; too small: OUT_OF_BOUNDS) and its token
+   ids (two-call: token_ids NULL sets *token_ids_count; else *token_ids_count is the room in, the number out).
+   Failures: INVALID_C_PARAM (NULL results or size pointer). */
+ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_words_count(const ov_genai_whisper_decoded_results* results,
+                                                                      size_t* count);
+ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_word(const ov_genai_whisper_decoded_results* results,
+                                                               size_t index, float* start_ts, float* end_ts,
+                                                               char* word, size_t* word_size);
+ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_word_token_ids(
+    const ov_genai_whisper_decoded_results* results, size_t index, int64_t* token_ids, size_t* token_ids_count);

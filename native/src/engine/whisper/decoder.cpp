@@ -1,5 +1,6 @@
 #include "engine/whisper/decoder.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <numeric>
 
@@ -35,7 +36,8 @@ void slice_last_position_before_lm_head(const std::shared_ptr<ov::Model>& model)
 
 }  // namespace
 
-WhisperDecoder::WhisperDecoder(const std::string& xml_path, const std::string& device, const ov::AnyMap& properties) {
+WhisperDecoder::WhisperDecoder(const std::string& xml_path, const std::string& device, const ov::AnyMap& properties,
+                               bool cross_attention_scores) {
     auto model = core().read_model(xml_path);
     bool has_ids = false, has_encoder = false, has_beam = false;
     for (auto& in : model->inputs()) {
@@ -49,6 +51,12 @@ WhisperDecoder::WhisperDecoder(const std::string& xml_path, const std::string& d
         throw std::runtime_error("openvino_decoder_model.xml is not a stateful Whisper decoder (needs inputs "
                                  "input_ids, encoder_hidden_states and beam_idx); export it with optimum-cli export "
                                  "openvino (stateful)");
+    if (cross_attention_scores) {
+        cross_attention_layers_ = expose_cross_attention_scores(model);
+        if (cross_attention_layers_ == 0)
+            throw std::runtime_error("word_timestamps: openvino_decoder_model.xml has no cross-attention "
+                                     "ScaledDotProductAttention (named *encoder_attn*) to take alignments from");
+    }
     slice_last_position_before_lm_head(model);
     request_ = core().compile_model(model, device, properties).create_infer_request();
 }
@@ -76,6 +84,52 @@ ov::Tensor WhisperDecoder::step(const ov::Tensor& encoder_hidden_state, const st
     request_.start_async();
     request_.wait();
     return request_.get_tensor("logits");
+}
+
+std::vector<HeadScores> WhisperDecoder::alignment_scores(const ov::Tensor& encoder_hidden_state,
+                                                         const std::vector<int64_t>& ids,
+                                                         const std::vector<std::pair<size_t, size_t>>& heads) {
+    if (!has_cross_attention_scores())
+        throw std::runtime_error("word_timestamps: the pipeline was created without the property word_timestamps=true, "
+                                 "so its decoder does not expose the cross-attention its word timestamps come from");
+    reset();
+    step(encoder_hidden_state, ids);
+    std::vector<HeadScores> out;
+    for (const auto& [layer, head] : heads) {
+        if (layer >= cross_attention_layers_)
+            throw std::runtime_error("word_timestamps: alignment head (" + std::to_string(layer) + ", " +
+                                     std::to_string(head) + ") names layer " + std::to_string(layer) +
+                                     ", the decoder has " + std::to_string(cross_attention_layers_));
+        const ov::Tensor t = request_.get_tensor(cross_attention_scores_name(layer));
+        const ov::Shape shape = t.get_shape();  // [batch, heads, tokens, frames]
+        if (shape.size() != 4 || shape[0] != 1 || shape[2] != ids.size())
+            throw std::runtime_error("word_timestamps: cross-attention scores of shape " + shape.to_string());
+        if (head >= shape[1])
+            throw std::runtime_error("word_timestamps: alignment head (" + std::to_string(layer) + ", " +
+                                     std::to_string(head) + ") names head " + std::to_string(head) + ", layer " +
+                                     std::to_string(layer) + " has " + std::to_string(shape[1]));
+        HeadScores h;
+        h.tokens = shape[2];
+        h.frames = shape[3];
+        const size_t n = h.tokens * h.frames;
+        h.data.resize(n);
+        const ov::element::Type type = t.get_element_type();
+        if (type == ov::element::f32) {
+            const float* src = t.data<const float>() + head * n;
+            std::copy(src, src + n, h.data.begin());
+        } else if (type == ov::element::f16) {
+            const ov::float16* src = t.data<const ov::float16>() + head * n;
+            std::transform(src, src + n, h.data.begin(), [](ov::float16 v) { return static_cast<float>(v); });
+        } else if (type == ov::element::bf16) {
+            const ov::bfloat16* src = t.data<const ov::bfloat16>() + head * n;
+            std::transform(src, src + n, h.data.begin(), [](ov::bfloat16 v) { return static_cast<float>(v); });
+        } else {
+            throw std::runtime_error("word_timestamps: cross-attention scores of type " + type.get_type_name());
+        }
+        out.push_back(std::move(h));
+    }
+    reset();
+    return out;
 }
 
 void WhisperDecoder::reset() {

@@ -9,11 +9,16 @@
 
 #include <openvino/openvino.hpp>
 
+#include "engine/whisper/word_timestamps.hpp"
+
 namespace ovgc {
 
 class WhisperDecoder {
 public:
-    WhisperDecoder(const std::string& xml_path, const std::string& device, const ov::AnyMap& properties);
+    // cross_attention_scores: the cross-attention is decomposed and its scores exposed (GenAI's word_timestamps
+    // pipeline property), for alignment_scores()
+    WhisperDecoder(const std::string& xml_path, const std::string& device, const ov::AnyMap& properties,
+                   bool cross_attention_scores = false);
 
     // Runs the next tokens (batch 1) against the window's encoder output; returns the logits [1, L, vocab]
     // (L = 1 when the slice applied), owned by the request until the next call.
@@ -21,11 +26,18 @@ public:
     // Forgets the KV cache (self and cross) and the encoder output.
     void reset();
 
+    bool has_cross_attention_scores() const { return cross_attention_layers_ > 0; }
+    // One pass over `ids` from an empty state (which it leaves empty): the cross-attention scores of the
+    // (layer, head) pairs, each [ids, frames].
+    std::vector<HeadScores> alignment_scores(const ov::Tensor& encoder_hidden_state, const std::vector<int64_t>& ids,
+                                             const std::vector<std::pair<size_t, size_t>>& heads);
+
 private:
     ov::InferRequest request_;
     bool has_cache_position_ = false;
     bool encoder_bound_ = false;
     int64_t position_ = 0;
+    size_t cross_attention_layers_ = 0;
 };
 
 }  // namespace ovgc

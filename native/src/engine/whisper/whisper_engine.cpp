@@ -57,6 +57,14 @@ size_t read_max_source_positions(const std::string& config_json) {
     return 1500;
 }
 
+bool parse_flag(const std::string& key, const std::string& value) {
+    if (value == "true" || value == "True" || value == "YES" || value == "yes" || value == "1")
+        return true;
+    if (value == "false" || value == "False" || value == "NO" || value == "no" || value == "0")
+        return false;
+    throw std::invalid_argument("property " + key + ": '" + value + "' is not a boolean (true / false, YES / NO)");
+}
+
 // Keeps the first `offset` entries and then only those inside `ranges` (relative to offset): GenAI drops the
 // per-token metrics of tokens that ended up outside every segment.
 template <typename T>
@@ -116,18 +124,26 @@ WhisperEngine::WhisperEngine(const std::string& models_path, const std::string& 
         throw std::runtime_error("Whisper model folder '" + models_path + "' lacks " + missing +
                                  " (export one with optimum-cli export openvino --model openai/whisper-tiny <folder>)");
     ov::AnyMap props;
-    for (auto& [k, v] : properties)
-        props[k] = v;
+    std::optional<bool> word_timestamps;  // GenAI's pipeline property: a config default, and the decoder's form
+    for (auto& [k, v] : properties) {
+        if (k == "word_timestamps")
+            word_timestamps = parse_flag(k, v);
+        else
+            props[k] = v;
+    }
 
     if (is_file(dir + "/generation_config.json"))
         config_ = WhisperGenerationConfig::from_json_file(dir + "/generation_config.json");
+    if (word_timestamps)
+        config_.word_timestamps = *word_timestamps;
     load_tokenizers_extension();
     tokenizer_ = std::make_unique<Tokenizer>(core(), dir);
     features_ = std::make_unique<WhisperFeatureExtractor>(dir + "/preprocessor_config.json");
     max_source_positions_ = read_max_source_positions(dir + "/config.json");
     try {
         encoder_ = std::make_unique<WhisperEncoder>(dir + "/openvino_encoder_model.xml", device, props);
-        decoder_ = std::make_unique<WhisperDecoder>(dir + "/openvino_decoder_model.xml", device, props);
+        decoder_ = std::make_unique<WhisperDecoder>(dir + "/openvino_decoder_model.xml", device, props,
+                                                    config_.word_timestamps);
     } catch (const std::exception& e) {
         throw std::runtime_error(std::string("compiling the Whisper models for device '") + device +
                                  "' failed: " + e.what());
@@ -184,7 +200,7 @@ WhisperEngine::Window WhisperEngine::decode_window(const ov::Tensor& encoder_out
                                                    PerfMetrics& perf, WhisperRawPerf& wperf, float& inference_us,
                                                    Stream* stream) {
     Window w;
-    bool stopped = false;  // the streamer asked to stop
+    bool& stopped = w.stopped;
     const size_t max_new = cfg.get_max_new_tokens(prompt.size());
     const std::set<int64_t> prompt_ids(prompt.begin(), prompt.end());
     std::map<int64_t, size_t> counts;
@@ -263,9 +279,10 @@ WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const Whisper
     if (cfg.is_beam_search())
         throw StatusError(kStatusNotImplemented,
                           "beam search (num_beams > 1) is not implemented by the bundled Whisper pipeline");
-    if (cfg.word_timestamps)
-        throw StatusError(kStatusNotImplemented,
-                          "word_timestamps are not implemented by the bundled Whisper pipeline");
+    if (cfg.word_timestamps && !decoder_->has_cross_attention_scores())
+        throw std::runtime_error("word_timestamps=true needs the pipeline created with the property "
+                                 "word_timestamps=true (its decoder then exposes the cross-attention the word "
+                                 "timestamps come from)");
     sampler_.reseed(cfg.rng_seed);
     std::optional<Stream> stream;
     if (stream_target && (stream_target->tokens || stream_target->text))
@@ -335,6 +352,31 @@ WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const Whisper
         } else {
             output_tokens.insert(output_tokens.end(), w.tokens.begin(), w.tokens.end());
             advance = features.n_frames;
+        }
+        if (w.stopped)
+            break;
+        if (cfg.word_timestamps) {
+            Timer words_timer;
+            // GenAI's count of the window's audio frames (a window past the audio's end counts whole)
+            const size_t active = offset <= features.n_active_frames
+                                      ? std::min(fx.nb_max_frames, features.n_active_frames - offset)
+                                      : fx.nb_max_frames;
+            std::vector<int64_t> text;
+            for (const int64_t t : w.tokens)
+                if (t < cfg.eos_token_id)
+                    text.push_back(t);
+            text.push_back(cfg.eos_token_id);
+            std::vector<int64_t> ids = sot;
+            ids.push_back(cfg.no_timestamps_token_id);
+            ids.insert(ids.end(), text.begin(), text.end());
+            const std::vector<HeadScores> heads = decoder_->alignment_scores(encoder_out, ids, cfg.alignment_heads);
+            std::vector<WhisperWord> words =
+                window_word_timestamps(heads, sot.size(), text, *tokenizer_, active, time_offset, res.language);
+            if (!res.words)
+                res.words.emplace();
+            res.words->insert(res.words->end(), std::make_move_iterator(words.begin()),
+                              std::make_move_iterator(words.end()));
+            wperf.word_level_timestamps_us[0] += words_timer.us();
         }
         if (advance == 0)
             advance = fx.nb_max_frames;  // never loop on one window (the timestamp rules make this unreachable)

@@ -22,6 +22,7 @@
 #include "engine/whisper/encoder.hpp"
 #include "engine/whisper/feature_extractor.hpp"
 #include "engine/whisper/whisper_generation_config.hpp"
+#include "engine/whisper/word_timestamps.hpp"
 
 namespace ovgc {
 
@@ -36,6 +37,7 @@ struct WhisperRawPerf {
     std::vector<float> features_extraction_us;
     std::vector<float> encode_inference_us;
     std::vector<float> decode_inference_us;
+    std::vector<float> word_level_timestamps_us{0.0f};  // one sum over the windows (0 without word timestamps)
 };
 
 // Stops a pipeline's running transcription from another thread (the bundled backend's extra; GenAI's C ABI has no
@@ -91,6 +93,7 @@ struct WhisperResults {
     std::vector<float> scores;
     std::string language;  // "en", detected or given
     std::optional<std::vector<WhisperChunk>> chunks;  // set when return_timestamps was asked for
+    std::optional<std::vector<WhisperWord>> words;    // set when word_timestamps was asked for (and a window ended)
     PerfMetrics perf;
     WhisperRawPerf whisper_perf;
     std::string to_string() const;
@@ -115,6 +118,7 @@ private:
     class Stream;
     struct Window {
         std::vector<int64_t> tokens;
+        bool stopped = false;  // the streamer asked to stop
     };
     // stream: per-step streaming (no timestamps), else NULL
     Window decode_window(const ov::Tensor& encoder_out, const std::vector<int64_t>& prompt,
