@@ -42,6 +42,7 @@ _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeli
          "WhisperGenerationConfig": ("whisper_config", "WhisperGenerationConfig"),
          "WhisperDecodedResults": ("whisper_results", "WhisperDecodedResults"),
          "WhisperDecodedResultChunk": ("whisper_results", "WhisperDecodedResultChunk"),
+         "WhisperWordTiming": ("whisper_results", "WhisperWordTiming"),
          "ContinuousBatchingPipeline": ("batching", "ContinuousBatchingPipeline"),
          "GenerationHandle": ("batching", "GenerationHandle"), "GenerationResult": ("batching", "GenerationResult"),
          "GenerationOutput": ("batching", "GenerationOutput"), "GenerationStatus": ("batching", "GenerationStatus"),
@@ -81,7 +82,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .asr_results import ASRDecodedResultChunk, ASRDecodedResults, ASRPerfMetrics, ASRRawPerfMetrics
     from ._openvino import openvino_devices
     from .whisper_results import (WhisperDecodedResultChunk, WhisperDecodedResults, WhisperPerfMetrics,
-                                  WhisperRawPerfMetrics)
+                                  WhisperRawPerfMetrics, WhisperWordTiming)
     from .streamers import StreamerBase, TextStreamer
     from .tensor import Tensor
     from .tokenizer import TokenizedInputs, Tokenizer
@@ -90,7 +91,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "LLMPipeline", "VLMPipeline", "WhisperPipeline", "WhisperGenerationConfig", "WhisperDecodedResults",
-    "WhisperDecodedResultChunk", "ASRPipeline", "ASRGenerationConfig", "ASRDecodedResults", "ASRDecodedResultChunk",
+    "WhisperDecodedResultChunk", "WhisperWordTiming", "ASRPipeline", "ASRGenerationConfig", "ASRDecodedResults", "ASRDecodedResultChunk",
     "ASRPerfMetrics", "ASRRawPerfMetrics", "WhisperPerfMetrics", "WhisperRawPerfMetrics", "TextStream", "ContinuousBatchingPipeline", "GenerationHandle", "GenerationResult",
     "GenerationOutput", "GenerationStatus", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
     "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "EncodedResults",

@@ -68,6 +68,12 @@ class ASRPipeline(WhisperPipeline):
                                            "qwen3_asr and fun_asr models; this binding whisper only)")
         self._context: Optional[str] = None
         super().__init__(models_path, device, library=library, **properties)
+        if self._config.word_timestamps:
+            # upstream's ASR config keeps its own default (False): the property only prepares the decoder, and a
+            # call gets words when its config asks (as upstream's automatic_speech_recognition sample does)
+            cfg = self._config.copy()
+            cfg.word_timestamps = False
+            WhisperPipeline.set_generation_config(self, cfg)
 
     # --- config --------------------------------------------------------------------------------------
     def get_generation_config(self) -> ASRGenerationConfig:  # type: ignore[override]
@@ -104,7 +110,9 @@ class ASRPipeline(WhisperPipeline):
         chunks = None if out.chunks is None else [[ASRDecodedResultChunk(*c) for c in out.chunks]]
         language = self._language(out, effective)
         perf = ASRPerfMetrics(**base_fields(out.perf), asr_raw_metrics=stage_durations(out.stages, ASRRawPerfMetrics))
-        return ASRDecodedResults(out.texts, out.scores, [language or ""] * len(out.texts), chunks, perf)
+        words = None if out.words is None else [[ASRDecodedResultChunk(w.start_ts, w.end_ts, w.word, w.token_ids)
+                                                  for w in out.words]]
+        return ASRDecodedResults(out.texts, out.scores, [language or ""] * len(out.texts), chunks, perf, words)
 
 
 __all__ = ["ASRPipeline", "ASR_MODEL_TYPES", "asr_model_type"]

@@ -5,8 +5,9 @@ As upstream's Whisper adapter builds them from a Whisper result: ``chunks`` is o
 From the GenAI C API: texts, scores, segments, the common perf metrics; from the bundled backend's extras the
 language a multilingual model detects and the stage durations (:class:`ASRPerfMetrics`). Where the library does not
 report them, a multilingual model's detected language is ``""`` (upstream's "unknown"; an English-only model's is
-``"en"``, one the config asked for is that) and the stage lists are empty. Not in the C API at all: word timings
-(``words`` is None).
+``"en"``, one the config asked for is that) and the stage lists are empty. Word timings (``words``, one list of
+words per text, each an :class:`ASRDecodedResultChunk` with the word as ``text`` and its ``token_ids``) come from
+the bundled backend's extra when the config asks for ``word_timestamps``: the C API has none (elsewhere None).
 """
 from __future__ import annotations
 
@@ -55,16 +56,18 @@ class ASRDecodedResultChunk:
 
 class ASRDecodedResults:
     """``texts``, ``scores``, ``languages`` (one per text), ``chunks`` (one segment list per text with
-    ``return_timestamps``, else None), ``words`` (None: not in the C API), ``perf_metrics``; ``str()`` as pybind's."""
+    ``return_timestamps``, else None), ``words`` (one word list per text with ``word_timestamps``, else None),
+    ``perf_metrics``; ``str()`` as pybind's."""
 
     def __init__(self, texts: List[str], scores: List[float], languages: List[str],
                  chunks: Optional[List[List[ASRDecodedResultChunk]]] = None,
-                 perf_metrics: Optional[PerfMetrics] = None) -> None:
+                 perf_metrics: Optional[PerfMetrics] = None,
+                 words: Optional[List[List[ASRDecodedResultChunk]]] = None) -> None:
         self.texts = list(texts)
         self.scores = list(scores)
         self.languages = list(languages)
         self.chunks = None if chunks is None else [list(c) for c in chunks]
-        self.words: Optional[List[List[ASRDecodedResultChunk]]] = None
+        self.words = None if words is None else [list(w) for w in words]
         self.perf_metrics = perf_metrics if perf_metrics is not None else PerfMetrics()
 
     def __str__(self) -> str:

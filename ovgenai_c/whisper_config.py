@@ -5,7 +5,8 @@ fields. What reaches C (whisper_generation_config.h has a setter for each): the 
 is_multilingual, language, task, return_timestamps, initial_prompt, hotwords, begin_suppress_tokens,
 suppress_tokens. What does not: the base fields (max_new_tokens, eos, sampling...), lang_to_id, alignment_heads and
 word_timestamps — the C ABI has no setter for them, so a pipeline call that needs them different from the model's
-own config is refused by name (see :class:`~ovgenai_c.WhisperPipeline`). Upstream's ``validate()`` rules and messages
+own config is refused by name (see :class:`~ovgenai_c.WhisperPipeline`); word_timestamps reaches the bundled
+backend through its extra. Upstream's ``validate()`` rules and messages
 are checked here, in Python, as the C ABI drops the C++ exception text.
 """
 from __future__ import annotations
@@ -266,6 +267,7 @@ class WhisperGenerationConfig(GenerationConfig):
         as given (a plain code fails validate(), and the C ABI drops that message), later releases wrap a plain code
         themselves; Python's validate() accepts both forms, as GenAI >= 2026.4 does."""
         values = {name: self._whisper[name] for name in C_FIELDS}
+        values["word_timestamps"] = self._whisper["word_timestamps"]  # (set through the bundled backend's extra)
         if values["language"] is not None:
             values["language"] = wrapped_language(values["language"])
         return values

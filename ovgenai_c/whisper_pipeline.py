@@ -21,8 +21,12 @@ The official C ABI streams no Whisper text: there a streamer is refused.
 Configs: whisper_generation_config.h sets the Whisper fields only (language, task, return_timestamps,
 initial_prompt, hotwords, the token ids and suppress lists...). Each call's native config is the pipeline's own
 (so it keeps the model's lang_to_id, eos and length limits) with those fields set. A call whose config needs a base
-GenerationConfig field (max_new_tokens, sampling, ...), lang_to_id, alignment_heads or word_timestamps different
-from the model's own is refused by name with :class:`~ovgenai_c.NotSupportedError` — the C ABI cannot carry it.
+GenerationConfig field (max_new_tokens, sampling, ...), lang_to_id or alignment_heads different from the model's own
+is refused by name with :class:`~ovgenai_c.NotSupportedError` — the C ABI cannot carry it.
+
+Word timestamps: on the bundled backend (cdefs/95's extras: the config field and the results' words) as pybind has
+them — the ``word_timestamps=True`` pipeline property prepares the decoder (and makes the field's default True), a
+call's ``word_timestamps`` asks for ``res.words``. The official C ABI has neither: there both are refused.
 """
 from __future__ import annotations
 
@@ -44,14 +48,15 @@ from .pipeline import (OwnedPipeline, _DEVICE_RE, _check_text, _finalize, _live_
                        _refuse_unsupported_properties, _run_if_open, _State, property_strings, resolve_library)
 from .tokenizer_ir_compat import refuse_crashing_tokenizer
 from .whisper_config import WhisperGenerationConfig, plain_language
-from .whisper_results import (WhisperDecodedResultChunk, WhisperDecodedResults, WhisperPerfMetrics, base_fields,
-                              stage_durations)
+from .whisper_results import (WhisperDecodedResultChunk, WhisperDecodedResults, WhisperPerfMetrics,
+                              WhisperWordTiming, base_fields, stage_durations)
 
 # what an optimum-intel Whisper export holds and GenAI's WhisperPipeline loads (the .bin beside each .xml)
 WHISPER_IR = ("openvino_encoder_model", "openvino_decoder_model", "openvino_tokenizer", "openvino_detokenizer")
 NO_CANCELLATION = ("the GenAI C ABI cannot cancel a Whisper transcription (ov_genai_whisper_pipeline_generate takes "
                    "no streamer)")
 STREAMING_EXTRA = native.GENERATE_STREAMING  # what a library needs for streamer= (the bundled backend's extra)
+WORDS_EXTRA = native.WORDS_COUNT  # what a library needs for word timestamps (the bundled backend's extra)
 CANCEL_POLL_S = 0.02  # while stopping a transcription: how often the switch is pulled again until the call ends
 
 
@@ -84,6 +89,30 @@ def no_streaming_reason(lib: _loader.LoadedLibrary) -> str:
     """Why ``lib`` streams no Whisper text (a library without :data:`STREAMING_EXTRA`)."""
     return (f"the {lib.kind} GenAI C library's Whisper pipeline streams no text (ov_genai_whisper_pipeline_generate "
             "takes no streamer; the bundled backend's extra does)")
+
+
+def no_words_reason(lib: _loader.LoadedLibrary) -> str:
+    """Why ``lib`` makes no word timestamps (a library without :data:`WORDS_EXTRA`)."""
+    return (f"word-level timestamps are not in the GenAI C ABI (whisper_pipeline.h returns segment chunks only), so "
+            f"the {lib.kind} library cannot return them; the bundled backend's extra does")
+
+
+def word_timestamps_property(value: Any) -> bool:
+    """The ``word_timestamps`` pipeline property as a bool (True / False, or "true" / "YES" / "false" / "NO" as
+    GenAI reads a string)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value in ("true", "True", "YES", "yes", "false", "False", "NO", "no"):
+        return value in ("true", "True", "YES", "yes")
+    raise errors.InvalidParameterError(f"property word_timestamps: {value!r} is not a bool (True / False)")
+
+
+def _alignment_heads(folder: str) -> List[Tuple[int, int]]:
+    """The alignment heads of a Whisper folder's generation_config.json (none: no file, or none in it)."""
+    gc_json = Path(folder) / "generation_config.json"
+    if not gc_json.is_file():
+        return []
+    return list(WhisperGenerationConfig(gc_json).alignment_heads)
 
 
 def missing_functions(lib: _loader.LoadedLibrary) -> List[str]:
@@ -157,10 +186,15 @@ class WhisperPipeline(OwnedPipeline):
         if not _DEVICE_RE.fullmatch(device):
             raise errors.DeviceError(f"malformed device name {device!r} (expected e.g. 'CPU', 'GPU.0', 'AUTO:GPU,CPU')")
         props = dict(properties)
-        if "word_timestamps" in props:
-            if props.pop("word_timestamps") not in (False, "NO", "no", "false", 0):
-                raise errors.NotSupportedError("word_timestamps: word-level timestamps are not in the GenAI C ABI "
-                                               "(whisper_pipeline.h returns segment chunks only)")
+        # GenAI's pipeline property: the decoder exposes its cross-attention (and the config defaults to it)
+        self._word_timestamps = word_timestamps_property(props.pop("word_timestamps", False))
+        if self._word_timestamps:
+            if not lib.has_extra(WORDS_EXTRA):
+                raise errors.NotSupportedError(f"word_timestamps: {no_words_reason(lib)}")
+            if not _alignment_heads(path):
+                raise errors.ConfigError("word_timestamps: 'word_timestamps' can be true only when 'alignment_heads' "
+                                         f"is set and not empty ({path}'s generation_config.json has none).")
+            props["word_timestamps"] = True
         _refuse_unsupported_properties(props, None)
         prop_strings = property_strings(props)
         self.models_path = path
@@ -262,8 +296,14 @@ class WhisperPipeline(OwnedPipeline):
         mine, model = cfg.python_only_state(), base.python_only_state()
         differ = [k for k in mine if mine[k] != model[k]]
         if "word_timestamps" in differ:
-            raise errors.NotSupportedError("word_timestamps: word-level timestamps are not in the GenAI C ABI "
-                                           "(whisper_pipeline.h returns segment chunks only)")
+            if not self._library.has_extra(WORDS_EXTRA):
+                raise errors.NotSupportedError(f"word_timestamps: {no_words_reason(self._library)}")
+            differ.remove("word_timestamps")  # (the bundled backend's extra sets it)
+        if cfg.word_timestamps and not self._word_timestamps:
+            raise errors.InvalidParameterError(
+                "word_timestamps=True needs the pipeline created with the property word_timestamps=True "
+                f"({type(self).__name__}(models_path, device, word_timestamps=True)): GenAI prepares the decoder's "
+                "cross-attention for word timestamps when it loads the model")
         if differ:
             raise errors.NotSupportedError(
                 f"WhisperGenerationConfig field(s) {', '.join(differ)} differ from the model's own config and cannot "
@@ -377,7 +417,8 @@ class WhisperPipeline(OwnedPipeline):
         """The results of one call (its C results and the config it ran with) as openvino_genai returns them."""
         chunks = None if out.chunks is None else [WhisperDecodedResultChunk(*c) for c in out.chunks]
         perf = WhisperPerfMetrics(**base_fields(out.perf), whisper_raw_metrics=stage_durations(out.stages))
-        return WhisperDecodedResults(out.texts, out.scores, chunks, perf, self._language(out, effective))
+        words = None if out.words is None else [WhisperWordTiming(*w) for w in out.words]
+        return WhisperDecodedResults(out.texts, out.scores, chunks, perf, self._language(out, effective), words)
 
     @staticmethod
     def _language(out: Any, config: WhisperGenerationConfig) -> Optional[str]:

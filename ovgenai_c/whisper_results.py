@@ -3,18 +3,19 @@
 Read from whisper_pipeline.h: texts, scores, the timestamped chunks (``return_timestamps``), the string form and
 the common perf metrics. From the bundled backend's extras (cdefs/95): ``language`` (else what needs no detection:
 "en" for an English-only model, the one the config asked for, else None) and Whisper's stage durations in
-``perf_metrics`` (a :class:`WhisperPerfMetrics`; its stage lists are empty on a library without them). Not in the
-C ABI: word timings (``words`` is None).
+``perf_metrics`` (a :class:`WhisperPerfMetrics`; its stage lists are empty on a library without them), and the
+word timings (``words``, a list of :class:`WhisperWordTiming` when the call asked for ``word_timestamps``): the C ABI
+has neither, so elsewhere ``words`` is None.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 from .results import MeanStdPair, PerfMetrics, mean_std_ms, results_text
 
 # Whisper's stages, as the bundled backend's durations extra (cdefs/95) names them
-STAGES = ("features_extraction", "encode_inference", "decode_inference")
+STAGES = ("features_extraction", "encode_inference", "decode_inference", "word_level_timestamps_processing")
 
 
 @dataclass
@@ -49,12 +50,14 @@ class _StageDurations:
 
 
 def stage_durations(stages: Optional[Dict[str, List[float]]], cls: type = WhisperRawPerfMetrics) -> "WhisperRawPerfMetrics":
-    """The raw stage metrics of one call from the library's durations (None: it reports none). A library that
-    reports them runs no word-timestamp pass (not in the C ABI): that stage gets one 0, as upstream records it."""
+    """The raw stage metrics of one call from the library's durations (None: it reports none). The word-timestamp
+    stage is one sum over the call (0 without word timestamps), as upstream records it."""
     if stages is None:
         return cls()
-    return cls(**{f"{k}_durations": list(stages.get(k, ())) for k in STAGES},
-               word_level_timestamps_processing_durations=[0.0])
+    values = {f"{k}_durations": list(stages.get(k, ())) for k in STAGES}
+    if not values["word_level_timestamps_processing_durations"]:
+        values["word_level_timestamps_processing_durations"] = [0.0]
+    return cls(**values)
 
 
 @dataclass
@@ -91,19 +94,41 @@ class WhisperDecodedResultChunk:
             (self.start_ts, self.end_ts, self.text) == (other.start_ts, other.end_ts, other.text)
 
 
+class WhisperWordTiming:
+    """One word of a transcription (``word_timestamps``): ``word`` (with its leading space, as the model wrote
+    it), ``token_ids``, ``start_ts`` / ``end_ts`` in seconds."""
+
+    __slots__ = ("word", "token_ids", "start_ts", "end_ts")
+
+    def __init__(self, word: str = "", token_ids: Sequence[int] = (), start_ts: float = 0.0,
+                 end_ts: float = 0.0) -> None:
+        self.word = word
+        self.token_ids = list(token_ids)
+        self.start_ts = float(start_ts)
+        self.end_ts = float(end_ts)
+
+    def __repr__(self) -> str:
+        return f"WhisperWordTiming(word={self.word!r}, start_ts={self.start_ts}, end_ts={self.end_ts})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WhisperWordTiming) and (self.word, self.token_ids, self.start_ts, self.end_ts) \
+            == (other.word, other.token_ids, other.start_ts, other.end_ts)
+
+
 class WhisperDecodedResults:
     """``texts`` (one per sequence: one for Whisper), ``scores``, ``chunks`` (a list with ``return_timestamps``,
-    else None), ``language`` ("en", "de"; None where the library cannot tell), ``words`` (None: not in the C ABI),
-    ``perf_metrics``; ``str()`` as pybind's."""
+    else None), ``language`` ("en", "de"; None where the library cannot tell), ``words`` (a list of
+    :class:`WhisperWordTiming` with ``word_timestamps``, else None), ``perf_metrics``; ``str()`` as pybind's."""
 
     def __init__(self, texts: List[str], scores: List[float], chunks: Optional[List[WhisperDecodedResultChunk]] = None,
-                 perf_metrics: Optional[PerfMetrics] = None, language: Optional[str] = None) -> None:
+                 perf_metrics: Optional[PerfMetrics] = None, language: Optional[str] = None,
+                 words: Optional[List[WhisperWordTiming]] = None) -> None:
         self.texts = list(texts)
         self.scores = list(scores)
         self.chunks = None if chunks is None else list(chunks)
         self.perf_metrics = perf_metrics if perf_metrics is not None else PerfMetrics()
         self.language = language
-        self.words = None
+        self.words = None if words is None else list(words)
 
     def __str__(self) -> str:
         return results_text(self.texts, self.scores)
@@ -114,4 +139,4 @@ class WhisperDecodedResults:
 
 
 __all__ = ["WhisperDecodedResults", "WhisperDecodedResultChunk", "WhisperPerfMetrics", "WhisperRawPerfMetrics",
-           "stage_durations"]
+           "WhisperWordTiming", "stage_durations"]

@@ -24,6 +24,12 @@ BOOL_FIELDS: Tuple[str, ...] = ("is_multilingual", "return_timestamps")
 STRING_FIELDS: Tuple[str, ...] = ("language", "task", "initial_prompt", "hotwords")  # optional: None is unset
 TOKEN_LIST_FIELDS: Tuple[str, ...] = ("begin_suppress_tokens", "suppress_tokens")
 FIELDS: Tuple[str, ...] = TOKEN_ID_FIELDS + INDEX_FIELDS + BOOL_FIELDS + STRING_FIELDS + TOKEN_LIST_FIELDS
+# fields only the bundled backend's extras (cdefs/95) set and read: read where the library has them; set only
+# there (elsewhere the caller refused any value other than the pipeline's)
+EXTRA_FIELDS: Dict[str, Tuple[str, str]] = {
+    "word_timestamps": ("ovgenai_c_bundled_whisper_generation_config_set_word_timestamps",
+                        "ovgenai_c_bundled_whisper_generation_config_get_word_timestamps"),
+}
 
 
 def _own(capi: CApi, pointer: Any) -> Any:
@@ -83,8 +89,14 @@ def get(capi: CApi, handle: Any, name: str) -> Any:
 
 
 def read(capi: CApi, handle: Any) -> Dict[str, Any]:
-    """Every Whisper field of a native config, plus ``max_new_tokens`` (read through the base-config copy)."""
+    """Every Whisper field of a native config (and the extras' where the library has them), plus
+    ``max_new_tokens`` (read through the base-config copy)."""
     values = {name: get(capi, handle, name) for name in FIELDS}
+    for name, (_, getter) in EXTRA_FIELDS.items():
+        if capi.has(getter):
+            out = capi.ffi.new("bool*")
+            capi.call(getter, handle, out)
+            values[name] = bool(out[0])
     values["max_new_tokens"] = base_max_new_tokens(capi, handle)
     return values
 
@@ -118,10 +130,14 @@ def set_field(capi: CApi, handle: Any, name: str, value: Any) -> None:
 
 
 def update(capi: CApi, handle: Any, values: Mapping[str, Any]) -> None:
-    """Set every Whisper field named in ``values`` (in :data:`FIELDS` order; other keys are ignored)."""
+    """Set every Whisper field named in ``values`` (in :data:`FIELDS` order, then the extras' where the library has
+    them; other keys are ignored)."""
     for name in FIELDS:
         if name in values:
             set_field(capi, handle, name, values[name])
+    for name, (setter, _) in EXTRA_FIELDS.items():
+        if name in values and capi.has(setter):
+            capi.call(setter, handle, bool(values[name]))
 
 
 def validate(capi: CApi, handle: Any) -> None:

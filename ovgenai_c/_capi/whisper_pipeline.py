@@ -22,6 +22,12 @@ DURATIONS = "ovgenai_c_bundled_whisper_decoded_results_get_durations"  # cdefs/9
 GET_CANCEL = "ovgenai_c_bundled_whisper_pipeline_get_cancel"  # cdefs/95, optional (with the two below)
 CANCEL = "ovgenai_c_bundled_whisper_cancel"
 GENERATE_STREAMING = "ovgenai_c_bundled_whisper_pipeline_generate_with_streamer"  # cdefs/95, optional
+WORDS_COUNT = "ovgenai_c_bundled_whisper_decoded_results_get_words_count"  # cdefs/95, optional (with the two below)
+WORD = "ovgenai_c_bundled_whisper_decoded_results_get_word"
+WORD_TOKEN_IDS = "ovgenai_c_bundled_whisper_decoded_results_get_word_token_ids"
+_NOT_FOUND = -5  # ov_status_e NOT_FOUND: results without words
+# Whisper's stages, as the durations extra names them
+STAGES = ("features_extraction", "encode_inference", "decode_inference", "word_level_timestamps_processing")
 
 
 class Chunk(NamedTuple):
@@ -30,6 +36,15 @@ class Chunk(NamedTuple):
     start_ts: float
     end_ts: float
     text: str
+
+
+class Word(NamedTuple):
+    """One word of a transcription with its time in seconds (the bundled backend's word timestamps)."""
+
+    word: str
+    token_ids: List[int]
+    start_ts: float
+    end_ts: float
 
 
 class Transcribed(NamedTuple):
@@ -42,6 +57,7 @@ class Transcribed(NamedTuple):
     perf: PerfMetrics
     language: Optional[str] = None  # "en", given or detected (cdefs/95: the bundled backend's extra; else None)
     stages: Optional[Dict[str, List[float]]] = None  # Whisper's stage durations, µs (cdefs/95; else None)
+    words: Optional[List[Word]] = None  # word timestamps (cdefs/95); None: not asked for, or no such extra
 
 
 def create(capi: CApi, models_path: str, device: str, properties: Sequence[Tuple[str, str]]) -> Any:
@@ -214,10 +230,34 @@ def read_results(capi: CApi, results: Any) -> Transcribed:
     stages = None
     if capi.has(DURATIONS):
         stages = {}
-        for which in ("features_extraction", "encode_inference", "decode_inference"):
+        for which in STAGES:
             key = which.encode()
             capi.call(DURATIONS, results, key, ffi.NULL, count)
             values = ffi.new("float[]", max(count[0], 1))
             capi.call(DURATIONS, results, key, values, count)
             stages[which] = [float(values[i]) for i in range(count[0])]
-    return Transcribed(texts, scores, chunks, text, perf, language, stages)
+    return Transcribed(texts, scores, chunks, text, perf, language, stages, read_words(capi, results))
+
+
+def read_words(capi: CApi, results: Any) -> Optional[List[Word]]:
+    """The word timestamps of native results (None: the call asked for none, or the library has no such extra)."""
+    if not capi.has(WORDS_COUNT):
+        return None
+    ffi, lib = capi.ffi, capi.lib
+    count = ffi.new("size_t*")
+    status = lib.ovgenai_c_bundled_whisper_decoded_results_get_words_count(results, count)
+    if status == _NOT_FOUND:
+        return None
+    capi.check(status, WORDS_COUNT)
+    words = []
+    start, end, size, n_ids = ffi.new("float*"), ffi.new("float*"), ffi.new("size_t*"), ffi.new("size_t*")
+    for i in range(count[0]):
+        capi.call(WORD, results, i, ffi.NULL, ffi.NULL, ffi.NULL, size)
+        buf = ffi.new("char[]", size[0])
+        capi.call(WORD, results, i, start, end, buf, size)
+        capi.call(WORD_TOKEN_IDS, results, i, ffi.NULL, n_ids)
+        ids = ffi.new("int64_t[]", max(n_ids[0], 1))
+        capi.call(WORD_TOKEN_IDS, results, i, ids, n_ids)
+        words.append(Word(buffer_text(ffi, buf, size[0]), [int(ids[j]) for j in range(n_ids[0])],
+                          float(start[0]), float(end[0])))
+    return words
