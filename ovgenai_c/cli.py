@@ -334,7 +334,10 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
                                                       "transcribe (pass --model DIR of a Whisper IR folder)")
     # the text as it is decoded (the bundled backend streams it): the plain output only, printed as the final
     # text is (without its leading space)
-    streaming = not (args.json or args.timestamps or args.no_stream) and provider.capabilities.transcribe_stream
+    if args.words and not provider.capabilities.transcribe_words:
+        raise CliError(f"--words: {provider.transcribe_words_refused}")
+    streaming = not (args.json or args.timestamps or args.words or args.no_stream) and \
+        provider.capabilities.transcribe_stream
     shown: List[str] = []
 
     def on_text(piece: str) -> None:
@@ -346,7 +349,7 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
 
     with provider:
         r = provider.transcribe(audio, language=args.language, task=args.task, timestamps=args.timestamps,
-                                prompt=args.prompt, on_text=on_text if streaming else None)
+                                prompt=args.prompt, on_text=on_text if streaming else None, words=args.words)
     if streaming:
         text, done = r.text.strip(), "".join(shown)
         _out(text[len(done):] if text.startswith(done) else ("" if done else text))
@@ -354,6 +357,9 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
         doc = {"model": str(provider.path), "device": provider.device, "library_kind": provider.library_kind,
                "file": str(audio), **r.to_dict()}
         _out(json.dumps(doc, indent=2, ensure_ascii=False))
+    elif args.words and r.words is not None:
+        for w in r.words:
+            _out(f"[{_clock(w['start'])} --> {_clock(w['end'])}] {w['word']}")
     elif args.timestamps and r.segments is not None:
         for seg in r.segments:
             _out(f"[{_clock(seg['start'])} --> {_clock(seg['end'])}] {seg['text'].strip()}")
@@ -1214,6 +1220,7 @@ a line of three double quotes (\"\"\") starts and ends a multi-line message.""",
   {PROG} transcribe speech.wav                          the default Whisper model (whisper-tiny.en)
   {PROG} transcribe talk.wav --model ~/models/whisper-base --language de --task translate
   {PROG} transcribe talk.wav --timestamps               one line per segment, [mm:ss.mmm --> mm:ss.mmm]
+  {PROG} transcribe talk.wav --words                    one line per word (word-level timestamps)
   {PROG} transcribe talk.wav --json                     text, segments, duration, perf metrics
 WAV: 8/16/24/32-bit PCM, any channel count (mixed down), any rate (resampled to 16 kHz with soxr or scipy: the
 `audio` extra). Ctrl-C stops the transcription on the bundled backend; the GenAI C ABI cannot, so on the official
@@ -1286,6 +1293,8 @@ def build_parser() -> argparse.ArgumentParser:
                                       "detected by the model)")
     p.add_argument("--task", choices=("transcribe", "translate"), help="translate: into English (multilingual models)")
     p.add_argument("--timestamps", action="store_true", help="print timestamped segments")
+    p.add_argument("--words", action="store_true", help="print one timestamped line per word (the bundled backend; "
+                                                       "with --json: a words list)")
     p.add_argument("--prompt", help="an initial prompt (spellings, style) for the first 30 s window")
     p.add_argument("--json", action="store_true", help="print text, segments, duration and perf metrics as JSON")
     p.add_argument("--no-stream", action="store_true", help="print the text when complete (the bundled backend "

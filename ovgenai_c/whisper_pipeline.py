@@ -107,7 +107,7 @@ def word_timestamps_property(value: Any) -> bool:
     raise errors.InvalidParameterError(f"property word_timestamps: {value!r} is not a bool (True / False)")
 
 
-def _alignment_heads(folder: str) -> List[Tuple[int, int]]:
+def alignment_heads_of(folder: str) -> List[Tuple[int, int]]:
     """The alignment heads of a Whisper folder's generation_config.json (none: no file, or none in it)."""
     gc_json = Path(folder) / "generation_config.json"
     if not gc_json.is_file():
@@ -191,7 +191,7 @@ class WhisperPipeline(OwnedPipeline):
         if self._word_timestamps:
             if not lib.has_extra(WORDS_EXTRA):
                 raise errors.NotSupportedError(f"word_timestamps: {no_words_reason(lib)}")
-            if not _alignment_heads(path):
+            if not alignment_heads_of(path):
                 raise errors.ConfigError("word_timestamps: 'word_timestamps' can be true only when 'alignment_heads' "
                                          f"is set and not empty ({path}'s generation_config.json has none).")
             props["word_timestamps"] = True

@@ -32,7 +32,7 @@ from .pool import Lease, SessionPool, default_pool
 from .profile import Profile, profile_for
 from .tools import parse_tool_calls
 from .transcription import (TASKS, TranscriptionResult, result_from, whisper_stream_unsupported_reason,
-                            whisper_unsupported_reason)
+                            whisper_unsupported_reason, whisper_words_unsupported_reason)
 
 DEVICE_ENV = "OVGENAI_DEVICE"
 # Why no provider takes images (the server's refusal of image parts names it): it serves text models through
@@ -60,6 +60,7 @@ class Capabilities:
     vision: bool = False  # images in: never here (text models through LLMPipeline; see IMAGES_REFUSED)
     transcribe: bool = False  # speech to text: a Whisper folder on a library with whisper_pipeline.h
     transcribe_stream: bool = False  # ...whose text can be streamed (transcribe(on_text=): the bundled backend)
+    transcribe_words: bool = False  # ...with word timings (transcribe(words=True): the bundled backend)
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -188,7 +189,11 @@ class Provider:
         self.transcribe_stream_refused = (
             (self.transcribe_refused or whisper_stream_unsupported_reason(library)) if self.info.format == "whisper"
             else f"{self.path} is not a Whisper model folder, so it cannot transcribe")
+        self.transcribe_words_refused = (
+            (self.transcribe_refused or whisper_words_unsupported_reason(library, self.path))
+            if self.info.format == "whisper" else f"{self.path} is not a Whisper model folder, so it cannot transcribe")
         self._whisper: Any = None  # the WhisperPipeline of a Whisper folder, made on first use
+        self._whisper_words: Any = None  # ...and the one made with word_timestamps=True, on the first words asked
         self._whisper_lock = threading.Lock()
         self.capabilities = self._capabilities()
 
@@ -200,7 +205,8 @@ class Provider:
         if self.info.format == "whisper":  # speech in, text out: no chat, prompt or stream
             return Capabilities(chat=False, prompt=False, stream=False, embed=False, think=False, tools=False,
                                 context_length=None, max_output_tokens=None, transcribe=self.transcribe_refused is None,
-                                transcribe_stream=self.transcribe_stream_refused is None)
+                                transcribe_stream=self.transcribe_stream_refused is None,
+                                transcribe_words=self.transcribe_words_refused is None)
         tmpl = self.info.chat_template
         over = self.profile.capabilities
         fmt = self.profile.tool_call_format or template_tool_format(tmpl)
@@ -470,13 +476,16 @@ class Provider:
 
     def transcribe(self, audio: Any, *, language: Optional[str] = None, task: Optional[str] = None,
                    timestamps: bool = False, prompt: Optional[str] = None, timeout: Optional[float] = None,
-                   on_text: Optional[Callable[[str], Any]] = None) -> TranscriptionResult:
+                   on_text: Optional[Callable[[str], Any]] = None, words: bool = False) -> TranscriptionResult:
         """Speech to text with a Whisper model: ``audio`` is a WAV path or 16 kHz mono samples (see
         :mod:`ovgenai_c.audio`); ``language`` ("en" or "<|en|>"), ``task`` ("transcribe" / "translate"),
         ``timestamps`` (segments), ``prompt`` (Whisper's initial_prompt). ``timeout`` stops the transcription on
         the bundled backend; elsewhere it abandons the wait only (the GenAI C ABI cannot cancel one).
         ``on_text(piece)`` gets the text as it is decoded (``capabilities.transcribe_stream``: the bundled backend;
-        on the pipeline's thread; returning True stops the transcription, keeping what was decoded)."""
+        on the pipeline's thread; returning True stops the transcription, keeping what was decoded). ``words``:
+        word timings too (``capabilities.transcribe_words``: the bundled backend; run by a second pipeline, made
+        with GenAI's word_timestamps property on first use, so plain transcriptions stay those of GenAI's plain
+        pipeline)."""
         if self.info.format != "whisper":
             raise CapabilityNotSupportedError(f"{self.path} is not a Whisper model folder, so it cannot transcribe",
                                               "transcribe")
@@ -486,6 +495,10 @@ class Provider:
             raise errors.InvalidParameterError(f"task must be 'transcribe' or 'translate', got {task!r}")
         if not isinstance(timestamps, bool):
             raise errors.InvalidParameterError(f"timestamps must be a bool, not {type(timestamps).__name__}")
+        if not isinstance(words, bool):
+            raise errors.InvalidParameterError(f"words must be a bool, not {type(words).__name__}")
+        if words and self.transcribe_words_refused is not None:
+            raise CapabilityNotSupportedError(f"word timestamps: {self.transcribe_words_refused}", "transcribe_words")
         if on_text is not None:
             if not callable(on_text):
                 raise errors.InvalidParameterError(f"on_text must be a callable taking the new text (str), not "
@@ -503,20 +516,26 @@ class Provider:
             fields["task"] = task
         if prompt is not None:
             fields["initial_prompt"] = prompt
-        res = self.whisper_pipeline().generate(samples, None, on_text, timeout=timeout, **fields)
+        if words:
+            fields["word_timestamps"] = True
+        res = self.whisper_pipeline(words).generate(samples, None, on_text, timeout=timeout, **fields)
         return result_from(res, int(samples.size), task or "transcribe")
 
-    def whisper_pipeline(self) -> Any:
-        """The provider's :class:`ovgenai_c.WhisperPipeline` (made on first use; calls on it run one at a time).
-        ATTENTION_BACKEND (an LLM pipeline property the command line sets) is not passed: Whisper compiles its
-        models with plain OpenVINO properties."""
+    def whisper_pipeline(self, words: bool = False) -> Any:
+        """The provider's :class:`ovgenai_c.WhisperPipeline` (made on first use; calls on it run one at a time);
+        ``words``: the one made with the word_timestamps property (its decoder's cross-attention decomposed, as
+        GenAI does). ATTENTION_BACKEND (an LLM pipeline property the command line sets) is not passed: Whisper
+        compiles its models with plain OpenVINO properties."""
+        attr = "_whisper_words" if words else "_whisper"
         with self._whisper_lock:
-            if self._whisper is None:
+            if getattr(self, attr) is None:
                 from ..whisper_pipeline import WhisperPipeline
 
                 props = {k: v for k, v in self.properties.items() if k != "ATTENTION_BACKEND"}
-                self._whisper = WhisperPipeline(self.path, self.device, library=self.library, **props)
-            return self._whisper
+                if words:
+                    props["word_timestamps"] = True
+                setattr(self, attr, WhisperPipeline(self.path, self.device, library=self.library, **props))
+            return getattr(self, attr)
 
     def embed(self, *args: Any, **kwargs: Any) -> Any:
         """Not available: the GenAI C API has no embedding pipeline."""
@@ -525,11 +544,12 @@ class Provider:
             "(capabilities.embed is False)", "embed")
 
     def close(self) -> None:
-        """Free the Whisper pipeline, if one was made (LLM sessions belong to the pool)."""
+        """Free the Whisper pipelines, if any were made (LLM sessions belong to the pool)."""
         with self._whisper_lock:
-            whisper, self._whisper = self._whisper, None
-        if whisper is not None:
-            whisper.close()
+            pipes, self._whisper, self._whisper_words = (self._whisper, self._whisper_words), None, None
+        for whisper in pipes:
+            if whisper is not None:
+                whisper.close()
 
     def __enter__(self) -> "Provider":
         return self

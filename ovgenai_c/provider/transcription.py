@@ -4,7 +4,8 @@ A provider on a Whisper IR folder has ``capabilities.transcribe`` (when the libr
 and no chat / prompt / stream; :meth:`Provider.transcribe` runs :class:`ovgenai_c.WhisperPipeline`. The GenAI C
 ABI cannot cancel or stream a transcription: a ``timeout`` stops it on the bundled backend (its cancel extra) and only
 abandons the wait elsewhere (the pipeline finishes it first); ``on_text`` (``capabilities.transcribe_stream``) needs
-the bundled backend's streaming extra."""
+the bundled backend's streaming extra, word timings (``capabilities.transcribe_words``) its word-timestamp extras and
+a model with alignment heads."""
 from __future__ import annotations
 
 import os
@@ -62,11 +63,32 @@ def whisper_stream_unsupported_reason(library: Any) -> Optional[str]:
     return None if lib.has_extra(STREAMING_EXTRA) else no_streaming_reason(lib)
 
 
+def whisper_words_unsupported_reason(library: Any, folder: Any) -> Optional[str]:
+    """Why a Whisper folder on the library gives no word timings (None when it can: the bundled backend's extras
+    and alignment heads in the folder's generation_config.json)."""
+    from .. import errors
+    from ..whisper_pipeline import WORDS_EXTRA, alignment_heads_of, no_words_reason
+
+    lib = _loaded(library)
+    if lib is None:
+        return "no GenAI C library was found"
+    if not lib.has_extra(WORDS_EXTRA):
+        return no_words_reason(lib)
+    try:
+        heads = alignment_heads_of(os.fspath(folder))
+    except (errors.GenAIError, OSError, ValueError) as exc:
+        return f"{folder}'s generation_config.json cannot be read: {exc}"
+    if not heads:
+        return f"{folder}'s generation_config.json has no alignment_heads (word timestamps come from them)"
+    return None
+
+
 @dataclass
 class TranscriptionResult:
     """One transcription: ``text``, timestamped ``segments`` (``start`` / ``end`` seconds, ``text``; with
-    timestamps asked), the ``language`` asked for (the C ABI does not report a detected one), the audio
-    ``duration`` in seconds, the ``task`` and the perf metrics."""
+    timestamps asked), the ``language`` (the detected one where the library reports it), the audio ``duration`` in
+    seconds, the ``task``, the perf metrics and, with words asked, ``words`` (``word`` without its leading space,
+    ``start`` / ``end`` seconds)."""
 
     text: str
     segments: Optional[List[Dict[str, Any]]]
@@ -74,12 +96,13 @@ class TranscriptionResult:
     duration: float
     task: str
     perf: PerfMetrics = field(default_factory=PerfMetrics)
+    words: Optional[List[Dict[str, Any]]] = None
 
     def to_dict(self) -> Dict[str, Any]:
         from .provider import perf_dict
 
-        return {"text": self.text, "segments": self.segments, "language": self.language, "duration": self.duration,
-                "task": self.task, "perf": perf_dict(self.perf)}
+        return {"text": self.text, "segments": self.segments, "words": self.words, "language": self.language,
+                "duration": self.duration, "task": self.task, "perf": perf_dict(self.perf)}
 
 
 def result_from(res: Any, samples: int, task: str) -> TranscriptionResult:
@@ -87,10 +110,13 @@ def result_from(res: Any, samples: int, task: str) -> TranscriptionResult:
     segments = None
     if res.chunks is not None:
         segments = [{"start": c.start_ts, "end": c.end_ts, "text": c.text} for c in res.chunks]
+    words = None
+    if res.words is not None:
+        words = [{"word": w.word.strip(), "start": w.start_ts, "end": w.end_ts} for w in res.words]
     text = res.texts[0] if res.texts else ""
     return TranscriptionResult(text=text, segments=segments, language=res.language, duration=samples / 16000.0,
-                               task=task, perf=res.perf_metrics)
+                               task=task, perf=res.perf_metrics, words=words)
 
 
 __all__ = ["TASKS", "TranscriptionResult", "is_whisper_folder", "result_from", "whisper_stream_unsupported_reason",
-           "whisper_unsupported_reason"]
+           "whisper_unsupported_reason", "whisper_words_unsupported_reason"]

@@ -1,11 +1,12 @@
 """OpenAI-compatible speech to text: POST /v1/audio/transcriptions and /v1/audio/translations (multipart/form-data,
 OpenAI's shape: ``file``, ``model``, ``language``, ``prompt``, ``response_format`` json | text | verbose_json,
-``temperature`` 0, ``timestamp_granularities[]`` segment), served by a Whisper model's provider.
+``temperature`` 0, ``timestamp_granularities[]`` segment and / or word), served by a Whisper model's provider.
 
 Files are WAV (integer PCM, any rate and channel count: see :mod:`ovgenai_c.audio`) up to
 :data:`MAX_AUDIO_BYTES` (OpenAI's 25 MB). What the GenAI C ABI cannot do is refused with 400 naming the field:
-sampling temperature (Whisper configs take no base fields through the C ABI), word timestamps, srt / vtt output
-(not implemented here). A request that exceeds the server's timeout gets 504; on the bundled backend its
+sampling temperature (Whisper configs take no base fields through the C ABI), word timestamps where the library has
+none (the C ABI; the bundled backend has them: ``timestamp_granularities[]=word`` with verbose_json gives OpenAI's
+``words``), srt / vtt output (not implemented here). A request that exceeds the server's timeout gets 504; on the bundled backend its
 transcription is stopped first, elsewhere (the C ABI cannot cancel one) it finishes on the pipeline's thread and the
 next request on that pipeline waits for it.
 
@@ -117,9 +118,14 @@ class AudioRoutes:
                 raise bad_request("temperature is not supported: the GenAI C ABI sets no sampling fields of a "
                                   "Whisper config (decoding is the model's own, greedy)", "temperature",
                                   "unsupported_parameter")
-        granularities = form.getlist("timestamp_granularities[]") + form.getlist("timestamp_granularities")
-        if any(g != "segment" for g in granularities):
-            raise bad_request("only segment timestamps are available (word timestamps are not in the GenAI C ABI)",
+        granularities = set(form.getlist("timestamp_granularities[]") + form.getlist("timestamp_granularities"))
+        unknown = granularities - {"segment", "word"}
+        if unknown:
+            raise bad_request(f"timestamp_granularities[] {sorted(unknown)[0]!r} is not one of segment, word",
+                              "timestamp_granularities[]", "invalid_value")
+        words = "word" in granularities
+        if words and fmt != "verbose_json":
+            raise bad_request("timestamp_granularities[]=word needs response_format verbose_json (as OpenAI's)",
                               "timestamp_granularities[]", "unsupported_parameter")
         stream = (_text_field(form, "stream") or "false").strip().lower()
         if stream not in ("true", "false"):
@@ -141,28 +147,37 @@ class AudioRoutes:
         if stream == "true":
             return await self._stream(_text_field(form, "model"), samples, task, language, prompt)
         text = await self._transcribe(_text_field(form, "model"), samples, task, language, prompt,
-                                      timestamps=fmt == "verbose_json")
+                                      timestamps=fmt == "verbose_json", words=words)
         if fmt == "text":
             return PlainTextResponse(text.text)
         if fmt == "json":
             return JSONResponse({"text": text.text})
-        return JSONResponse({"task": text.task, "language": text.language, "duration": text.duration,
-                             "text": text.text, "segments": verbose_segments(text.segments)})
+        body = {"task": text.task, "language": text.language, "duration": text.duration, "text": text.text}
+        if not words or "segment" in granularities:  # (OpenAI: segments unless only word timings were asked)
+            body["segments"] = verbose_segments(text.segments)
+        if words:
+            body["words"] = text.words or []
+        return JSONResponse(body)
 
     async def _transcribe(self, model: Optional[str], samples: Any, task: Optional[str], language: Optional[str],
-                          prompt: Optional[str], timestamps: bool) -> Any:
+                          prompt: Optional[str], timestamps: bool, words: bool = False) -> Any:
         registry, timeout = self.state.registry, self.state.config.request_timeout
         started = time.monotonic()
         slot = await registry.slot(model, "transcribe")
         provider = await slot.acquire(timeout)
         try:
+            if words:
+                refused = getattr(provider, "transcribe_words_refused", "this model's provider has no word timings")
+                if refused is not None:
+                    raise bad_request(f"timestamp_granularities[]=word: {refused}", "timestamp_granularities[]",
+                                      "unsupported_parameter")
             left = None if timeout is None else timeout - (time.monotonic() - started)
             if left is not None and left <= 0:
                 raise RequestTimeoutError(timeout or 0.0, "waiting in the queue")
 
             def run() -> Any:
                 return provider.transcribe(samples, language=language, task=task, timestamps=timestamps,
-                                           prompt=prompt, timeout=left)
+                                           prompt=prompt, timeout=left, words=words)
 
             result = await anyio.to_thread.run_sync(run)
         except BaseException:

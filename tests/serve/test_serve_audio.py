@@ -103,7 +103,10 @@ def test_stereo_8_khz_wav_is_mixed_down_and_resampled(server):
 @pytest.mark.parametrize("data, files, param", [
     ({"temperature": "0.7"}, None, "temperature"),
     ({"response_format": "srt"}, None, "response_format"),
-    ({"timestamp_granularities[]": "word"}, None, "timestamp_granularities[]"),
+    ({"timestamp_granularities[]": "word"}, None, "timestamp_granularities[]"),  # json: OpenAI wants verbose_json
+    # the double is official-like: the C ABI has no word timings
+    ({"timestamp_granularities[]": "word", "response_format": "verbose_json"}, None, "timestamp_granularities[]"),
+    ({"timestamp_granularities[]": "phoneme", "response_format": "verbose_json"}, None, "timestamp_granularities[]"),
     ({"bogus": "1"}, None, "bogus"),
     ({"language": "xx"}, None, None),
     ({}, {"file": ("x.wav", b"not a wav", "audio/wav")}, None),

@@ -406,3 +406,82 @@ def test_asr_sample_flow_prints_what_pybind_prints(api, whisper_multilingual_ir,
     lines = outputs["ovgenai_c"].splitlines()
     assert sum(line.startswith("timestamps: [") for line in lines) >= 1
     assert sum(line.startswith("[") for line in lines) >= 5  # the words
+
+
+# ---------------------------------------------------------------------------------------------------- front-ends
+
+
+def test_provider_cli_and_server_words(api, whisper_real_ir, speech_samples, tmp_path):
+    """Provider.transcribe(words=True) (a second pipeline, made with the property: plain calls keep GenAI's plain
+    pipeline), `ovgenai-c transcribe --words` / --json, and the server's verbose_json with
+    timestamp_granularities[]=word (httpx and the openai client) — the words of the pipeline itself."""
+    import ovgenai_c
+    from ovgenai_c import _loader, errors
+    from ovgenai_c.provider import Provider, SessionPool
+
+    from test_whisper_bundled import REPO, _wav
+
+    lib = _loader.open_library(_library())
+    sample = speech_samples.english[4]
+    with ovgenai_c.WhisperPipeline(str(whisper_real_ir), "CPU", library=lib, word_timestamps=True) as pipe:
+        want = [{"word": w.word.strip(), "start": w.start_ts, "end": w.end_ts} for w in pipe.generate(sample.audio).words]
+    with ovgenai_c.WhisperPipeline(str(whisper_real_ir), "CPU", library=lib) as pipe:
+        plain_text = pipe.generate(sample.audio).texts[0]
+    assert len(want) >= 5
+
+    with Provider(whisper_real_ir, library=lib) as p:
+        assert p.capabilities.transcribe_words and p.capabilities.to_dict()["transcribe_words"] is True
+        r = p.transcribe(sample.audio)
+        assert r.words is None and r.text == plain_text and p._whisper_words is None
+        r = p.transcribe(sample.audio, words=True, timestamps=True)
+        assert r.words == want and r.segments and r.to_dict()["words"] == want
+        with pytest.raises(errors.InvalidParameterError, match="words must be a bool"):
+            p.transcribe(sample.audio, words="yes")
+
+    env = dict(os.environ, OVGENAI_C_CACHE=str(tmp_path / "cache"))
+    wav = tmp_path / "speech.wav"
+    wav.write_bytes(_wav(sample.audio))
+    base = [sys.executable, "-m", "ovgenai_c", "transcribe", str(wav), "--model", str(whisper_real_ir),
+            "--library", str(lib.path)]
+    proc = subprocess.run(base + ["--words"], cwd=str(REPO), capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert [line.split("] ", 1)[1] for line in lines] == [w["word"] for w in want]
+    assert lines[0].startswith("[00:00.000 --> ")
+    proc = subprocess.run(base + ["--words", "--json"], cwd=str(REPO), capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["words"] == want
+
+    for module in ("starlette", "uvicorn", "httpx", "python_multipart"):
+        pytest.importorskip(module)
+    import httpx
+
+    sys.path.insert(0, str(REPO / "tests" / "serve"))
+    from serve_helpers import ServerThread
+
+    from ovgenai_c.serve import ServeConfig, create_app
+
+    def factory(folder: pathlib.Path, index: int) -> Provider:
+        return Provider(folder, library=lib, pool=SessionPool(ttl=None, max_resident=1))
+
+    config = ServeConfig(models_root=whisper_real_ir.parent, default_model=whisper_real_ir, parallel=1)
+    with ServerThread(create_app(config, provider_factory=factory)) as srv:
+        url = srv.url + "/v1/audio/transcriptions"
+        files = {"file": ("speech.wav", _wav(sample.audio), "audio/wav")}
+        r = httpx.post(url, files=files, data={"response_format": "verbose_json",
+                                               "timestamp_granularities[]": "word"}, timeout=120)
+        assert r.status_code == 200, r.text
+        doc = r.json()
+        assert doc["words"] == want and "segments" not in doc  # only words asked, as OpenAI answers
+        r = httpx.post(url, files=files, data={"response_format": "verbose_json",
+                                               "timestamp_granularities[]": ["word", "segment"]}, timeout=120)
+        assert r.status_code == 200 and r.json()["words"] == want and r.json()["segments"]
+        r = httpx.post(url, files=files, data={"timestamp_granularities[]": "word"}, timeout=120)
+        assert r.status_code == 400 and "verbose_json" in r.json()["error"]["message"]
+
+        openai = pytest.importorskip("openai")
+        client = openai.OpenAI(base_url=srv.url + "/v1", api_key="unused")
+        got = client.audio.transcriptions.create(model=whisper_real_ir.name, file=("s.wav", _wav(sample.audio)),
+                                                 response_format="verbose_json", timestamp_granularities=["word"])
+        assert [(w.word, w.start, w.end) for w in got.words] == [(w["word"], w["start"], w["end"]) for w in want]
