@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from test_whisper_bundled import F32, INVALID_C_PARAM, _binding_pipe, api, real_ir, speech  # noqa: F401
+from whisper_support import run_oracle_cases
 
 GENERATE_STREAMING = "ovgenai_c_bundled_whisper_pipeline_generate_with_streamer"
 
@@ -83,15 +84,7 @@ json.dump([run_case(og, og.StreamerBase, pipe, np.load(c["audio"]).astype(np.flo
 
 def _oracle(ir: pathlib.Path, cases: List[Dict[str, Any]], tmp: pathlib.Path) -> List[Dict[str, Any]]:
     pytest.importorskip("openvino_genai")
-    spec = []
-    for i, c in enumerate(cases):
-        np.save(tmp / f"audio{i}.npy", c["audio"])
-        spec.append({**{k: v for k, v in c.items() if k != "audio"}, "audio": str(tmp / f"audio{i}.npy")})
-    (tmp / "cases.json").write_text(json.dumps(spec))
-    proc = subprocess.run([sys.executable, "-c", ORACLE, str(ir), str(tmp / "cases.json"), str(tmp / "out.json")],
-                          capture_output=True, text=True, timeout=1800)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads((tmp / "out.json").read_text())
+    return run_oracle_cases(ORACLE, ir, cases, tmp)
 
 
 def _ours(pipe: Any, cases: List[Dict[str, Any]]) -> List[Dict[str, Any]]:

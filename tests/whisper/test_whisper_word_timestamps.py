@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 from typing import Any, Dict, List, Optional
@@ -24,6 +23,7 @@ import numpy as np
 import pytest
 
 from test_whisper_bundled import F32, INVALID_C_PARAM, api, real_ir, speech  # noqa: F401
+from whisper_support import run_oracle_cases
 
 NOT_FOUND, OUT_OF_BOUNDS, UNKNOW_EXCEPTION = -5, -6, -17
 
@@ -82,15 +82,7 @@ json.dump([run_case(og, pipe_for(c), np.load(c["audio"]).astype(np.float32), c) 
 def _oracle(ir: pathlib.Path, cases: List[Dict[str, Any]], tmp: pathlib.Path,
             props: Dict[str, str]) -> List[Dict[str, Any]]:
     pytest.importorskip("openvino_genai")
-    spec = []
-    for i, c in enumerate(cases):
-        np.save(tmp / f"audio{i}.npy", c["audio"])
-        spec.append({**{k: v for k, v in c.items() if k != "audio"}, "audio": str(tmp / f"audio{i}.npy")})
-    (tmp / "cases.json").write_text(json.dumps(spec))
-    proc = subprocess.run([sys.executable, "-c", ORACLE, str(ir), str(tmp / "cases.json"), str(tmp / "out.json"),
-                           json.dumps(props)], capture_output=True, text=True, timeout=1800)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads((tmp / "out.json").read_text())
+    return run_oracle_cases(ORACLE, ir, cases, tmp, json.dumps(props))
 
 
 def _library() -> str:

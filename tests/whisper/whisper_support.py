@@ -3,14 +3,16 @@ sentences, speech synthesis with espeak-ng into 16 kHz mono WAV files, WAV readi
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import wave
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
 import numpy as np
 
@@ -172,3 +174,18 @@ def wer(references: Sequence[str], hypotheses: Sequence[str]) -> float:
     if words == 0:
         raise ValueError("the references have no words")
     return errors / words
+
+
+def run_oracle_cases(script: str, ir: Path, cases: List[Dict[str, Any]], tmp: Path, *extra: str) -> List[Any]:
+    """Run `script` (it loads openvino_genai) in a child on `cases` (each with its "audio" samples): it gets
+    ``ir cases.json out.json *extra`` (the cases with each audio saved as .npy, "audio" its path) and writes its
+    results to out.json, returned here."""
+    spec = []
+    for i, c in enumerate(cases):
+        np.save(tmp / f"audio{i}.npy", c["audio"])
+        spec.append({**{k: v for k, v in c.items() if k != "audio"}, "audio": str(tmp / f"audio{i}.npy")})
+    (tmp / "cases.json").write_text(json.dumps(spec))
+    proc = subprocess.run([sys.executable, "-c", script, str(ir), str(tmp / "cases.json"), str(tmp / "out.json"),
+                           *extra], capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads((tmp / "out.json").read_text())
