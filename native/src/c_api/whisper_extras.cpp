@@ -1,5 +1,5 @@
 // whisper_extras.h: the bundled backend's Whisper extras (features for tests and tools, the result's language,
-// Whisper's own durations, cancellation, streaming, word timestamps) over the engine.
+// Whisper's own durations, cancellation, streaming, word timestamps, the config's base fields) over the engine.
 #include <algorithm>
 
 #include "c_api/pipeline_call.hpp"
@@ -163,6 +163,18 @@ ov_status_e ovgenai_c_bundled_whisper_generation_config_get_word_timestamps(
         return null_arg(__func__, "word_timestamps", INVALID_C_PARAM);
     *word_timestamps = config->cfg.word_timestamps;
     return OK;
+}
+
+ov_status_e ovgenai_c_bundled_whisper_generation_config_set_generation_config(
+    ov_genai_whisper_generation_config* config, const ov_genai_generation_config* base) {
+    if (!config)
+        return null_arg(__func__, "config", INVALID_C_PARAM);
+    if (!base)
+        return null_arg(__func__, "base", INVALID_C_PARAM);
+    return guard(__func__, UNKNOW_EXCEPTION, [&] {
+        static_cast<ovgc::GenerationConfig&>(config->cfg) = base->cfg;
+        return OK;
+    });
 }
 
 ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_words_count(const ov_genai_whisper_decoded_results* results,

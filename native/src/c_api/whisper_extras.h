@@ -65,3 +65,9 @@ ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_word(const ov_genai_wh
                                                                char* word, size_t* word_size);
 ov_status_e ovgenai_c_bundled_whisper_decoded_results_get_word_token_ids(
     const ov_genai_whisper_decoded_results* results, size_t index, int64_t* token_ids, size_t* token_ids_count);
+/* The base GenerationConfig fields of a Whisper config (GenAI's WhisperGenerationConfig derives from
+   GenerationConfig; the C ABI reads them through ov_genai_whisper_generation_config_get_generation_config but sets
+   none): every one of them set to `base`'s (max_new_tokens, max_length, eos and stop ids, sampling, penalties,
+   beams...); the Whisper fields stay. Failures: INVALID_C_PARAM (NULL config or base). */
+ov_status_e ovgenai_c_bundled_whisper_generation_config_set_generation_config(
+    ov_genai_whisper_generation_config* config, const ov_genai_generation_config* base);

@@ -201,6 +201,8 @@ WhisperEngine::Window WhisperEngine::decode_window(const ov::Tensor& encoder_out
                                                    Stream* stream) {
     Window w;
     bool& stopped = w.stopped;
+    // GenAI samples each window as a new request, its random generator seeded afresh with rng_seed
+    sampler_.reseed(cfg.rng_seed);
     const size_t max_new = cfg.get_max_new_tokens(prompt.size());
     const std::set<int64_t> prompt_ids(prompt.begin(), prompt.end());
     std::map<int64_t, size_t> counts;
@@ -283,7 +285,6 @@ WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const Whisper
         throw std::runtime_error("word_timestamps=true needs the pipeline created with the property "
                                  "word_timestamps=true (its decoder then exposes the cross-attention the word "
                                  "timestamps come from)");
-    sampler_.reseed(cfg.rng_seed);
     std::optional<Stream> stream;
     if (stream_target && (stream_target->tokens || stream_target->text))
         stream.emplace(*stream_target, *tokenizer_);
