@@ -5,8 +5,8 @@ fields. What reaches C (whisper_generation_config.h has a setter for each): the 
 is_multilingual, language, task, return_timestamps, initial_prompt, hotwords, begin_suppress_tokens,
 suppress_tokens. What does not: the base fields (max_new_tokens, eos, sampling...), lang_to_id, alignment_heads and
 word_timestamps — the C ABI has no setter for them, so a pipeline call that needs them different from the model's
-own config is refused by name (see :class:`~ovgenai_c.WhisperPipeline`); word_timestamps reaches the bundled
-backend through its extra. Upstream's ``validate()`` rules and messages
+own config is refused by name (see :class:`~ovgenai_c.WhisperPipeline`); word_timestamps and the base fields reach
+the bundled backend through its extras. Upstream's ``validate()`` rules and messages
 are checked here, in Python, as the C ABI drops the C++ exception text.
 """
 from __future__ import annotations
@@ -271,6 +271,11 @@ class WhisperGenerationConfig(GenerationConfig):
         if values["language"] is not None:
             values["language"] = wrapped_language(values["language"])
         return values
+
+    def base_values(self) -> Dict[str, Any]:
+        """The base GenerationConfig fields that whisper_generation_config.h cannot set (the bundled backend's extra
+        sets them all at once)."""
+        return dict(self._values)
 
     def python_only_state(self) -> Dict[str, Any]:
         """Every field the C ABI cannot set: the base ones and lang_to_id / word_timestamps / alignment_heads."""

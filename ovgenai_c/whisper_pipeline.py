@@ -20,9 +20,10 @@ The official C ABI streams no Whisper text: there a streamer is refused.
 
 Configs: whisper_generation_config.h sets the Whisper fields only (language, task, return_timestamps,
 initial_prompt, hotwords, the token ids and suppress lists...). Each call's native config is the pipeline's own
-(so it keeps the model's lang_to_id, eos and length limits) with those fields set. A call whose config needs a base
-GenerationConfig field (max_new_tokens, sampling, ...), lang_to_id or alignment_heads different from the model's own
-is refused by name with :class:`~ovgenai_c.NotSupportedError` — the C ABI cannot carry it.
+(so it keeps the model's lang_to_id, eos and length limits) with those fields set. The base GenerationConfig fields
+(max_new_tokens, sampling, ...) go through the bundled backend's extra (cdefs/95) when they differ from the
+pipeline's; on a library without it (the official one), and for lang_to_id or alignment_heads everywhere, a config
+that changes them is refused by name with :class:`~ovgenai_c.NotSupportedError` — the C ABI cannot carry it.
 
 Word timestamps: on the bundled backend (cdefs/95's extras: the config field and the results' words) as pybind has
 them — the ``word_timestamps=True`` pipeline property prepares the decoder (and makes the field's default True), a
@@ -40,6 +41,7 @@ from typing import Any, AsyncIterator, Dict, Iterator, List, Optional, Tuple, Un
 
 from . import _ffi, _loader, _native_memory, errors
 from ._call import check_timeout
+from ._capi import whisper_generation_config
 from ._capi import whisper_pipeline as native
 from ._owner import OwnerThread
 from ._streaming import DEADLINE, END, AsyncChunkQueue, ChunkQueue, StreamBridge
@@ -57,6 +59,7 @@ NO_CANCELLATION = ("the GenAI C ABI cannot cancel a Whisper transcription (ov_ge
                    "no streamer)")
 STREAMING_EXTRA = native.GENERATE_STREAMING  # what a library needs for streamer= (the bundled backend's extra)
 WORDS_EXTRA = native.WORDS_COUNT  # what a library needs for word timestamps (the bundled backend's extra)
+BASE_EXTRA = whisper_generation_config.SET_BASE  # ...for per-call base fields (max_new_tokens, sampling...)
 CANCEL_POLL_S = 0.02  # while stopping a transcription: how often the switch is pulled again until the call ends
 
 
@@ -276,9 +279,17 @@ class WhisperPipeline(OwnedPipeline):
         if not isinstance(config, WhisperGenerationConfig):
             raise errors.InvalidParameterError(f"expected a WhisperGenerationConfig, not {type(config).__name__}")
         cfg = self._effective(config.copy())
-        values = cfg.c_values()
+        values = self._c_values(cfg)
         self._submit(lambda st: native.set_generation_config(st.capi, st.handle, values)).wait()
         self._config = cfg
+
+    def _c_values(self, cfg: WhisperGenerationConfig) -> Dict[str, Any]:
+        """What the C side sets for ``cfg`` (an effective config): its Whisper fields, and its base fields when
+        they differ from the pipeline's (through the bundled backend's extra; :meth:`_effective` checked)."""
+        values = cfg.c_values()
+        if cfg.base_values() != self._config.base_values():
+            values[whisper_generation_config.BASE_KEY] = cfg
+        return values
 
     def _effective(self, cfg: WhisperGenerationConfig) -> WhisperGenerationConfig:
         """As GenAI resolves a per-call config (unset stop ids, eos and an empty lang_to_id come from the
@@ -299,17 +310,26 @@ class WhisperPipeline(OwnedPipeline):
             if not self._library.has_extra(WORDS_EXTRA):
                 raise errors.NotSupportedError(f"word_timestamps: {no_words_reason(self._library)}")
             differ.remove("word_timestamps")  # (the bundled backend's extra sets it)
+        base_fields = set(cfg.base_values())
+        if self._library.has_extra(BASE_EXTRA) and any(k in base_fields for k in differ):
+            differ = [k for k in differ if k not in base_fields]  # (the bundled backend's extra sets them all)
+            if cfg.num_beams > 1:
+                raise errors.NotSupportedError(f"num_beams={cfg.num_beams}: beam search is not implemented by the "
+                                               "bundled backend's Whisper pipeline (greedy and sampling are)")
         if cfg.word_timestamps and not self._word_timestamps:
             raise errors.InvalidParameterError(
                 "word_timestamps=True needs the pipeline created with the property word_timestamps=True "
                 f"({type(self).__name__}(models_path, device, word_timestamps=True)): GenAI prepares the decoder's "
                 "cross-attention for word timestamps when it loads the model")
         if differ:
+            can_base = self._library.has_extra(BASE_EXTRA)
             raise errors.NotSupportedError(
                 f"WhisperGenerationConfig field(s) {', '.join(differ)} differ from the model's own config and cannot "
                 "be passed through the GenAI C API (whisper_generation_config.h sets only the Whisper fields: "
-                "language, task, return_timestamps, initial_prompt, hotwords, token ids, suppress lists); start "
-                "from pipeline.get_generation_config() and change only those")
+                "language, task, return_timestamps, initial_prompt, hotwords, token ids, suppress lists"
+                + ("; the bundled backend's extra sets the base fields (max_new_tokens, sampling...) too" if can_base
+                   else "; the bundled backend's extra would set base fields such as max_new_tokens")
+                + "); start from pipeline.get_generation_config() and change only those")
         return cfg
 
     def _resolve(self, generation_config: Any, kwargs: Dict[str, Any]) -> Optional[WhisperGenerationConfig]:
@@ -441,7 +461,7 @@ class WhisperPipeline(OwnedPipeline):
                 f"raw_speech_input is too short for Whisper's feature extractor: {samples.size} samples, more than "
                 f"n_fft / 2 = {self._min_samples - 1} needed (upstream: 'raw_speech too short for reflect padding')")
         cfg = self._resolve(generation_config, kwargs)
-        values = None if cfg is None else cfg.c_values()
+        values = None if cfg is None else self._c_values(cfg)
         gate = _CallGate()
         job = self._submit(lambda st: gate.run(lambda: native.generate(st.capi, st.handle, samples, values, bridge)))
         return job, gate, cfg or self._config

@@ -30,6 +30,9 @@ EXTRA_FIELDS: Dict[str, Tuple[str, str]] = {
     "word_timestamps": ("ovgenai_c_bundled_whisper_generation_config_set_word_timestamps",
                         "ovgenai_c_bundled_whisper_generation_config_get_word_timestamps"),
 }
+# the base GenerationConfig fields at once, from a native base config (the bundled backend's extra, cdefs/95)
+SET_BASE = "ovgenai_c_bundled_whisper_generation_config_set_generation_config"
+BASE_KEY = "generation_config"  # in update()'s values: a GenerationConfig whose base fields to set
 
 
 def _own(capi: CApi, pointer: Any) -> Any:
@@ -131,13 +134,27 @@ def set_field(capi: CApi, handle: Any, name: str, value: Any) -> None:
 
 def update(capi: CApi, handle: Any, values: Mapping[str, Any]) -> None:
     """Set every Whisper field named in ``values`` (in :data:`FIELDS` order, then the extras' where the library has
-    them; other keys are ignored)."""
+    them; other keys are ignored); under :data:`BASE_KEY` a GenerationConfig whose base fields to set first (the
+    caller checked that the library has :data:`SET_BASE`)."""
+    base = values.get(BASE_KEY)
+    if base is not None:
+        set_base(capi, handle, base)
     for name in FIELDS:
         if name in values:
             set_field(capi, handle, name, values[name])
     for name, (setter, _) in EXTRA_FIELDS.items():
         if name in values and capi.has(setter):
             capi.call(setter, handle, bool(values[name]))
+
+
+def set_base(capi: CApi, handle: Any, config: Any) -> None:
+    """Set every base GenerationConfig field of a native Whisper config to ``config``'s (a GenerationConfig, e.g.
+    the WhisperGenerationConfig itself), through a native base config made for it."""
+    base = generation_config.materialise(capi, config)
+    try:
+        capi.call(SET_BASE, handle, base)
+    finally:
+        capi.ffi.release(base)
 
 
 def validate(capi: CApi, handle: Any) -> None:
