@@ -38,7 +38,8 @@ void ovgenai_c_bundled_whisper_cancel_free(ovgenai_c_whisper_cancel* handle);
    write() does, and `streamer` may be NULL. A callback's STOP or CANCEL ends the transcription early with OK and the
    results of what was decoded (GenAI keeps the token whose inference was under way; the rest of the audio is
    skipped). Failures: INVALID_C_PARAM (NULL pipeline, raw_speech, results, or no streamer at all), and those of
-   ov_genai_whisper_pipeline_generate; a callback calling back into its pipeline gets an error status. */
+   ov_genai_whisper_pipeline_generate; a callback calling back into its pipeline gets an error status; a config with
+   beam search (num_beams > 1): NOT_IMPLEMENTED (beams are not streamed). */
 ov_status_e ovgenai_c_bundled_whisper_pipeline_generate_with_streamer(
     ov_genai_whisper_pipeline* pipeline, const float* raw_speech, size_t raw_speech_size,
     const ov_genai_whisper_generation_config* config, const streamer_callback* streamer,

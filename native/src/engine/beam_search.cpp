@@ -148,7 +148,7 @@ void GroupBeamSearch::select(const LogitsRow& logits) {
             const Beam& beam = g.ongoing[bi];
             size_t vocab = 0;
             const float* row = logits(beam.row, vocab);
-            std::vector<float> lp = log_softmax(row, vocab);
+            std::vector<float> lp = rows_are_log_probs_ ? std::vector<float>(row, row + vocab) : log_softmax(row, vocab);
             for (int64_t t : chosen_earlier)
                 if (t >= 0 && static_cast<size_t>(t) < vocab)
                     lp[t] -= cfg_.diversity_penalty;
@@ -265,6 +265,18 @@ void GroupBeamSearch::next_batch(std::vector<int64_t>& tokens, std::vector<int32
     }
     if (tokens.size() != by_seq.size())
         throw std::logic_error("beam search: a running beam has no sequence");
+}
+
+std::vector<const std::vector<int64_t>*> GroupBeamSearch::batch_generated() const {
+    std::vector<const std::vector<int64_t>*> out;
+    for (const auto& g : groups_)
+        if (!g.done)
+            for (const auto& b : g.ongoing) {
+                if (out.size() <= b.row)
+                    out.resize(b.row + 1, nullptr);
+                out[b.row] = &b.tokens;
+            }
+    return out;
 }
 
 std::vector<GroupBeamSearch::Hypothesis> GroupBeamSearch::best(size_t n) const {

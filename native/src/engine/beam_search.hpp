@@ -37,12 +37,17 @@ public:
 
     // One step over the logits of the last inference (the prompt's, then each batch's).
     void select(const LogitsRow& logits);
+    // The rows select() gets are log-probabilities already (GenAI's LogitsType::LOG_PROBS, Whisper's beam search:
+    // normalised before its masks), used as they are.
+    void rows_are_log_probs(bool yes) { rows_are_log_probs_ = yes; }
     bool done() const;
     // The next batch: one row per running beam, in upstream's sequence order (a beam continued by one child keeps
     // its place, further children are appended, beams without children leave). parents[i] is the row of beam i's
     // parent in the last inference; the beams take rows 0..n-1 of the next one. (The order matters beyond
     // bookkeeping: the CPU kernels' results for a row can depend on its position in the batch.)
     void next_batch(std::vector<int64_t>& tokens, std::vector<int32_t>& parents);
+    // After next_batch(): the generated tokens of the beam in each row of the next batch (valid until select()).
+    std::vector<const std::vector<int64_t>*> batch_generated() const;
     // The n best hypotheses over all groups, best first.
     std::vector<Hypothesis> best(size_t n) const;
 
@@ -78,6 +83,7 @@ private:
     std::vector<uint64_t> order_{0};  // live sequence ids (running and finished) in upstream's order
     uint64_t next_seq_ = 1;
     size_t steps_ = 0;
+    bool rows_are_log_probs_ = false;
 };
 
 }  // namespace ovgc

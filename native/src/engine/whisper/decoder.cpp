@@ -61,29 +61,67 @@ WhisperDecoder::WhisperDecoder(const std::string& xml_path, const std::string& d
     request_ = core().compile_model(model, device, properties).create_infer_request();
 }
 
-ov::Tensor WhisperDecoder::step(const ov::Tensor& encoder_hidden_state, const std::vector<int64_t>& ids) {
-    if (!encoder_bound_) {
+void WhisperDecoder::bind_encoder(const ov::Tensor& encoder_hidden_state, size_t batch) {
+    if (encoder_batch_ == batch)
+        return;
+    if (batch == 1) {
         request_.set_tensor("encoder_hidden_states", encoder_hidden_state);
-        encoder_bound_ = true;
+    } else {
+        ov::Shape shape = encoder_hidden_state.get_shape();
+        if (shape.empty() || shape[0] != 1)
+            throw std::runtime_error("the Whisper encoder's hidden state has shape " + shape.to_string() +
+                                     ", expected batch 1");
+        const size_t one = encoder_hidden_state.get_byte_size();
+        shape[0] = batch;
+        ov::Tensor repeated(encoder_hidden_state.get_element_type(), shape);
+        const auto* src = static_cast<const char*>(encoder_hidden_state.data());
+        auto* dst = static_cast<char*>(repeated.data());
+        for (size_t b = 0; b < batch; ++b)
+            std::copy(src, src + one, dst + b * one);
+        request_.set_tensor("encoder_hidden_states", repeated);
     }
+    encoder_batch_ = batch;
+}
+
+ov::Tensor WhisperDecoder::run(size_t positions) {
     if (has_cache_position_) {
-        ov::Tensor pos(ov::element::i64, {ids.size()});
-        std::iota(pos.data<int64_t>(), pos.data<int64_t>() + ids.size(), position_);
+        ov::Tensor pos(ov::element::i64, {positions});
+        std::iota(pos.data<int64_t>(), pos.data<int64_t>() + positions, position_);
         request_.set_tensor("cache_position", pos);
     }
-    position_ += static_cast<int64_t>(ids.size());
-    ov::Tensor input_ids(ov::element::i64, {1, ids.size()});
-    std::copy(ids.begin(), ids.end(), input_ids.data<int64_t>());
-    request_.set_tensor("input_ids", input_ids);
-    ov::Tensor beam_idx(ov::element::i32, {1});
-    beam_idx.data<int32_t>()[0] = 0;
-    request_.set_tensor("beam_idx", beam_idx);
+    position_ += static_cast<int64_t>(positions);
     // start_async + wait, as GenAI runs its decoder: the step then executes on the compiled model's own (pinned)
     // stream thread; a synchronous infer() runs it on the calling thread, which measured 1.15-1.4x slower per step
     // on CPU (whisper-tiny.en, side by side with GenAI)
     request_.start_async();
     request_.wait();
     return request_.get_tensor("logits");
+}
+
+ov::Tensor WhisperDecoder::step(const ov::Tensor& encoder_hidden_state, const std::vector<int64_t>& ids) {
+    bind_encoder(encoder_hidden_state, 1);
+    ov::Tensor input_ids(ov::element::i64, {1, ids.size()});
+    std::copy(ids.begin(), ids.end(), input_ids.data<int64_t>());
+    request_.set_tensor("input_ids", input_ids);
+    ov::Tensor beam_idx(ov::element::i32, {1});
+    beam_idx.data<int32_t>()[0] = 0;
+    request_.set_tensor("beam_idx", beam_idx);
+    return run(ids.size());
+}
+
+ov::Tensor WhisperDecoder::step_beams(const ov::Tensor& encoder_hidden_state, const std::vector<int64_t>& tokens,
+                                      const std::vector<int32_t>& parents) {
+    if (tokens.empty() || tokens.size() != parents.size())
+        throw std::logic_error("step_beams: one parent per token");
+    const size_t rows = tokens.size();
+    bind_encoder(encoder_hidden_state, rows);
+    ov::Tensor input_ids(ov::element::i64, {rows, 1});
+    std::copy(tokens.begin(), tokens.end(), input_ids.data<int64_t>());
+    request_.set_tensor("input_ids", input_ids);
+    ov::Tensor beam_idx(ov::element::i32, {rows});
+    std::copy(parents.begin(), parents.end(), beam_idx.data<int32_t>());
+    request_.set_tensor("beam_idx", beam_idx);
+    return run(1);
 }
 
 std::vector<HeadScores> WhisperDecoder::alignment_scores(const ov::Tensor& encoder_hidden_state,
@@ -135,7 +173,7 @@ std::vector<HeadScores> WhisperDecoder::alignment_scores(const ov::Tensor& encod
 void WhisperDecoder::reset() {
     request_.reset_state();
     position_ = 0;
-    encoder_bound_ = false;
+    encoder_batch_ = 0;
 }
 
 }  // namespace ovgc

@@ -24,6 +24,10 @@ public:
     // (L = 1 when the slice applied), owned by the request until the next call.
     ov::Tensor step(const ov::Tensor& encoder_hidden_state, const std::vector<int64_t>& ids);
     // Forgets the KV cache (self and cross) and the encoder output.
+    // One step of a beam search: row i feeds tokens[i] after the state of row parents[i] of the last step (the
+    // encoder's hidden state repeated for every row, as GenAI does). Logits [rows, 1, vocab].
+    ov::Tensor step_beams(const ov::Tensor& encoder_hidden_state, const std::vector<int64_t>& tokens,
+                          const std::vector<int32_t>& parents);
     void reset();
 
     bool has_cross_attention_scores() const { return cross_attention_layers_ > 0; }
@@ -33,9 +37,12 @@ public:
                                              const std::vector<std::pair<size_t, size_t>>& heads);
 
 private:
+    void bind_encoder(const ov::Tensor& encoder_hidden_state, size_t batch);
+    ov::Tensor run(size_t positions);  // cache positions for `positions` new tokens, then one inference
+
     ov::InferRequest request_;
     bool has_cache_position_ = false;
-    bool encoder_bound_ = false;
+    size_t encoder_batch_ = 0;  // the batch of the bound encoder hidden state (0: none bound)
     int64_t position_ = 0;
     size_t cross_attention_layers_ = 0;
 };

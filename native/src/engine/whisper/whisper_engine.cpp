@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/beam_search.hpp"
 #include "engine/errors.hpp"
 #include "engine/openvino_core.hpp"
 #include "engine/whisper/context_tokens.hpp"
@@ -63,6 +64,18 @@ bool parse_flag(const std::string& key, const std::string& value) {
     if (value == "false" || value == "False" || value == "NO" || value == "no" || value == "0")
         return false;
     throw std::invalid_argument("property " + key + ": '" + value + "' is not a boolean (true / false, YES / NO)");
+}
+
+// A logits row as log-probabilities, in place (GenAI normalises each row so before Whisper's masks in a beam search;
+// its sum in double)
+void to_log_probs(float* row, size_t vocab) {
+    const float top = *std::max_element(row, row + vocab);
+    double sum = 0.0;
+    for (size_t i = 0; i < vocab; ++i)
+        sum += std::exp(static_cast<double>(row[i]) - top);
+    const float log_sum = static_cast<float>(std::log(sum)) + top;
+    for (size_t i = 0; i < vocab; ++i)
+        row[i] -= log_sum;
 }
 
 // Keeps the first `offset` entries and then only those inside `ranges` (relative to offset): GenAI drops the
@@ -261,6 +274,72 @@ WhisperEngine::Window WhisperEngine::decode_window(const ov::Tensor& encoder_out
     return w;
 }
 
+WhisperEngine::Window WhisperEngine::decode_window_beams(const ov::Tensor& encoder_out,
+                                                         const std::vector<int64_t>& prompt,
+                                                         const WhisperGenerationConfig& cfg, bool return_timestamps,
+                                                         PerfMetrics& perf, WhisperRawPerf& wperf,
+                                                         float& inference_us) {
+    GroupBeamSearch search(cfg, prompt, cfg.get_max_new_tokens(prompt.size()), nullptr);
+    search.rows_are_log_probs(true);
+    std::vector<std::vector<float>> rows;  // the last inference's rows, as log-probabilities, Whisper's masks applied
+    size_t vocab = 0;
+    // each row's last position, normalised, then masked (timestamp rules on that beam's generated tokens)
+    auto take_rows = [&](const ov::Tensor& logits, const std::vector<const std::vector<int64_t>*>& generated) {
+        const ov::Shape shape = logits.get_shape();
+        if (shape.size() != 3 || shape[1] == 0 || shape[2] == 0)
+            throw std::runtime_error("the Whisper decoder's logits have shape " + shape.to_string() +
+                                     ", expected [beams, positions, vocab]");
+        vocab = shape[2];
+        rows.resize(shape[0]);
+        static const std::vector<int64_t> none;
+        for (size_t r = 0; r < shape[0]; ++r) {
+            const float* last = logits.data<const float>() + (r * shape[1] + shape[1] - 1) * vocab;
+            rows[r].assign(last, last + vocab);
+            to_log_probs(rows[r].data(), vocab);
+            const bool initial = generated.empty();
+            process_whisper_logits(rows[r].data(), vocab, cfg, return_timestamps,
+                                   initial || !generated[r] ? none : *generated[r], initial);
+        }
+    };
+    auto timed_step = [&](auto&& infer, size_t batch) {
+        throw_if_cancelled();
+        Timer t;
+        ov::Tensor logits = infer();
+        const auto end = Clock::now();
+        const float us = PerfMetrics::us_between(t.t0, end);
+        inference_us += us;
+        perf.raw.token_infer_us.push_back(us);
+        perf.raw.token_times.push_back(end);
+        perf.raw.batch_sizes.push_back(batch);
+        wperf.decode_inference_us.push_back(us);
+        return logits;
+    };
+    auto timed_select = [&] {  // one sampling duration per step, as GenAI's sampler records it
+        Timer t;
+        search.select([&](size_t row, size_t& v) -> const float* {
+            v = vocab;
+            return rows.at(row).data();
+        });
+        perf.raw.sampling_us.push_back(t.us());
+    };
+    take_rows(timed_step([&] { return decoder_->step(encoder_out, prompt); }, 1), {});
+    timed_select();
+    std::vector<int64_t> tokens;
+    std::vector<int32_t> parents;
+    while (!search.done()) {
+        search.next_batch(tokens, parents);
+        const auto generated = search.batch_generated();
+        take_rows(timed_step([&] { return decoder_->step_beams(encoder_out, tokens, parents); }, tokens.size()),
+                  generated);
+        timed_select();
+    }
+    Window w;
+    auto best = search.best(1);
+    if (!best.empty())
+        w.tokens = std::move(best[0].tokens);
+    return w;
+}
+
 void WhisperEngine::throw_if_cancelled() const {
     if (cancel_->requested())
         throw StatusError(kStatusInferCancelled, "the transcription was cancelled");
@@ -278,9 +357,10 @@ WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const Whisper
         config_.validate();
         cfg = config_;
     }
-    if (cfg.is_beam_search())
+    if (cfg.is_beam_search() && stream_target && (stream_target->tokens || stream_target->text))
         throw StatusError(kStatusNotImplemented,
-                          "beam search (num_beams > 1) is not implemented by the bundled Whisper pipeline");
+                          "a streamer with beam search (num_beams > 1): the bundled Whisper pipeline streams greedy "
+                          "and sampled transcriptions only");
     if (cfg.word_timestamps && !decoder_->has_cross_attention_scores())
         throw std::runtime_error("word_timestamps=true needs the pipeline created with the property "
                                  "word_timestamps=true (its decoder then exposes the cross-attention the word "
@@ -331,8 +411,10 @@ WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const Whisper
         if (!return_timestamps)
             prompt.push_back(cfg.no_timestamps_token_id);
 
-        Window w = decode_window(encoder_out, prompt, cfg, return_timestamps, perf, wperf, inference_us,
-                                 stream && !return_timestamps ? &*stream : nullptr);
+        Window w = cfg.is_beam_search()
+                       ? decode_window_beams(encoder_out, prompt, cfg, return_timestamps, perf, wperf, inference_us)
+                       : decode_window(encoder_out, prompt, cfg, return_timestamps, perf, wperf, inference_us,
+                                       stream && !return_timestamps ? &*stream : nullptr);
         decoder_->reset();
 
         if (return_timestamps) {

@@ -124,6 +124,9 @@ private:
     Window decode_window(const ov::Tensor& encoder_out, const std::vector<int64_t>& prompt,
                          const WhisperGenerationConfig& cfg, bool return_timestamps, PerfMetrics& perf,
                          WhisperRawPerf& wperf, float& inference_us, Stream* stream);
+    Window decode_window_beams(const ov::Tensor& encoder_out, const std::vector<int64_t>& prompt,
+                               const WhisperGenerationConfig& cfg, bool return_timestamps, PerfMetrics& perf,
+                               WhisperRawPerf& wperf, float& inference_us);
     std::pair<std::vector<int64_t>, std::string> start_tokens(const ov::Tensor& encoder_out,
                                                               const WhisperGenerationConfig& cfg,
                                                               float& inference_us);
