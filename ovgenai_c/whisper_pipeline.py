@@ -313,9 +313,6 @@ class WhisperPipeline(OwnedPipeline):
         base_fields = set(cfg.base_values())
         if self._library.has_extra(BASE_EXTRA) and any(k in base_fields for k in differ):
             differ = [k for k in differ if k not in base_fields]  # (the bundled backend's extra sets them all)
-            if cfg.num_beams > 1:
-                raise errors.NotSupportedError(f"num_beams={cfg.num_beams}: beam search is not implemented by the "
-                                               "bundled backend's Whisper pipeline (greedy and sampling are)")
         if cfg.word_timestamps and not self._word_timestamps:
             raise errors.InvalidParameterError(
                 "word_timestamps=True needs the pipeline created with the property word_timestamps=True "
@@ -461,6 +458,9 @@ class WhisperPipeline(OwnedPipeline):
                 f"raw_speech_input is too short for Whisper's feature extractor: {samples.size} samples, more than "
                 f"n_fft / 2 = {self._min_samples - 1} needed (upstream: 'raw_speech too short for reflect padding')")
         cfg = self._resolve(generation_config, kwargs)
+        if bridge is not None and (cfg or self._config).num_beams > 1:
+            raise errors.NotSupportedError(f"a streamer with beam search (num_beams={(cfg or self._config).num_beams}):"
+                                           " Whisper transcriptions stream when greedy or sampled")
         values = None if cfg is None else self._c_values(cfg)
         gate = _CallGate()
         job = self._submit(lambda st: gate.run(lambda: native.generate(st.capi, st.handle, samples, values, bridge)))

@@ -7,8 +7,10 @@ sets the rest from a base config.
   length limits on one window, with timestamps and on long-form audio, sampling (temperature, top_k, top_p, seeds;
   several windows, each sampled from a fresh generator as GenAI does), penalties, a pipeline config set with them,
   ASRPipeline;
-- the binding's rules: beam search is refused by name, the pipeline goes on; the official C ABI's refusal is in
-  tests/binding/test_whisper_double.py;
+- beam search (GenAI's group beam search, diverse groups, length penalty, n-gram bans; one window, timestamps,
+  long-form; ASR);
+- the binding's rules: a streamer with beam search is refused by name, the pipeline goes on; the official C ABI's
+  refusal of base fields is in tests/binding/test_whisper_double.py;
 - the C function's contract.
 """
 from __future__ import annotations
@@ -104,6 +106,18 @@ def test_base_fields_exact_with_genai(api, whisper_real_ir, speech_samples, tmp_
         {"name": "pipeline config max_new_tokens 7", "audio": two, "config": {}, "set": {"max_new_tokens": 7}},
         {"name": "asr max_new_tokens 6", "audio": two, "config": {"max_new_tokens": 6, "return_timestamps": True},
          "asr": True},
+        # beam search: GenAI's group beam search over log-probabilities normalised before Whisper's masks
+        {"name": "beams 4", "audio": one, "config": {"num_beams": 4}},
+        {"name": "beams 3, timestamps", "audio": two, "config": {"num_beams": 3, "return_timestamps": True}},
+        {"name": "beams 2, long", "audio": long_audio, "config": {"num_beams": 2}},
+        {"name": "beams 3, long, timestamps", "audio": long_audio, "config": {"num_beams": 3,
+                                                                             "return_timestamps": True}},
+        {"name": "beam groups", "audio": one, "config": {"num_beams": 4, "num_beam_groups": 2,
+                                                         "diversity_penalty": 1.0}},
+        {"name": "beams, length penalty, max_new_tokens", "audio": two,
+         "config": {"num_beams": 5, "length_penalty": 0.5, "max_new_tokens": 8}},
+        {"name": "beams, no_repeat_ngram_size", "audio": one, "config": {"num_beams": 3, "no_repeat_ngram_size": 2}},
+        {"name": "asr beams", "audio": one, "config": {"num_beams": 2, "return_timestamps": True}, "asr": True},
     ]
     for seed in (5, 9):  # (before windows were seeded afresh, seed 9 parted at the 2nd window, top_p seed 5 too)
         cases += [
@@ -125,6 +139,7 @@ def test_base_fields_exact_with_genai(api, whisper_real_ir, speech_samples, tmp_
     by = {c["name"]: o for c, o in zip(cases, ours)}
     # what the cases show (so that a change in both libraries would be seen too)
     assert by["max_new_tokens 5"]["tokens"] == 5
+    assert by["beams, length penalty, max_new_tokens"]["tokens"] <= 8
     assert by["pipeline config max_new_tokens 7"]["tokens"] == 7
     assert by["temperature 2 [5]"]["text"] != by["temperature 2 [9]"]["text"]  # the seeds count
     assert any(ch[0] >= 30.0 for s in (5, 9) for ch in by[f"temperature 2, timestamps [{s}]"]["chunks"])
@@ -138,9 +153,14 @@ def test_binding_rules(api, whisper_real_ir, speech_samples):
     with ovgenai_c.WhisperPipeline(str(whisper_real_ir), "CPU", library=_library(), **F32) as pipe:
         full = pipe.generate(audio)
         assert pipe.generate(audio, max_new_tokens=3).perf_metrics.get_num_generated_tokens() == 3
-        for bad in ({"num_beams": 2}, {"num_beams": 3, "num_return_sequences": 1}):
-            with pytest.raises(errors.NotSupportedError, match="beam search"):
-                pipe.generate(audio, **bad)
+        beams = pipe.generate(audio, num_beams=3)
+        assert beams.texts[0].strip()
+        with pytest.raises(errors.NotSupportedError, match="a streamer with beam search"):  # (not streamed)
+            pipe.generate(audio, streamer=lambda t: None, num_beams=2)
+        with pytest.raises(errors.NotSupportedError, match="a streamer with beam search"):
+            list(pipe.stream(audio, num_beams=2))
+        with pytest.raises(errors.ConfigError):  # upstream's rule: one sequence
+            pipe.generate(audio, num_beams=3, num_return_sequences=2)
         cfg = pipe.get_generation_config()
         cfg.max_new_tokens = 4
         pipe.set_generation_config(cfg)

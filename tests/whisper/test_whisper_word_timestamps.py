@@ -152,6 +152,7 @@ def test_word_timestamps_exact_with_genai(api, whisper_real_ir, speech_samples, 
         {"name": "long", "audio": long_audio, "config": {}},
         {"name": "long with segments", "audio": long_audio, "config": {"return_timestamps": True}},
         {"name": "initial prompt", "audio": english[0].audio, "config": {"initial_prompt": "Quick brown foxes."}},
+        {"name": "beam search", "audio": english[4].audio, "config": {"num_beams": 3, "return_timestamps": True}},
         {"name": "no words asked", "audio": english[1].audio, "config": {"word_timestamps": False}},
         {"name": "streamer stops", "audio": english[2].audio, "config": {}, "stop_after": 3},
         {"name": "long, streamer stops at its 1st text", "audio": long_audio, "config": {}, "stop_after": 1},
@@ -182,6 +183,7 @@ def test_word_timestamps_multilingual_exact_with_genai(api, whisper_multilingual
         cases.append({"name": f"detect[{i}]", "audio": s.audio, "config": {}})
     cases += [
         {"name": "translate", "audio": foreign[0].audio, "config": {"task": "translate"}},
+        {"name": "beams, detected", "audio": foreign[2].audio, "config": {"num_beams": 3}},
         {"name": "forced de", "audio": foreign[1].audio, "config": {"language": "<|de|>", "return_timestamps": True}},
         {"name": "japanese", "audio": english[0].audio, "config": {"language": "<|ja|>"}},
         {"name": "chinese", "audio": english[1].audio, "config": {"language": "<|zh|>"}},
