@@ -382,6 +382,13 @@ def _interrupt_a_wait_through_a_finalizer(pipe, dbl, path, monkeypatch) -> None:
 
     if path == "relay":
         assert str(pipe.generate("warm", max_new_tokens=2)) == "Echo: warm"
+        # the owner serves its relay once back from that first call: on a loaded machine the next call could
+        # otherwise come first and go as a job (CI at 1247cb1)
+        relay, deadline = pipe._state.owner.relay, time.monotonic() + 30
+        while not relay.reserve():
+            assert time.monotonic() < deadline, "the owner never served its relay"
+            time.sleep(0.001)
+        relay.unreserve()
     posted = []
     monkeypatch.setattr(_owner.RelayJob, "__init__", lambda self, *a, _init=_owner.RelayJob.__init__:
                         posted.append(True) or _init(self, *a))
