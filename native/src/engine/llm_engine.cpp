@@ -124,13 +124,6 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
             throw std::invalid_argument(key + " must be a non-negative integer, got '" + v + "'");
         return static_cast<size_t>(n);
     };
-    auto flag_value = [](const std::string& key, const std::string& v) -> bool {
-        if (v == "YES" || v == "true" || v == "True" || v == "1")
-            return true;
-        if (v == "NO" || v == "false" || v == "False" || v == "0")
-            return false;
-        throw std::invalid_argument(key + " must be YES or NO, got '" + v + "'");
-    };
     // A single sequence's one-token steps on a static one-token form of the PA model (PagedKV::one_token_form):
     // ~15 % faster steps with identical logits, measured on CPU, for a second compilation (beside the first: load
     // ~+0.6 s) and memory (~2× the weights file more). On by default on CPU for weights files up to 256 MiB, where
@@ -143,29 +136,29 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
         static_decode = !ec && weights <= kStaticDecodeMaxWeights;
     }
     if (const char* env = std::getenv("OVGENAI_C_STATIC_DECODE"); env && *env)
-        static_decode = flag_value("the environment variable OVGENAI_C_STATIC_DECODE", env);
+        static_decode = property_flag("the environment variable OVGENAI_C_STATIC_DECODE", env);
     for (auto& [k, v] : properties) {
         if (k == "ATTENTION_BACKEND") {
             backend = v;
             continue;
         }
         if (k == "prompt_lookup") {  // GenAI's property (ov::genai::prompt_lookup), as the C API passes it: a string
-            prompt_lookup_ = flag_value(k, v);
+            prompt_lookup_ = property_flag(k, v);
             continue;
         }
         if (k == "OVGENAI_C_STATIC_DECODE") {  // the PA engine's one-token form (PagedKV::one_token_form)
-            static_decode = flag_value(k, v);
+            static_decode = property_flag(k, v);
             continue;
         }
         if (k.rfind("OVGENAI_C_", 0) == 0) {
             if (k == "OVGENAI_C_MAX_NUM_BATCHED_TOKENS")
                 scheduler.max_num_batched_tokens = size_value(k, v);
             else if (k == "OVGENAI_C_DYNAMIC_SPLIT_FUSE")
-                scheduler.dynamic_split_fuse = flag_value(k, v);
+                scheduler.dynamic_split_fuse = property_flag(k, v);
             else if (k == "OVGENAI_C_MAX_NUM_SEQS")
                 scheduler.max_num_seqs = size_value(k, v);
             else if (k == "OVGENAI_C_ENABLE_PREFIX_CACHING")
-                scheduler.enable_prefix_caching = flag_value(k, v);
+                scheduler.enable_prefix_caching = property_flag(k, v);
             else if (k == "OVGENAI_C_NUM_KV_BLOCKS")
                 scheduler.num_kv_blocks = size_value(k, v);
             else if (k == "OVGENAI_C_CACHE_SIZE")

@@ -78,4 +78,12 @@ void load_tokenizers_extension() {
         "openvino_tokenizers/lib/libopenvino_tokenizers.so)");
 }
 
+bool property_flag(const std::string& key, const std::string& value) {
+    if (value == "YES" || value == "true" || value == "True" || value == "1")
+        return true;
+    if (value == "NO" || value == "false" || value == "False" || value == "0")
+        return false;
+    throw std::invalid_argument(key + " must be YES or NO, got '" + value + "'");
+}
+
 }  // namespace ovgc

@@ -1,5 +1,6 @@
 // The one ov::Core of the bundled backend (shared by the LLM and Whisper engines), the openvino_tokenizers
-// extension loader and the file-system checks used when a model folder is opened.
+// extension loader, the file-system checks used when a model folder is opened and the reading of a YES/NO
+// create property.
 #pragma once
 
 #include <string>
@@ -15,5 +16,9 @@ void load_tokenizers_extension();
 
 bool is_file(const std::string& path);
 bool is_dir(const std::string& path);
+
+// A YES/NO property (or environment variable) named `key`: YES, true, True, 1 / NO, false, False, 0; anything else
+// throws std::invalid_argument naming it.
+bool property_flag(const std::string& key, const std::string& value);
 
 }  // namespace ovgc

@@ -23,11 +23,11 @@ public:
     // Runs the next tokens (batch 1) against the window's encoder output; returns the logits [1, L, vocab]
     // (L = 1 when the slice applied), owned by the request until the next call.
     ov::Tensor step(const ov::Tensor& encoder_hidden_state, const std::vector<int64_t>& ids);
-    // Forgets the KV cache (self and cross) and the encoder output.
     // One step of a beam search: row i feeds tokens[i] after the state of row parents[i] of the last step (the
     // encoder's hidden state repeated for every row, as GenAI does). Logits [rows, 1, vocab].
     ov::Tensor step_beams(const ov::Tensor& encoder_hidden_state, const std::vector<int64_t>& tokens,
                           const std::vector<int32_t>& parents);
+    // Forgets the KV cache (self and cross) and the encoder output.
     void reset();
 
     bool has_cross_attention_scores() const { return cross_attention_layers_ > 0; }

@@ -58,12 +58,17 @@ size_t read_max_source_positions(const std::string& config_json) {
     return 1500;
 }
 
-bool parse_flag(const std::string& key, const std::string& value) {
-    if (value == "true" || value == "True" || value == "YES" || value == "yes" || value == "1")
-        return true;
-    if (value == "false" || value == "False" || value == "NO" || value == "no" || value == "0")
-        return false;
-    throw std::invalid_argument("property " + key + ": '" + value + "' is not a boolean (true / false, YES / NO)");
+// One decoder inference of a window, in the metrics as GenAI records it: its duration (overall, per token, Whisper's
+// decode stage), its end time and its batch (the running beams).
+void record_decoder_step(PerfMetrics& perf, WhisperRawPerf& wperf, float& inference_us, Clock::time_point start,
+                         size_t batch) {
+    const auto end = Clock::now();
+    const float us = PerfMetrics::us_between(start, end);
+    inference_us += us;
+    perf.raw.token_infer_us.push_back(us);
+    perf.raw.token_times.push_back(end);
+    perf.raw.batch_sizes.push_back(batch);
+    wperf.decode_inference_us.push_back(us);
 }
 
 // A logits row as log-probabilities, in place (GenAI normalises each row so before Whisper's masks in a beam search;
@@ -140,7 +145,7 @@ WhisperEngine::WhisperEngine(const std::string& models_path, const std::string& 
     std::optional<bool> word_timestamps;  // GenAI's pipeline property: a config default, and the decoder's form
     for (auto& [k, v] : properties) {
         if (k == "word_timestamps")
-            word_timestamps = parse_flag(k, v);
+            word_timestamps = property_flag(k, v);
         else
             props[k] = v;
     }
@@ -224,13 +229,7 @@ WhisperEngine::Window WhisperEngine::decode_window(const ov::Tensor& encoder_out
         throw_if_cancelled();
         Timer infer;
         ov::Tensor logits = decoder_->step(encoder_out, feed);
-        const auto infer_end = Clock::now();
-        const float infer_us = PerfMetrics::us_between(infer.t0, infer_end);
-        inference_us += infer_us;
-        perf.raw.token_infer_us.push_back(infer_us);
-        perf.raw.token_times.push_back(infer_end);
-        perf.raw.batch_sizes.push_back(1);
-        wperf.decode_inference_us.push_back(infer_us);
+        record_decoder_step(perf, wperf, inference_us, infer.t0, 1);
 
         const ov::Shape shape = logits.get_shape();
         if (shape.size() != 3 || shape[0] != 1 || shape[1] == 0 || shape[2] == 0)
@@ -305,13 +304,7 @@ WhisperEngine::Window WhisperEngine::decode_window_beams(const ov::Tensor& encod
         throw_if_cancelled();
         Timer t;
         ov::Tensor logits = infer();
-        const auto end = Clock::now();
-        const float us = PerfMetrics::us_between(t.t0, end);
-        inference_us += us;
-        perf.raw.token_infer_us.push_back(us);
-        perf.raw.token_times.push_back(end);
-        perf.raw.batch_sizes.push_back(batch);
-        wperf.decode_inference_us.push_back(us);
+        record_decoder_step(perf, wperf, inference_us, t.t0, batch);
         return logits;
     };
     auto timed_select = [&] {  // one sampling duration per step, as GenAI's sampler records it
