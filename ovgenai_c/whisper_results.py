@@ -12,10 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Dict, List, Optional, Sequence
 
+from ._capi.whisper_pipeline import STAGES  # Whisper's stages, as the bundled backend's durations extra names them
 from .results import MeanStdPair, PerfMetrics, mean_std_ms, results_text
-
-# Whisper's stages, as the bundled backend's durations extra (cdefs/95) names them
-STAGES = ("features_extraction", "encode_inference", "decode_inference", "word_level_timestamps_processing")
 
 
 @dataclass
@@ -50,14 +48,11 @@ class _StageDurations:
 
 
 def stage_durations(stages: Optional[Dict[str, List[float]]], cls: type = WhisperRawPerfMetrics) -> "WhisperRawPerfMetrics":
-    """The raw stage metrics of one call from the library's durations (None: it reports none). The word-timestamp
-    stage is one sum over the call (0 without word timestamps), as upstream records it."""
+    """The raw stage metrics of one call from the library's durations (None: it reports none; the bundled backend
+    reports the word-timestamp stage as one sum over the call, 0 without word timestamps, as upstream records it)."""
     if stages is None:
         return cls()
-    values = {f"{k}_durations": list(stages.get(k, ())) for k in STAGES}
-    if not values["word_level_timestamps_processing_durations"]:
-        values["word_level_timestamps_processing_durations"] = [0.0]
-    return cls(**values)
+    return cls(**{f"{k}_durations": list(stages.get(k, ())) for k in STAGES})
 
 
 @dataclass

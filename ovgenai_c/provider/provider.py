@@ -185,13 +185,14 @@ class Provider:
             raise errors.NotSupportedError(
                 f"{self.path} is a GGUF file: the bundled backend loads OpenVINO IR folders. Convert it once with "
                 "`ovgenai-c convert GGUF [OUT]`, or use the official GenAI C library, which loads GGUF directly")
-        self.transcribe_refused = whisper_unsupported_reason(library) if self.info.format == "whisper" else None
+        whisper = self.info.format == "whisper"
+        not_whisper = f"{self.path} is not a Whisper model folder, so it cannot transcribe"
+        self.transcribe_refused = whisper_unsupported_reason(library) if whisper else None
         self.transcribe_stream_refused = (
-            (self.transcribe_refused or whisper_stream_unsupported_reason(library)) if self.info.format == "whisper"
-            else f"{self.path} is not a Whisper model folder, so it cannot transcribe")
+            (self.transcribe_refused or whisper_stream_unsupported_reason(library)) if whisper else not_whisper)
         self.transcribe_words_refused = (
-            (self.transcribe_refused or whisper_words_unsupported_reason(library, self.path))
-            if self.info.format == "whisper" else f"{self.path} is not a Whisper model folder, so it cannot transcribe")
+            (self.transcribe_refused or whisper_words_unsupported_reason(library, self.path)) if whisper
+            else not_whisper)
         self._whisper: Any = None  # the WhisperPipeline of a Whisper folder, made on first use
         self._whisper_words: Any = None  # ...and the one made with word_timestamps=True, on the first words asked
         self._whisper_lock = threading.Lock()
