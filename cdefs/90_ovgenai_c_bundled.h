@@ -42,3 +42,7 @@ ov_status_e ovgenai_c_bundled_decoded_results_get_finish_reason(const ov_genai_d
    sequence's one-token steps, OVGENAI_C_STATIC_DECODE) and on its main form; both 0 on the SDPA engine. */
 ov_status_e ovgenai_c_bundled_llm_pipeline_get_form_steps(const ov_genai_llm_pipeline* pipe, size_t* one_token_form,
                                                           size_t* main_form);
+/* A GGUF file (llama, qwen2, qwen3) as OpenVINO IR, built as the bundled backend builds it to run it (what GenAI's
+   enable_save_ov_model writes), without compiling anything: into the existing folder out_dir, parts 1 writes
+   openvino_model.xml/.bin, 2 openvino_tokenizer / openvino_detokenizer .xml/.bin, 3 both. */
+ov_status_e ovgenai_c_bundled_convert_gguf(const char* gguf_path, const char* out_dir, int parts);

@@ -339,11 +339,15 @@ def test_create_folder_missing_files(api, create_pipe, tmp_path):
 
 
 def test_create_gguf_path(api, create_pipe, tmp_path):
+    """A .gguf path is read as a GGUF file (GenAI's rule): a file that is not one is refused saying why."""
     g = tmp_path / "model.gguf"
     g.write_bytes(b"GGUF")
     st, _ = create_pipe(g)
     assert st == UNKNOW_EXCEPTION
-    assert "enable_save_ov_model" in api.last_error()
+    assert "is not a GGUF file" in api.last_error() and str(g) in api.last_error()
+    st, _ = create_pipe(tmp_path / "absent.gguf")
+    assert st == UNKNOW_EXCEPTION
+    assert "does not exist" in api.last_error()
 
 
 def test_create_odd_property_count(api, tmp_path):

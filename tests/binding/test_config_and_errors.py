@@ -252,14 +252,14 @@ def test_the_ffi_is_precompiled_once_into_the_cache(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OVGENAI_C_CACHE": str(tmp_path / "cache")}
     runs = [subprocess.run([sys.executable, "-c", _FFI_PROBE], capture_output=True, text=True, env=env, timeout=120,
                            check=True).stdout.split() for _ in range(2)]
-    assert runs[0] == runs[1] == ["_cffi_backend", "83", "47", "38", "-17"]
+    assert runs[0] == runs[1] == ["_cffi_backend", "83", "48", "38", "-17"]
     written = list((tmp_path / "cache" / "ffi").glob("ovgenai_c_ffi_*.py"))
     assert len(written) == 1 and written[0].read_text().startswith("# ovgenai_c precompiled FFI ")
     (tmp_path / "blocked").write_text("")  # a file where the cache folder should be: nothing can be written
     env["OVGENAI_C_CACHE"] = str(tmp_path / "blocked")
     inline = subprocess.run([sys.executable, "-c", _FFI_PROBE], capture_output=True, text=True, env=env, timeout=120,
                             check=True).stdout.split()
-    assert inline == ["cffi.api", "83", "47", "38", "-17"]
+    assert inline == ["cffi.api", "83", "48", "38", "-17"]
 
 
 @pytest.mark.parametrize("mode", ["precompiled", "in-line"])

@@ -4,6 +4,8 @@
 
 #include "c_api/capi.hpp"
 #include "c_api/pipeline_call.hpp"
+#include "engine/gguf/gguf_ir.hpp"
+#include "engine/openvino_core.hpp"
 
 namespace ovgc {
 namespace {
@@ -178,4 +180,23 @@ extern "C" ov_status_e ovgenai_c_bundled_llm_pipeline_get_form_steps(const ov_ge
     *one_token_form = steps.first;
     *main_form = steps.second;
     return OK;
+}
+
+extern "C" ov_status_e ovgenai_c_bundled_convert_gguf(const char* gguf_path, const char* out_dir, int parts) {
+    if (!gguf_path)
+        return ovgc::null_arg(__func__, "gguf_path", INVALID_C_PARAM);
+    if (!out_dir)
+        return ovgc::null_arg(__func__, "out_dir", INVALID_C_PARAM);
+    if (parts < 1 || parts > 3) {
+        ovgc::set_last_error(std::string(__func__) + ": parts is " + std::to_string(parts) +
+                             "; 1 (model), 2 (tokenizers) or 3 (both)");
+        return INVALID_C_PARAM;
+    }
+    return ovgc::guard(__func__, UNKNOW_EXCEPTION, [&] {
+        const bool tokenizers = (parts & 2) != 0;
+        if (tokenizers)
+            ovgc::load_tokenizers_extension();
+        ovgc::gguf::convert_to_ir(gguf_path, out_dir, (parts & 1) != 0, tokenizers);
+        return OK;
+    });
 }

@@ -5,6 +5,10 @@
 #include "engine/prompt_lookup.hpp"
 #include "engine/stateful_backend.hpp"
 #include "engine/openvino_core.hpp"
+#include "engine/gguf/gguf_file.hpp"
+#include "engine/gguf/gguf_ir.hpp"
+#include "engine/gguf/gguf_model.hpp"
+#include "engine/gguf/gguf_tokenizer.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -38,10 +42,9 @@ bool ends_with(const std::string& s, const std::string& suf) {
     return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
-std::string gguf_hint(const std::string& path) {
-    return "convert it to OpenVINO IR first, e.g. python -c \"import openvino_genai as g; "
-           "g.LLMPipeline('" + path + "', 'CPU', enable_save_ov_model=True)\" (writes openvino_model.xml and the "
-           "tokenizer IR beside the .gguf), or optimum-cli export openvino";
+std::string gguf_hint() {
+    return "pass the .gguf file itself (llama, qwen2 and qwen3 models are read directly; with the property "
+           "enable_save_ov_model=YES the OpenVINO IR is also written beside it)";
 }
 
 size_t read_max_context(const std::string& dir) {
@@ -83,21 +86,26 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     std::string dir = models_path;
     while (dir.size() > 1 && dir.back() == '/')
         dir.pop_back();
-    if (ends_with(dir, ".gguf") || ends_with(dir, ".GGUF"))
-        throw std::runtime_error("'" + models_path + "' is a GGUF file; the bundled backend reads OpenVINO IR only: " +
-                                 gguf_hint(models_path));
-    if (!is_dir(dir))
-        throw std::runtime_error("model folder '" + models_path + "' does not exist or is not a directory");
-    std::string missing;
-    for (const char* f : {"openvino_model.xml", "openvino_model.bin", "openvino_tokenizer.xml", "openvino_detokenizer.xml"})
-        if (!is_file(dir + "/" + f))
-            missing += std::string(missing.empty() ? "" : ", ") + f;
-    if (!missing.empty()) {
-        std::string msg = "model folder '" + models_path + "' lacks " + missing;
-        if (!is_file(dir + "/openvino_model.xml"))
-            msg += "; if you have a GGUF, " + gguf_hint(dir + "/model.gguf") +
-                   "; for a Hugging Face model: optimum-cli export openvino --model <id> <folder>";
-        throw std::runtime_error(msg);
+    // A GGUF file (GenAI's test: the .gguf extension) is read and built in memory (engine/gguf/), else an IR folder.
+    std::unique_ptr<gguf::GgufFile> gguf_file;
+    if (ends_with(dir, ".gguf")) {
+        if (!is_file(dir))
+            throw std::runtime_error("GGUF file '" + models_path + "' does not exist or is not a file");
+        gguf_file = std::make_unique<gguf::GgufFile>(dir);
+    } else {
+        if (!is_dir(dir))
+            throw std::runtime_error("model folder '" + models_path + "' does not exist or is not a directory");
+        std::string missing;
+        for (const char* f : {"openvino_model.xml", "openvino_model.bin", "openvino_tokenizer.xml", "openvino_detokenizer.xml"})
+            if (!is_file(dir + "/" + f))
+                missing += std::string(missing.empty() ? "" : ", ") + f;
+        if (!missing.empty()) {
+            std::string msg = "model folder '" + models_path + "' lacks " + missing;
+            if (!is_file(dir + "/openvino_model.xml"))
+                msg += "; if you have a GGUF, " + gguf_hint() +
+                       "; for a Hugging Face model: optimum-cli export openvino --model <id> <folder>";
+            throw std::runtime_error(msg);
+        }
     }
 
     ov::AnyMap compile_props;
@@ -130,9 +138,10 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     // the per-node work it saves weighs most and the memory least; the environment variable OVGENAI_C_STATIC_DECODE
     // (read at create) and, over it, the property of that name (YES/NO) decide otherwise.
     bool static_decode = false;
+    bool save_ir = false;
     if (device == "CPU") {
         std::error_code ec;
-        const auto weights = std::filesystem::file_size(dir + "/openvino_model.bin", ec);
+        const auto weights = std::filesystem::file_size(gguf_file ? dir : dir + "/openvino_model.bin", ec);
         static_decode = !ec && weights <= kStaticDecodeMaxWeights;
     }
     if (const char* env = std::getenv("OVGENAI_C_STATIC_DECODE"); env && *env)
@@ -144,6 +153,10 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
         }
         if (k == "prompt_lookup") {  // GenAI's property (ov::genai::prompt_lookup), as the C API passes it: a string
             prompt_lookup_ = property_flag(k, v);
+            continue;
+        }
+        if (k == "enable_save_ov_model") {  // GenAI's GGUF property; a folder of IR has nothing to save
+            save_ir = property_flag(k, v);
             continue;
         }
         if (k == "OVGENAI_C_STATIC_DECODE") {  // the PA engine's one-token form (PagedKV::one_token_form)
@@ -184,7 +197,20 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     }
 
     load_tokenizers_extension();
-    tokenizer_ = std::make_unique<Tokenizer>(core(), dir);
+    std::shared_ptr<ov::Model> model;
+    if (gguf_file) {
+        gguf::TokenizerModels tokenizers = gguf::build_tokenizer_models(*gguf_file);
+        model = gguf::build_language_model(*gguf_file);
+        max_context_ = gguf::context_length(*gguf_file);
+        gguf_file.reset();  // everything needed is copied out of the mapping
+        if (save_ir)  // GenAI writes what it built beside the GGUF
+            gguf::save_ir(std::filesystem::path(dir).parent_path().string(), model, &tokenizers);
+        tokenizer_ = std::make_unique<Tokenizer>(core(), tokenizers.tokenizer, tokenizers.detokenizer);
+    } else {
+        tokenizer_ = std::make_unique<Tokenizer>(core(), dir);
+        model = core().read_model(dir + "/openvino_model.xml");
+        max_context_ = read_max_context(dir);
+    }
     if (!tokenizer_->chat_template().empty()) {
         try {
             template_ = std::make_unique<ChatTemplate>(tokenizer_->chat_template());
@@ -193,7 +219,6 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
         }
     }
 
-    auto model = core().read_model(dir + "/openvino_model.xml");
     bool has_input_ids = false, has_mask = false, has_beam = false;
     for (auto& in : model->inputs()) {
         auto& names = in.get_names();
@@ -231,11 +256,10 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
             vocab_size_ = static_cast<size_t>(ps[ps.rank().get_length() - 1].get_length());
     }
 
-    if (is_file(dir + "/generation_config.json"))
+    if (!ends_with(dir, ".gguf") && is_file(dir + "/generation_config.json"))
         config_.update_from_json_file(dir + "/generation_config.json");
     if (config_.eos_token_id == -1 && tokenizer_->eos_token_id() >= 0)
         config_.set_eos_token_id(tokenizer_->eos_token_id());
-    max_context_ = read_max_context(dir);
     load_time_ms_ = PerfMetrics::us_between(t0, Clock::now()) / 1000.0f;
 }
 

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <vector>
 
 namespace ovgc {
 
@@ -38,11 +40,15 @@ ov::Core& core() {
     return c;
 }
 
-// Loads the openvino_tokenizers extension into the shared Core once per path.
-void load_tokenizers_extension() {
-    static std::mutex mu;
-    static std::set<std::string> loaded;
-    std::lock_guard<std::mutex> lock(mu);
+namespace {
+// The extension's state: the paths added to the shared Core, and the one the last call resolved to (what
+// tokenizers_extension_symbol() looks symbols up in).
+std::mutex extension_mutex;
+std::set<std::string> extension_loaded;
+std::string extension_current;
+
+// load_tokenizers_extension() with extension_mutex held.
+void load_tokenizers_extension_locked() {
     std::vector<std::string> candidates;
     std::string tried;
     if (const char* env = std::getenv("OPENVINO_TOKENIZERS_PATH_GENAI"); env && *env) {
@@ -54,8 +60,10 @@ void load_tokenizers_extension() {
         candidates.push_back(here + "/../../openvino_tokenizers/lib/libopenvino_tokenizers.so");
     }
     for (auto& c : candidates) {
-        if (loaded.count(c))
+        if (extension_loaded.count(c)) {
+            extension_current = c;
             return;
+        }
         if (!is_file(c)) {
             tried += (tried.empty() ? "" : ", ") + c;
             continue;
@@ -65,17 +73,48 @@ void load_tokenizers_extension() {
         } catch (const std::exception& e) {
             throw std::runtime_error("cannot load the openvino_tokenizers extension '" + c + "': " + e.what());
         }
-        loaded.insert(c);
+        extension_loaded.insert(c);
+        extension_current = c;
         return;
     }
     // Nothing found this time, but an extension loaded earlier (e.g. through the environment variable)
     // stays registered in the shared Core: reuse it unless the variable now names a missing file.
-    if (!loaded.empty() && !(std::getenv("OPENVINO_TOKENIZERS_PATH_GENAI") && *std::getenv("OPENVINO_TOKENIZERS_PATH_GENAI")))
+    if (!extension_loaded.empty() && !(std::getenv("OPENVINO_TOKENIZERS_PATH_GENAI") && *std::getenv("OPENVINO_TOKENIZERS_PATH_GENAI")))
         return;
     throw std::runtime_error(
         "the openvino_tokenizers extension (libopenvino_tokenizers.so) was not found (tried: " + tried +
         "); set OPENVINO_TOKENIZERS_PATH_GENAI to its path (pip package openvino-tokenizers: "
         "openvino_tokenizers/lib/libopenvino_tokenizers.so)");
+}
+}  // namespace
+
+// Loads the openvino_tokenizers extension into the shared Core once per path.
+void load_tokenizers_extension() {
+    std::lock_guard<std::mutex> lock(extension_mutex);
+    load_tokenizers_extension_locked();
+}
+
+void* tokenizers_extension_symbol(const char* name) {
+    std::lock_guard<std::mutex> lock(extension_mutex);
+    load_tokenizers_extension_locked();
+    // The Core already has the library mapped: dlopen only returns (and references) that mapping. The handles are
+    // kept for the process's lifetime, as the Core keeps the library.
+    static std::map<std::string, void*> handles;
+    void*& handle = handles[extension_current];
+    if (!handle) {
+        handle = ::dlopen(extension_current.c_str(), RTLD_LAZY | RTLD_LOCAL);
+        if (!handle) {
+            const char* err = ::dlerror();
+            throw std::runtime_error("cannot open the openvino_tokenizers extension '" + extension_current +
+                                     "': " + (err ? err : "unknown error"));
+        }
+    }
+    ::dlerror();
+    void* symbol = ::dlsym(handle, name);
+    if (!symbol)
+        throw std::runtime_error("the openvino_tokenizers extension '" + extension_current + "' lacks the symbol '" +
+                                 name + "' (too old an openvino-tokenizers?)");
+    return symbol;
 }
 
 bool property_flag(const std::string& key, const std::string& value) {

@@ -13,6 +13,9 @@ ov::Core& core();
 // Loads the openvino_tokenizers extension into the shared Core once per path: OPENVINO_TOKENIZERS_PATH_GENAI,
 // else beside this library, else the openvino-tokenizers wheel's copy.
 void load_tokenizers_extension();
+// A symbol exported by that extension library (e.g. its node factory `create_tokenizer_node`), loading the
+// extension first; throws std::runtime_error naming the library when the symbol is missing.
+void* tokenizers_extension_symbol(const char* name);
 
 bool is_file(const std::string& path);
 bool is_dir(const std::string& path);

@@ -129,9 +129,12 @@ std::string run_detok(ov::InferRequest& req, const int64_t* ids, size_t n) {
 
 }  // namespace
 
-Tokenizer::Tokenizer(ov::Core& core, const std::string& dir) {
-    auto tok_model = core.read_model(dir + "/openvino_tokenizer.xml");
-    auto detok_model = core.read_model(dir + "/openvino_detokenizer.xml");
+Tokenizer::Tokenizer(ov::Core& core, const std::string& dir)
+    : Tokenizer(core, core.read_model(dir + "/openvino_tokenizer.xml"), core.read_model(dir + "/openvino_detokenizer.xml"),
+                dir) {}
+
+Tokenizer::Tokenizer(ov::Core& core, const std::shared_ptr<ov::Model>& tok_model,
+                     const std::shared_ptr<ov::Model>& detok_model, const std::string& dir) {
     bos_id_ = rt_int(tok_model, "bos_token_id");
     eos_id_ = rt_int(tok_model, "eos_token_id");
     pad_id_ = rt_int(tok_model, "pad_token_id");
@@ -140,14 +143,14 @@ Tokenizer::Tokenizer(ov::Core& core, const std::string& dir) {
     chat_template_ = rt_str(tok_model, "chat_template");
     if (chat_template_.empty())
         chat_template_ = rt_str(detok_model, "chat_template");
-    if (chat_template_.empty())
+    if (chat_template_.empty() && !dir.empty())
         chat_template_ = template_from_hf_files(dir);
 
     // One thread each: these small string models then run on the calling thread alone instead of waking (and
     // competing with) a worker pool right after every LLM step, which cost ~0.2 ms per streamed token.
     const ov::AnyMap one_thread{ov::inference_num_threads(1)};
     tok_ = core.compile_model(tok_model, "CPU", one_thread).create_infer_request();
-    if (auto plain = without_special_tokens(core.read_model(dir + "/openvino_tokenizer.xml"))) {
+    if (auto plain = without_special_tokens(tok_model->clone())) {
         tok_plain_ = core.compile_model(plain, "CPU", one_thread).create_infer_request();
         has_plain_ = true;
     }
@@ -179,7 +182,7 @@ Tokenizer::Tokenizer(ov::Core& core, const std::string& dir) {
 
     // Special token strings, decoded without skipping special tokens.
     if (bos_id_ >= 0 || eos_id_ >= 0) {
-        auto raw = keep_special_tokens(core.read_model(dir + "/openvino_detokenizer.xml"));
+        auto raw = keep_special_tokens(detok_model->clone());
         if (raw) {
             auto req = core.compile_model(raw, "CPU").create_infer_request();
             if (bos_id_ >= 0)

@@ -13,7 +13,12 @@ namespace ovgc {
 
 class Tokenizer {
 public:
+    // openvino_tokenizer.xml / openvino_detokenizer.xml of the folder `dir`
     Tokenizer(ov::Core& core, const std::string& dir);
+    // Models built in memory (a GGUF's); `dir`, when not empty, is where Hugging Face files may hold the chat
+    // template when the models' rt_info lacks it. The models are not changed (variants are made from clones).
+    Tokenizer(ov::Core& core, const std::shared_ptr<ov::Model>& tokenizer, const std::shared_ptr<ov::Model>& detokenizer,
+              const std::string& dir = {});
 
     // add_special_tokens=false drops what the tokenizer adds around the text (e.g. BOS), like GenAI's
     // stateful CombineSegments switch; used for templated prompts and stop strings.
