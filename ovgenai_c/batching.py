@@ -318,11 +318,17 @@ class ContinuousBatchingPipeline(NotCopyable):
         return self._config.copy()
 
     def get_tokenizer(self) -> Any:
-        """The pipeline's :class:`~ovgenai_c.Tokenizer` (the one it was made with, else the model folder's)."""
+        """The pipeline's :class:`~ovgenai_c.Tokenizer` (the one it was made with, else the model folder's, or the
+        one a GGUF file carries)."""
         if self._tokenizer is None:
-            from .tokenizer import Tokenizer
+            if os.path.isdir(self.models_path):
+                from .tokenizer import Tokenizer
 
-            self._tokenizer = Tokenizer(self.models_path)
+                self._tokenizer = Tokenizer(self.models_path)
+            else:  # a GGUF file: its tokenizer written out as IR by the bundled backend (this pipeline's library)
+                from . import gguf_ir
+
+                self._tokenizer = gguf_ir.gguf_tokenizer(self.models_path, self._library)
         return self._tokenizer
 
     def get_metrics(self) -> Dict[str, int]:

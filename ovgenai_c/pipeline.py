@@ -61,12 +61,7 @@ def check_model_path(models_path: Any, kind: str, with_tokenizer: bool = True) -
     if not p.exists():
         raise errors.ModelNotFoundError(f"model path does not exist: {path}")
     if p.is_file():
-        if p.suffix.lower() == ".gguf":
-            if kind == "bundled":
-                raise errors.NotSupportedError(
-                    f"{path} is a GGUF file: the bundled backend loads OpenVINO IR folders. Convert it once with "
-                    "`ovgenai-c convert` (or openvino_genai.LLMPipeline(path, 'CPU', enable_save_ov_model=True)), "
-                    "or use the official GenAI C library, which loads GGUF directly")
+        if p.suffix == ".gguf":  # both libraries read a GGUF file themselves (GenAI's test: this extension)
             return path
         raise errors.ModelNotFoundError(f"{path} is a file; expected a model folder (OpenVINO IR) or a .gguf file")
     missing = missing_ir_files(p)
@@ -74,7 +69,7 @@ def check_model_path(models_path: Any, kind: str, with_tokenizer: bool = True) -
         missing = [name for name in missing if name.startswith("openvino_model.")]
     if missing:
         ggufs = sorted(x.name for x in p.glob("*.gguf"))
-        hint = f"; the folder holds {ggufs[0]}: pass that file to the official library or convert it" if ggufs else ""
+        hint = f"; the folder holds {ggufs[0]}: pass that file (a GGUF loads too) or convert it" if ggufs else ""
         raise errors.ModelNotFoundError(f"model folder {path} lacks {', '.join(missing)} ({IR_DESCRIPTION}){hint}")
     return path
 
@@ -649,7 +644,7 @@ class LLMPipeline(OwnedPipeline):
                 cfg = GenerationConfig(gc_json)
             except errors.GenAIError:
                 cfg = GenerationConfig()
-        # a GGUF file (official library) keeps its tokenizer inside: the library knows its eos, Python does not
+        # a GGUF file keeps its tokenizer inside: the library knows its eos, Python does not
         self._eos_unknown = not Path(path).is_dir()
         if cfg.eos_token_id == -1 and not self._eos_unknown:
             # the tokenizer's eos, read from the folder's files alone (building a Tokenizer would import numpy,
@@ -728,11 +723,18 @@ class LLMPipeline(OwnedPipeline):
         if tok is None:
             from .tokenizer import Tokenizer
 
-            if not Path(self.models_path).is_dir():
+            if Path(self.models_path).is_dir():
+                tok = Tokenizer(self.models_path)
+            elif self._library.has_extra(bundled.CONVERT_GGUF):  # the tokenizer the GGUF carries, as IR
+                from . import gguf_ir
+
+                tok = gguf_ir.gguf_tokenizer(self.models_path, self._library)
+            else:
                 raise errors.NotSupportedError(
-                    f"get_tokenizer() needs an OpenVINO IR folder; {self.models_path} is a GGUF file (convert it "
-                    "with `ovgenai-c convert`)")
-            tok = self._tokenizer = Tokenizer(self.models_path)
+                    f"get_tokenizer() on a GGUF file ({self.models_path}) needs the bundled backend, which writes "
+                    f"the tokenizer the file carries as IR; the {self._library.kind} library keeps it inside (convert "
+                    "the file with `ovgenai-c convert` and pass the folder)")
+            self._tokenizer = tok
         return tok
 
     def get_generation_config(self) -> GenerationConfig:

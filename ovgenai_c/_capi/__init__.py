@@ -13,7 +13,7 @@ One module per C header of ``cdefs/``, each a few functions over plain Python va
   whisper_generation_config  07_whisper_generation_config.h  native Whisper configs from and to field values
   whisper_pipeline      08_whisper_pipeline.h  Whisper pipelines, transcription calls, results and chunks
   bundled               90_ovgenai_c_bundled.h the bundled backend's extras (last error, live handles, token input
-                        and streaming, per-sequence results, apply_chat_template)
+                        and streaming, per-sequence results, apply_chat_template, GGUF -> IR)
   chat_template         91_ovgenai_c_chat_template.h  the bundled Jinja renderer
   bundled_perf_metrics  92_ovgenai_c_perf_metrics.h   the raw series behind perf metrics
   batching              93_ovgenai_c_batching.h       the continuous-batching pipeline and its generation handles

@@ -24,7 +24,8 @@ def create(capi: CApi, models_path: str, device: str, properties: Sequence[Tuple
     status = capi.lib.ovgenai_c_bundled_batching_pipeline_create(models_path.encode("utf-8"), device.encode("utf-8"),
                                                                  len(strings), out, *strings)
     if status != 0:
-        hint = f"check the model folder {models_path} and the device {device!r}"
+        what = "file" if models_path.endswith(".gguf") else "folder"
+        hint = f"check the model {what} {models_path} and the device {device!r}"
         raise capi.error(status, CREATE, hint if status == _UNKNOWN_EXCEPTION else None)
     return out[0]
 

@@ -98,3 +98,12 @@ def read_sequences(capi: CApi, results: Any, want_tokens: bool = True
         capi.call("ovgenai_c_bundled_decoded_results_get_finish_reason", results, i, reason)
         reasons.append(int(reason[0]))
     return (tokens if want_tokens else None), scores, reasons
+
+
+CONVERT_GGUF = "ovgenai_c_bundled_convert_gguf"
+GGUF_PARTS = {"model": 1, "tokenizers": 2, "all": 3}
+
+
+def convert_gguf(capi: CApi, gguf_path: str, out_dir: str, parts: str) -> None:
+    """Write the OpenVINO IR of a GGUF file (``parts``: "model", "tokenizers" or "all") into the folder ``out_dir``."""
+    capi.call(CONVERT_GGUF, gguf_path.encode(), out_dir.encode(), GGUF_PARTS[parts])

@@ -144,10 +144,10 @@ def create(capi: CApi, models_path: str, device: str, properties: Sequence[Tuple
     status = capi.lib.ov_genai_llm_pipeline_create(models_path.encode("utf-8"), device.encode("utf-8"),
                                                    len(strings), out, *strings)
     if status != 0:
+        what = "file" if models_path.endswith(".gguf") else "folder"
+        hint = f"check the model {what} {models_path}, the device {device!r}"
         if properties:
-            hint = f"check the device {device!r} and the properties {', '.join(k for k, _ in properties)}"
-        else:
-            hint = f"check the model folder {models_path} and the device {device!r}"
+            hint += f" and the properties {', '.join(k for k, _ in properties)}"
         raise capi.error(status, "ov_genai_llm_pipeline_create", hint if status == _UNKNOWN_EXCEPTION else None)
     return out[0]
 

@@ -172,7 +172,26 @@ case("garbage-detokenizer-xml", lambda: ovgenai_c.LLMPipeline(copy_with("openvin
                                                               library=lib))
 case("missing-detokenizer-bin", lambda: ovgenai_c.LLMPipeline(copy_with("openvino_detokenizer.bin", None),
                                                               library=lib))
-case("gguf-file", lambda: ovgenai_c.LLMPipeline(os.path.join(os.path.dirname(TINY), "tiny.gguf"), library=lib))
+GGUF = os.path.join(os.path.dirname(TINY), "tiny.gguf")
+def gguf_with(data):
+    d = tempfile.mkdtemp()
+    with open(os.path.join(d, "m.gguf"), "wb") as fh:
+        fh.write(data)
+    return os.path.join(d, "m.gguf")
+with open(GGUF, "rb") as fh:
+    gguf_bytes = fh.read()
+case("truncated-gguf-header", lambda: ovgenai_c.LLMPipeline(gguf_with(gguf_bytes[:4096]), library=lib))
+case("truncated-gguf-tensors", lambda: ovgenai_c.LLMPipeline(gguf_with(gguf_bytes[:len(gguf_bytes) // 2]),
+                                                             library=lib))
+case("gguf-named-garbage", lambda: ovgenai_c.LLMPipeline(gguf_with(b"not a model at all"), library=lib))
+case("gguf-version-9", lambda: ovgenai_c.LLMPipeline(gguf_with(gguf_bytes[:4] + b"\\x09\\0\\0\\0" + gguf_bytes[8:]),
+                                                     library=lib))
+def gguf_answer():  # the bundled backend loads a GGUF file itself: the same answer as its IR folder
+    q = ovgenai_c.LLMPipeline(GGUF, library=lib)
+    try:
+        return q.generate("hello", max_new_tokens=3)
+    finally:
+        q.close()
 case("device-FOO", lambda: ovgenai_c.LLMPipeline(TINY, "FOO", library=lib))
 case("property-unknown", lambda: ovgenai_c.LLMPipeline(TINY, library=lib, NOT_A_PROPERTY="1"))
 case("property-bad-value", lambda: ovgenai_c.LLMPipeline(TINY, library=lib, INFERENCE_NUM_THREADS="many"))
@@ -180,6 +199,7 @@ print("LIVE", lib.live_handles(), flush=True)
 p = ovgenai_c.LLMPipeline(TINY, library=lib)
 case("works-after", lambda: p.generate("hello", max_new_tokens=3))
 p.close()
+case("gguf-file", gguf_answer)
 print(json.dumps({"results": results, "live": lib.live_handles()}))
 """
 
@@ -189,7 +209,10 @@ EXPECT_CREATE = {
     "empty-tokenizer-xml": "openvino_tokenizer.xml",
     "garbage-detokenizer-xml": "openvino_detokenizer",
     "missing-detokenizer-bin": "openvino_detokenizer.bin",
-    "gguf-file": "GGUF",
+    "truncated-gguf-header": "ends early",
+    "truncated-gguf-tensors": "truncated",
+    "gguf-named-garbage": "not a GGUF file",
+    "gguf-version-9": "GGUF version 9",
     "device-FOO": "FOO",
     "property-unknown": "NOT_A_PROPERTY",
     "property-bad-value": "INFERENCE_NUM_THREADS",
@@ -246,6 +269,7 @@ def test_bundled_bad_model_files_devices_properties(bundled_path):
         assert r["genai"], f"{name}: {r['type']} is not a GenAIError"
         assert needle.lower() in r["msg"].lower(), f"{name}: message does not name {needle!r}: {r['msg'][:400]}"
     assert res["works-after"]["ok"], res["works-after"]
+    assert res["gguf-file"] == res["works-after"]  # (the GGUF file itself: the IR folder's answer)
     assert out["live"] == 0
 
 
