@@ -27,8 +27,8 @@ _NOT_FOR_BATCHING = ("ATTENTION_BACKEND", "CACHE_DIR")
 
 def can_batch(provider: Any) -> bool:
     """Whether ``provider`` (a Provider) can be served through continuous batching: the bundled backend, an IR
-    folder."""
-    return type(provider) is Provider and provider.library_kind == "bundled" and provider.info.format == "ir"
+    folder or a GGUF file."""
+    return type(provider) is Provider and provider.library_kind == "bundled" and provider.info.format in ("ir", "gguf")
 
 
 class BatchedProvider(Provider):

@@ -22,7 +22,7 @@ def model_format(path: Union[str, os.PathLike]) -> Optional[str]:
     """``"ir"`` for an OpenVINO IR LLM folder (:func:`ovgenai_c.ir_folder.is_ir_folder`), ``"gguf"`` for a
     .gguf file, ``"whisper"`` for a Whisper IR folder (speech to text), else None."""
     p = Path(path)
-    if p.is_file() and p.name.lower().endswith(".gguf"):
+    if p.is_file() and p.suffix == ".gguf":  # (GenAI reads a GGUF by this exact extension)
         return "gguf"
     if is_ir_folder(p):
         return "ir"

@@ -180,11 +180,7 @@ class Provider:
         self.library = library
         self.pool = pool if pool is not None else default_pool()
         self.default_options = {**self.profile.options, **check_options(options or {})}
-        kind = self.library_kind = library_kind(library)
-        if self.info.format == "gguf" and kind == "bundled":
-            raise errors.NotSupportedError(
-                f"{self.path} is a GGUF file: the bundled backend loads OpenVINO IR folders. Convert it once with "
-                "`ovgenai-c convert GGUF [OUT]`, or use the official GenAI C library, which loads GGUF directly")
+        self.library_kind = library_kind(library)  # (both libraries load IR folders and GGUF files)
         whisper = self.info.format == "whisper"
         not_whisper = f"{self.path} is not a Whisper model folder, so it cannot transcribe"
         self.transcribe_refused = whisper_unsupported_reason(library) if whisper else None
@@ -320,7 +316,8 @@ class Provider:
         """The prompt's token count as the pipeline encodes it, with its own tokenizer and chat template: a
         ChatHistory — or a str, which GenAI puts through the template as one user message — rendered and encoded
         without special tokens; a raw str (or any str on a model without a template) encoded as it is, with them.
-        None where the tokenizer cannot be had (a GGUF file on the official library, a pipeline without one)."""
+        None where the tokenizer cannot be had (a GGUF file on the official library, which keeps it inside; a
+        pipeline without one). On the bundled backend a GGUF's pipeline writes the tokenizer the file carries as IR."""
         get = getattr(pipeline, "get_tokenizer", None)
         if get is None:
             return None

@@ -14,7 +14,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
-from ..provider import library_kind
 from .audio_api import AudioRoutes
 from .config import ServeConfig
 from .heap import CHECK_EVERY_S, HeapKeeper, collect_step_bytes
@@ -47,16 +46,6 @@ class ServerState:
     registry: ModelRegistry
 
 
-def _library_kind(library: Any) -> Optional[str]:
-    """:func:`~ovgenai_c.provider.library_kind`, None where the library cannot be opened (its requests say why)."""
-    from .. import errors
-
-    try:
-        return library_kind(library)
-    except (errors.GenAIError, OSError):
-        return None
-
-
 def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] = None,
                library: Any = None) -> Starlette:
     """The server for ``config``. ``provider_factory(path, index)`` makes the provider of pipeline ``index`` of a
@@ -65,7 +54,6 @@ def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] 
     config.check()
     keeper = HeapKeeper(collect_step_bytes())  # (checks OVGENAI_C_SERVE_COLLECT_MB before anything loads)
     registry = ModelRegistry(config, provider_factory or default_provider_factory(library))
-    registry.library_kind = _library_kind(library)
     state = ServerState(config, registry)
 
     async def root(request: Request) -> PlainTextResponse:

@@ -307,7 +307,7 @@ class OpenAIRoutes:
     async def models(self, request: Request) -> Response:
         registry = self.state.registry
         # (Whisper models are listed, as OpenAI lists its speech models: /v1/audio/transcriptions takes them)
-        data = [self._model_obj(e) for e in registry.entries() if registry.servable(e)] + \
+        data = [self._model_obj(e) for e in registry.entries()] + \
             [_remote_model_obj(n) for n in registry.remote_names()]
         return JSONResponse({"object": "list", "data": data})
 
@@ -317,7 +317,7 @@ class OpenAIRoutes:
         if self.state.registry.is_remote(name):
             return JSONResponse(_remote_model_obj(name))
         for e in self.state.registry.entries():
-            if e.name == name and self.state.registry.servable(e):
+            if e.name == name:
                 return JSONResponse(self._model_obj(e))
         raise HTTPError(404, f"no model named {name!r}", "model", "model_not_found")
 

@@ -188,7 +188,6 @@ class ModelRegistry:
             self.default_name = self._name_for(self.default_path)
         self._slots: Dict[str, ModelSlot] = {}
         self._lock = anyio.Lock()
-        self.library_kind: Optional[str] = None  # "bundled" / "official" (create_app sets it): what can be served
 
     def _name_for(self, path: Path) -> str:
         root = os.path.realpath(self.catalog.root)
@@ -206,14 +205,10 @@ class ModelRegistry:
             items.insert(0, self.catalog.entry(self.default_name, self.default_path))  # type: ignore[arg-type]
         return items
 
-    def servable(self, entry: ModelEntry) -> bool:
-        """Whether some route can use the model: not a GGUF file on the bundled backend (it loads IR folders)."""
-        return not (entry.format == "gguf" and self.library_kind == "bundled")
-
     def chat_entries(self) -> List[ModelEntry]:
-        """The local models that can chat here: :meth:`entries` without Whisper folders (speech to text: the
-        audio routes) and what cannot be served on this backend."""
-        return [e for e in self.entries() if e.format != "whisper" and self.servable(e)]
+        """The local models that can chat: :meth:`entries` without Whisper folders (speech to text: the audio
+        routes). (Both libraries serve IR folders and GGUF files.)"""
+        return [e for e in self.entries() if e.format != "whisper"]
 
     def is_remote(self, name: Optional[str]) -> bool:
         return name is not None and name in self.remote

@@ -126,7 +126,8 @@ def test_flags_are_checked_before_anything_loads(env, tmp_path, flags, needle):
 
 def test_a_missing_model_path_is_reported_before_the_library_loads(env, tmp_path):
     broken = dict(env, OVGENAI_C_LIBRARY=str(tmp_path / "no-library.so"))
-    for args in (["generate", "/no/such/model", "hi"], ["chat", "./no/such"], ["bench", "~/no/such.gguf"]):
+    for args in (["generate", "/no/such/model", "hi"], ["chat", "./no/such"], ["bench", "~/no/such.gguf"],
+                 ["generate", "such.gguf", "hi"]):  # (a bare .gguf name: neither a file here nor in the catalog)
         r = run_cli(broken, *args)
         assert r.returncode == 1 and r.stderr.strip() == f"ovgenai-c: error: model path does not exist: {args[1]}"
 
@@ -362,10 +363,11 @@ def test_models_lists_the_catalog(env, tmp_path):
     assert lines[0].split() == ["NAME", "FORMAT", "SIZE", "RUNS", "ON", "PROFILE"]
     assert [ln.split()[0] for ln in lines[1:4]] == ["a", "fam/b", "t.gguf"]  # none is the default: no '*'
     assert "max_output_tokens=7" in lines[2] and lines[3].split()[1] == "gguf"
-    assert lines[1].split()[4] == "bundled,official" and lines[3].split()[4] == "official"
+    assert lines[1].split()[4] == lines[3].split()[4] == "bundled,official"  # both libraries load a GGUF too
+    assert "both load IR folders and GGUF files" in r.stdout
     doc = json.loads(run_cli(env, "models", "--json", "--models-root", str(root)).stdout)
     assert [m["name"] for m in doc["models"]] == ["a", "fam/b", "t.gguf"]
-    assert [m["runs_on"] for m in doc["models"]] == [["bundled", "official"]] * 2 + [["official"]]
+    assert [m["runs_on"] for m in doc["models"]] == [["bundled", "official"]] * 3
     assert not any(m["default"] for m in doc["models"])
 
 
@@ -461,19 +463,36 @@ def test_bench_generates_the_tokens_asked_for_on_the_bundled_backend(tmp_path):
     assert json.loads(r.stdout)["per_run"][0]["generated_tokens"] < 24
 
 
-def test_convert_a_gguf_to_ir(env, tmp_path):
-    import importlib.util
+def _no_openvino_genai(env, tmp_path):
+    """``env`` with an ``openvino_genai`` package first on PYTHONPATH that refuses to be imported (checked)."""
+    shadow = tmp_path / "shadow" / "openvino_genai"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('openvino_genai is not installed here (test)')\n")
+    env = dict(env, PYTHONPATH=os.pathsep.join([str(shadow.parent), env["PYTHONPATH"]]))
+    probe = subprocess.run([sys.executable, "-c", "import openvino_genai"], env=env, capture_output=True, text=True,
+                           timeout=60)
+    assert probe.returncode != 0 and "openvino_genai is not installed here (test)" in probe.stderr
+    return env
 
-    if importlib.util.find_spec("openvino_genai") is None:
-        pytest.skip("openvino_genai (the conversion tool) is not installed")
+
+def test_convert_a_gguf_to_ir_without_openvino_genai(env, tmp_path):
+    # the bundled backend converts (python -m ovgenai_c.gguf_ir in a child): openvino_genai is not needed, and the
+    # weights are the ones GenAI writes for the same GGUF (tests/fixtures/tiny/ir was made by GenAI)
+    _bundled()
+    env = _no_openvino_genai(env, tmp_path)
     gguf = tmp_path / "tiny.gguf"
     shutil.copyfile(ROOT / "tests" / "fixtures" / "tiny" / "tiny.gguf", gguf)
     r = run_cli(env, "convert", str(gguf), str(tmp_path / "out"), timeout=180)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(tmp_path / "out")
+    assert "with the bundled backend" in r.stderr  # the progress line
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert names == ["openvino_detokenizer.bin", "openvino_detokenizer.xml", "openvino_model.bin",
                      "openvino_model.xml", "openvino_tokenizer.bin", "openvino_tokenizer.xml"]
+    for name in ("openvino_model.bin", "openvino_tokenizer.bin", "openvino_detokenizer.bin"):
+        assert (tmp_path / "out" / name).read_bytes() == (ROOT / "tests" / "fixtures" / "tiny" / "ir" / name
+                                                          ).read_bytes(), name
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".convert-")]  # its scratch folder is gone
     from ovgenai_c.provider import model_info
 
     assert "<|im_start|>" in model_info(tmp_path / "out").chat_template
@@ -481,6 +500,42 @@ def test_convert_a_gguf_to_ir(env, tmp_path):
     assert r.returncode == 1 and "exists and is not empty" in r.stderr
     r = run_cli(env, "convert", str(tmp_path / "nope.gguf"))
     assert r.returncode == 1 and "not a .gguf file" in r.stderr
+    # a file that only says it is a GGUF: the converter's reason, one line, and no output folder
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGUF\x03\x00\x00\x00")
+    r = run_cli(env, "convert", str(bad), str(tmp_path / "bad-ir"))
+    assert r.returncode == 1 and "is not a GGUF file" in r.stderr and "failed (exit 1)" in r.stderr, r.stderr
+    assert not (tmp_path / "bad-ir").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".convert-")]
+    _no_traceback(r)
+
+
+def test_generate_on_a_gguf_file_with_the_bundled_backend(tmp_path):
+    # the bundled backend loads the GGUF itself: the answer of the IR folder GenAI made from it (greedy, under the
+    # f32 precision hint of both models' profiles, briefly: the IR holds the weights f16-compressed, so long answers
+    # part after ~26 tokens, as GenAI's own GGUF and IR answers do)
+    env = cli_env(_bundled(), tmp_path)
+    fixtures = ROOT / "tests" / "fixtures" / "tiny"
+    models_dir = tmp_path / "models"
+    shutil.copytree(fixtures / "ir", models_dir / "tiny")
+    shutil.copyfile(fixtures / "tiny.gguf", models_dir / "tiny.gguf")
+    f32 = json.dumps({"properties": {"INFERENCE_PRECISION_HINT": "f32"}})
+    (models_dir / "tiny" / "ovgenai_c.profile.json").write_text(f32)
+    (models_dir / "tiny.ovgenai_c.profile.json").write_text(f32)
+    docs = {}
+    for name in ("tiny", "tiny.gguf"):
+        r = run_cli(env, "generate", str(models_dir / name), "Hello", "-n", "8", "--temperature", "0", "--json",
+                    timeout=180)
+        assert r.returncode == 0, r.stderr
+        docs[name] = json.loads(r.stdout)
+    got, want = docs["tiny.gguf"], docs["tiny"]
+    assert got["library_kind"] == "bundled" and got["model"] == str(models_dir / "tiny.gguf")
+    assert got["text"] and got["text"] == want["text"] and got["finish_reason"] == "length"
+    assert got["usage"] == want["usage"] and got["usage"]["completion_tokens"] == 8
+    # by catalog name too, and streamed (the plain output is the same text)
+    r = run_cli(env, "generate", "tiny.gguf", "Hello", "-n", "8", "--temperature", "0", "--models-root",
+                str(models_dir), timeout=180)
+    assert r.returncode == 0 and r.stdout == want["text"] + "\n", r.stderr
 
 
 def test_generate_prompt_from_stdin(env, model):

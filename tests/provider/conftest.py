@@ -20,6 +20,18 @@ def model(tmp_path) -> Path:
     return make_ir(tmp_path / "model")
 
 
+@pytest.fixture(scope="module")
+def bundled():
+    """The real bundled backend (skips the test when it is not built)."""
+    from ovgenai_c import _loader
+    from testsupport import bundled_library_path
+
+    p = bundled_library_path()
+    if p is not None and p.is_file():
+        return _loader.open_library(str(p))
+    pytest.skip("the bundled backend is not built (ovgenai_c/_bundled/ or native/build/libovgenai_c_bundled.so)")
+
+
 @pytest.fixture
 def pool():
     p = SessionPool()

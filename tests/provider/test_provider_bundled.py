@@ -5,21 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from ovgenai_c import _loader
 from ovgenai_c.provider import Provider, SessionPool
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_IR = ROOT / "tests" / "fixtures" / "tiny" / "ir"
-
-
-@pytest.fixture(scope="module")
-def bundled():
-    from testsupport import bundled_library_path
-
-    p = bundled_library_path()
-    if p is not None and p.is_file():
-        return _loader.open_library(str(p))
-    pytest.skip("the bundled backend is not built (ovgenai_c/_bundled/ or native/build/libovgenai_c_bundled.so)")
 
 
 def test_tiny_model_through_the_provider(bundled, monkeypatch):

@@ -15,6 +15,7 @@ from serve_helpers import ServerThread, wait_until
 from testsupport import kept_native_objects, transient_native_objects
 
 TINY_IR = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "ir"
+TINY_GGUF = TINY_IR.parent / "tiny.gguf"
 
 HELLO = [{"role": "user", "content": "Hello"}]
 
@@ -60,25 +61,66 @@ def test_model_listings(client):
     assert show["capabilities"] == ["completion"] and "im_start" in show["template"]
 
 
-def test_listings_leave_out_what_cannot_chat_here(bundled, tmp_path):
-    # a GGUF file cannot be served by the bundled backend (IR folders only): listed nowhere; a Whisper folder is
-    # listed by /v1/models (its audio routes take it, as OpenAI lists its speech models) but not by /api/tags (no
-    # Ollama route takes it), and /api/show does not claim "completion" for it
+def test_listings_show_gguf_files_and_leave_out_what_cannot_chat(bundled, tmp_path):
+    # a GGUF file is served by the bundled backend too (it loads the file itself): listed by both APIs like an IR
+    # folder; a Whisper folder is listed by /v1/models (its audio routes take it, as OpenAI lists its speech
+    # models) but not by /api/tags (no Ollama route takes it), and /api/show does not claim "completion" for it
     import shutil
 
     from abi_double.controls import make_whisper_dir
 
     root = tmp_path / "models"
     shutil.copytree(TINY_IR, root / "tiny")
-    (root / "llama.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
+    shutil.copyfile(TINY_GGUF, root / "llama.gguf")
     make_whisper_dir(root / "whisper")
     cfg = ServeConfig(models_root=root, default_model=root / "tiny")
     with ServerThread(create_app(cfg, library=bundled)) as srv, httpx.Client(base_url=srv.url, timeout=60) as c:
-        assert [m["id"] for m in c.get("/v1/models").json()["data"]] == ["tiny", "whisper"]
-        assert c.get("/v1/models/llama.gguf").status_code == 404
-        assert [t["name"] for t in c.get("/api/tags").json()["models"]] == ["tiny"]
+        assert [m["id"] for m in c.get("/v1/models").json()["data"]] == ["llama.gguf", "tiny", "whisper"]
+        assert c.get("/v1/models/llama.gguf").json()["id"] == "llama.gguf"
+        tags = c.get("/api/tags").json()["models"]
+        assert [t["name"] for t in tags] == ["llama.gguf", "tiny"]
+        assert tags[0]["size"] == TINY_GGUF.stat().st_size and tags[0]["digest"]
         assert c.post("/api/show", json={"model": "tiny"}).json()["capabilities"] == ["completion"]
+        show = c.post("/api/show", json={"model": "llama.gguf"}).json()
+        assert show["capabilities"] == ["completion"] and "im_start" in show["template"]  # (the GGUF's own)
         assert c.post("/api/show", json={"model": "whisper"}).json()["capabilities"] == []
+        assert srv.state.registry.loaded() == []  # listing loads nothing
+
+
+@pytest.mark.parametrize("batching", [True, False], ids=["continuous-batching", "one-at-a-time"])
+def test_a_gguf_file_is_served_with_its_ir_folders_answers(bundled, tmp_path, batching):
+    # real requests to the GGUF file through both APIs: the text (and usage) of the IR folder GenAI made from it.
+    # Both models run under the f32 precision hint (their profiles) and answer briefly: the IR holds the weights
+    # GenAI compressed to f16 when it saved them, so long greedy answers part after ~26 tokens (GenAI's own do too)
+    import shutil
+
+    root = tmp_path / "models"
+    shutil.copytree(TINY_IR, root / "tiny")
+    shutil.copyfile(TINY_GGUF, root / "tiny.gguf")
+    f32 = json.dumps({"properties": {"INFERENCE_PRECISION_HINT": "f32"}})
+    (root / "tiny" / "ovgenai_c.profile.json").write_text(f32)
+    (root / "tiny.ovgenai_c.profile.json").write_text(f32)  # a GGUF's profile: <name>.ovgenai_c.profile.json
+    cfg = ServeConfig(models_root=root, default_model=root / "tiny", batching=batching)
+    with ServerThread(create_app(cfg, library=bundled)) as srv, httpx.Client(base_url=srv.url, timeout=120) as c:
+        def chat(model):
+            r = c.post("/v1/chat/completions", json={"model": model, "messages": HELLO, "max_tokens": 8,
+                                                      "temperature": 0})
+            assert r.status_code == 200, r.text
+            return r.json()
+
+        want, got = chat("tiny"), chat("tiny.gguf")
+        assert got["model"] == "tiny.gguf" and got["choices"][0]["message"]["content"]
+        assert got["choices"] == want["choices"] and got["usage"] == want["usage"]
+        assert got["usage"] == {"prompt_tokens": 52, "completion_tokens": 8, "total_tokens": 60}
+        answers = [c.post("/api/generate", json={"model": model, "prompt": "What is the capital of France?",
+                                                  "stream": False, "options": {"num_predict": 8,
+                                                                               "temperature": 0}}).json()
+                   for model in ("tiny", "tiny.gguf")]
+        assert answers[1]["response"] and answers[1]["response"] == answers[0]["response"]
+        assert answers[1]["eval_count"] == 8
+        slot = srv.state.registry.get_loaded("tiny.gguf")
+        assert slot.batched == batching and slot.providers[0].info.format == "gguf"
+        assert slot.providers[0].capabilities.context_length == 2048  # from the GGUF's metadata
 
 
 # --- OpenAI ----------------------------------------------------------------------------------------------
