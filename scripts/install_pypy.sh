@@ -12,9 +12,10 @@
 # metadata are the same for every Python; their pybind module stays unused — then builds and installs ovgenai_c
 # from this source tree with the venv's own interpreter. The versions are pyproject.toml's.
 #
-# The GGUF -> OpenVINO IR conversion of the default model needs openvino_genai, a CPython extension too: point
-# OVGENAI_C_CONVERT_PYTHON at a CPython that has it (`python3 -m pip install '.[convert]'`), once per model; the
-# official library (OPENVINO_GENAI_DIR) needs neither, it loads the GGUF itself.
+# The GGUF -> OpenVINO IR conversion of the default model runs here too (the bundled backend does it:
+# ovgenai_c.gguf_ir). The Whisper models' conversion needs openvino_tokenizers' and transformers' Python side,
+# CPython extensions: point OVGENAI_C_CONVERT_PYTHON at a CPython that has them (`python3 -m pip install
+# '.[convert]'`), once per model.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 if [[ $# -lt 1 ]]; then
