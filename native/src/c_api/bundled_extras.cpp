@@ -1,5 +1,5 @@
 // ovgenai_c_bundled_* extras: version, thread-local last error, live handle counters, cancel-only and token
-// streaming, apply_chat_template, generate from token ids, generated ids and scores of results.
+// streaming, apply_chat_template, generate from token ids, generated ids and scores of results, GGUF -> IR.
 #include <atomic>
 
 #include "c_api/capi.hpp"
