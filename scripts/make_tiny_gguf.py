@@ -52,6 +52,8 @@ from typing import Dict, Iterable, Mapping, Optional, Union
 import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from make_tiny_model import _gpt2_byte_of  # noqa: E402  (the tiny model's GPT-2 byte table, shared)
 TINY_GGUF = REPO / "tests" / "fixtures" / "tiny" / "tiny.gguf"  # the vocabulary's source (committed)
 
 DEFAULT_SEED = 20261207
@@ -122,20 +124,6 @@ def read_tokenizer(source: Union[str, pathlib.Path] = TINY_GGUF):
     types = [int(r.fields["tokenizer.ggml.token_type"].parts[i][0]) for i in r.fields["tokenizer.ggml.token_type"].data]
     return (strs("tokenizer.ggml.tokens"), types, strs("tokenizer.ggml.merges"),
             r.fields["tokenizer.chat_template"].contents(), r.fields["tokenizer.ggml.pre"].contents())
-
-
-def _gpt2_byte_of(ch: str) -> Optional[int]:
-    """Inverse of GPT-2's bytes_to_unicode for a single-character token, or None."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    table = {chr(c): b for b, c in zip(bs, cs)}
-    return table.get(ch) if len(ch) == 1 else None
 
 
 def suppressed_tokens(tokens) -> np.ndarray:

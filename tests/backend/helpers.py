@@ -3,6 +3,26 @@ from __future__ import annotations
 
 import contextlib
 import os
+from pathlib import Path
+
+
+def openvino_wheel_paths():
+    """(include folder, libopenvino, openvino_tokenizers extension) of the openvino / openvino_tokenizers wheels, for
+    native test programs; skips the test without them. Found, not imported: this process may have another OpenVINO
+    mapped already (the bundled backend's)."""
+    import importlib.util
+
+    import pytest
+
+    specs = [importlib.util.find_spec(name) for name in ("openvino", "openvino_tokenizers")]
+    if None in specs:
+        pytest.skip("the openvino / openvino_tokenizers wheels are not installed")
+    root, tokenizers = (Path(s.submodule_search_locations[0]) for s in specs)
+    libs = sorted((root / "libs").glob("libopenvino.so*"), key=lambda p: len(p.name))
+    ext = tokenizers / "lib" / "libopenvino_tokenizers.so"
+    if not (root / "include").is_dir() or not libs or not ext.is_file():
+        pytest.skip("the openvino wheel's headers / library or the tokenizers extension are missing")
+    return root / "include", libs[-1], ext
 
 
 def default_backend() -> str:

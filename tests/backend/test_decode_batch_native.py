@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import openvino_wheel_paths
 from testsupport import native_unit, nlohmann_include
 
 pytestmark = pytest.mark.engine_explicit  # no pipeline: once per run, not again in the SDPA pass
@@ -20,24 +21,9 @@ SOURCES = [NATIVE / "engine" / "tokenizer.cpp", *sorted((NATIVE / "json").glob("
            Path(__file__).with_name("decode_batch_main.cpp")]
 
 
-def _openvino_paths():
-    import importlib.util
-
-    # found, not imported: this process may have another OpenVINO mapped already (the bundled backend's)
-    specs = [importlib.util.find_spec(name) for name in ("openvino", "openvino_tokenizers")]
-    if None in specs:
-        pytest.skip("the openvino / openvino_tokenizers wheels are not installed")
-    root, tokenizers = (Path(s.submodule_search_locations[0]) for s in specs)
-    libs = sorted((root / "libs").glob("libopenvino.so*"), key=lambda p: len(p.name))
-    ext = tokenizers / "lib" / "libopenvino_tokenizers.so"
-    if not (root / "include").is_dir() or not libs or not ext.is_file():
-        pytest.skip("the openvino wheel's headers / library or the tokenizers extension are missing")
-    return root / "include", libs[-1], ext
-
-
 @pytest.fixture(scope="module")
 def decode_batch_exe():
-    include, libopenvino, ext = _openvino_paths()
+    include, libopenvino, ext = openvino_wheel_paths()
     inputs = SOURCES + [NATIVE / "engine" / "tokenizer.hpp"] + sorted(NATIVE.glob("json/*.hpp")) \
         + sorted(NATIVE.glob("common/*.hpp"))
     exe = native_unit("decode-batch", ["-std=c++17", "-O1", "-I", str(NATIVE), "-isystem", str(include), "-isystem",

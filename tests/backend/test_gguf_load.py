@@ -455,19 +455,14 @@ def test_smollm2_q4_1_gguf_matches_genai_and_its_ir(smol_oracle, bundled_lib):
     cases = [c for c in smol_oracle["tokens"] if c["templated"]]
     want = [c["output_ids"] for c in cases]
     texts = [c["text"] for c in smol_oracle["text"] if c["templated"]]
-    if (SMOL_IR / "openvino_model.xml").is_file():
-        ir = _need(_open(SMOL_IR, bundled_lib), str(SMOL_IR))
+    models = [(SMOL_IR, "bundled IR")] if (SMOL_IR / "openvino_model.xml").is_file() else []
+    for model, what in models + [(SMOL_GGUF, "bundled GGUF")]:
+        pipe = _need(_open(model, bundled_lib), str(model))
         try:
-            assert _token_outputs_n(ir, cases, SMOL_NEW) == want, "bundled IR != GenAI GGUF"
-            assert [str(ir.generate(p, max_new_tokens=SMOL_NEW)) for p in SMOL_PROMPTS] == texts
+            assert _token_outputs_n(pipe, cases, SMOL_NEW) == want, f"{what} != GenAI GGUF"
+            assert [str(pipe.generate(p, max_new_tokens=SMOL_NEW)) for p in SMOL_PROMPTS] == texts, what
         finally:
-            ir.close()
-    pipe = _need(_open(SMOL_GGUF, bundled_lib), str(SMOL_GGUF))
-    try:
-        assert _token_outputs_n(pipe, cases, SMOL_NEW) == want, "bundled GGUF != GenAI GGUF"
-        assert [str(pipe.generate(p, max_new_tokens=SMOL_NEW)) for p in SMOL_PROMPTS] == texts
-    finally:
-        pipe.close()
+            pipe.close()
 
 
 def _token_outputs_n(pipe, cases, n) -> list:
