@@ -317,12 +317,13 @@ def make_gguf(path: Union[str, pathlib.Path], arch: str = "llama",
               weight_type: Union[str, Mapping[str, str]] = "F16", *, embed_type: Optional[str] = None,
               output_type: Optional[str] = None, seed: int = DEFAULT_SEED, tokenizer_pre: Optional[str] = None,
               file_type: Optional[int] = None, arch_name: Optional[str] = None, omit_keys: Iterable[str] = (),
-              omit_tensors: Iterable[str] = (), vocab_source: Union[str, pathlib.Path] = TINY_GGUF
-              ) -> pathlib.Path:
+              omit_tensors: Iterable[str] = (), vocab_source: Union[str, pathlib.Path] = TINY_GGUF,
+              int_overrides: Optional[Mapping[str, int]] = None) -> pathlib.Path:
     """Write the model described in the module docstring to ``path`` (returned). ``weight_type``: one type for
     every matrix ("F16", "F32", "Q4_0", "Q4_1", "Q8_0", "Q4_K", "Q6_K", "Q5_0", "Q2_K"), a preset of PRESETS
     ("Q4_K_M", "MIXED") or a {role: type} mapping; ``embed_type`` / ``output_type`` override token_embd's and the
-    LM head's type; ``output_type="tied"`` writes no output.weight."""
+    LM head's type; ``output_type="tied"`` writes no output.weight; ``int_overrides`` writes those metadata keys with
+    other (u32) values, e.g. a head count its tensors disagree with."""
     import gguf
 
     if arch not in ARCHS:
@@ -372,6 +373,8 @@ def make_gguf(path: Union[str, pathlib.Path], arch: str = "llama",
     kv.append(("tokenizer.ggml.add_bos_token", lambda: w.add_add_bos_token(False)))
     kv.append(("tokenizer.ggml.add_space_prefix", lambda: w.add_add_space_prefix(False)))
     kv.append(("tokenizer.chat_template", lambda: w.add_chat_template(template)))
+    for key, value in (int_overrides or {}).items():
+        kv = [(k, add) for k, add in kv if k != key] + [(key, lambda key=key, value=value: w.add_uint32(key, value))]
     unknown = omit_keys - {k for k, _ in kv} - {"general.architecture"}
     if unknown:
         raise ValueError(f"omit_keys names keys this generator does not write: {sorted(unknown)}")

@@ -401,6 +401,10 @@ BAD_CASES = {
     # GenAI refuses F32 projections ("Unsupported quantization type"); F32 stays fine for norms and tables
     "tensor-type-F32-projection": (lambda d, p: make_tiny_gguf.make_gguf(p, "llama", {"attn_v": "F32"}, file_type=1),
                                    r"projection weights", ["F32", "blk.0.attn_v.weight"]),
+    # tensors that disagree with the metadata: refused naming the tensor, before anything is built
+    "shape-disagrees": (lambda d, p: make_tiny_gguf.make_gguf(p, "llama", "Q8_0",
+                                                              int_overrides={"llama.attention.head_count_kv": 4}),
+                        r"has the shape \[256, 128\].*needs \[256, 256\]", ["blk.0.attn_k.weight"]),
     "missing-key": (lambda d, p: make_tiny_gguf.make_gguf(p, "llama", "Q8_0", omit_keys=["llama.block_count"]),
                     r".", ["llama.block_count"]),
     "missing-architecture": (lambda d, p: make_tiny_gguf.make_gguf(p, "llama", "Q8_0",

@@ -61,6 +61,70 @@ Config read_config(const GgufFile& f) {
     return c;
 }
 
+// ---------------------------------------------------------------- shapes
+
+const TensorInfo& tensor(const GgufFile& f, const std::string& name) {
+    const TensorInfo* t = f.find_tensor(name);
+    if (!t)
+        throw std::runtime_error("GGUF file '" + f.path() + "' lacks the tensor '" + name + "'");
+    return *t;
+}
+
+std::string dims_text(const std::vector<uint64_t>& dims) {
+    std::string s = "[";
+    for (size_t i = 0; i < dims.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(dims[i]);
+    return s + "]";
+}
+
+// Every tensor the model uses has the shape the metadata gives it (GGUF order: input size first), checked before
+// anything is decoded or built: a file whose tensors disagree with its metadata is refused naming the tensor, instead
+// of failing inside OpenVINO's shape inference or allocating what the metadata claims.
+void check_shapes(const GgufFile& f, const Config& c) {
+    const uint64_t hidden = static_cast<uint64_t>(c.hidden);
+    const uint64_t q_size = static_cast<uint64_t>(c.heads) * static_cast<uint64_t>(c.head_size);
+    const uint64_t kv_size = static_cast<uint64_t>(c.kv_heads) * static_cast<uint64_t>(c.head_size);
+    auto want = [&](const std::string& name, std::vector<uint64_t> dims, bool required = true) {
+        const TensorInfo* t = required ? &tensor(f, name) : f.find_tensor(name);
+        if (!t)
+            return;
+        for (size_t i = 0; i < dims.size(); ++i)
+            if (dims[i] == 0)  // (0: any size)
+                dims[i] = i < t->dims.size() ? t->dims[i] : 0;
+        if (t->dims != dims)
+            throw std::runtime_error("GGUF tensor '" + name + "' has the shape " + dims_text(t->dims) +
+                                     "; the model's metadata (" + c.arch + ": hidden size " + std::to_string(c.hidden) +
+                                     ", " + std::to_string(c.heads) + " heads and " + std::to_string(c.kv_heads) +
+                                     " key/value heads of " + std::to_string(c.head_size) + ") needs " +
+                                     dims_text(dims));
+    };
+    want("token_embd.weight", {hidden, 0});
+    want("output_norm.weight", {hidden});
+    want("output.weight", {hidden, 0}, false);
+    for (int layer = 0; layer < c.layers; ++layer) {
+        const std::string blk = "blk." + std::to_string(layer) + ".";
+        want(blk + "attn_norm.weight", {hidden});
+        want(blk + "ffn_norm.weight", {hidden});
+        want(blk + "attn_q.weight", {hidden, q_size});
+        want(blk + "attn_k.weight", {hidden, kv_size});
+        want(blk + "attn_v.weight", {hidden, kv_size});
+        want(blk + "attn_output.weight", {q_size, hidden});
+        for (const char* b : {"attn_q.bias", "attn_k.bias", "attn_v.bias"})
+            want(blk + b, {std::string(b) == "attn_q.bias" ? q_size : kv_size}, false);
+        want(blk + "attn_output.bias", {hidden}, false);
+        want(blk + "attn_q_norm.weight", {static_cast<uint64_t>(c.head_size)}, false);
+        want(blk + "attn_k_norm.weight", {static_cast<uint64_t>(c.head_size)}, false);
+        const TensorInfo& gate = tensor(f, blk + "ffn_gate.weight");
+        const uint64_t ffn = gate.dims.size() == 2 ? gate.dims[1] : 0;
+        want(blk + "ffn_gate.weight", {hidden, ffn});
+        want(blk + "ffn_up.weight", {hidden, ffn});
+        want(blk + "ffn_down.weight", {ffn, hidden});
+        for (const char* b : {"ffn_gate.bias", "ffn_up.bias"})
+            want(blk + b, {ffn}, false);
+        want(blk + "ffn_down.bias", {hidden}, false);
+    }
+}
+
 // ---------------------------------------------------------------- small constructors
 
 std::shared_ptr<op::v0::Constant> i64s(ov::Shape shape, std::vector<int64_t> v) {
@@ -95,13 +159,6 @@ Out transpose(const Out& x, std::vector<int32_t> order) {
 }
 
 // ---------------------------------------------------------------- weights as subgraphs
-
-const TensorInfo& tensor(const GgufFile& f, const std::string& name) {
-    const TensorInfo* t = f.find_tensor(name);
-    if (!t)
-        throw std::runtime_error("GGUF file '" + f.path() + "' lacks the tensor '" + name + "'");
-    return *t;
-}
 
 // The Hugging Face name GenAI gives a weight constant ("blk.3.attn_q.weight" -> "model.layers[3].self_attn.q_proj.weight")
 std::string hf_name(const std::string& gguf_name) {
@@ -388,6 +445,7 @@ void name_output(const std::shared_ptr<N>& node, const std::string& name) {
 
 std::shared_ptr<ov::Model> build_language_model(const GgufFile& f) {
     const Config c = read_config(f);
+    check_shapes(f, c);
     auto parameter = [](ov::element::Type t, ov::PartialShape shape, const char* name) {
         auto p = std::make_shared<op::v0::Parameter>(t, std::move(shape));
         name_output(p, name);
