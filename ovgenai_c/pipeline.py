@@ -383,6 +383,8 @@ class OwnedPipeline(NotCopyable):
             return
         if st.owner.is_current():
             raise RuntimeError(f"{type(self).__name__}.close() cannot be called from inside its own streamer")
+        if not st.closed:
+            _native_memory.before_close()
         job = st.free_on_owner()
         if hasattr(self, "_finalizer"):
             self._finalizer.detach()
