@@ -95,7 +95,11 @@ def transient_native_objects(library: Any, kinds: Any) -> Dict[str, int]:
     """Live handles of ``library`` (a LoadedLibrary with the bundled counter, or the double) by kind, minus what
     :func:`kept_native_objects` accounts for: all zero when nothing leaked. Both are read with the cyclic GC off:
     a collection between the two reads (any allocation can start one) would free results that only a garbage cycle
-    still held — counted as kept by the first read, gone from the second (a false "-4 results" seen here)."""
+    still held — counted as kept by the first read, gone from the second (a false "-4 results" seen here). On PyPy
+    what was dropped is collected first (settle_garbage): a collection that has already cleared a dropped result's
+    weak reference (no longer "kept") may not have run its native free yet (a "+1 results" seen on an AMD EPYC,
+    whose cache sizes set PyPy's nursery, and so when collections happen)."""
+    settle_garbage()
     enabled = gc.isenabled()
     gc.disable()
     try:
