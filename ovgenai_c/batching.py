@@ -254,7 +254,7 @@ class ContinuousBatchingPipeline(NotCopyable):
                 "LLMPipeline objects there")
         if tokenizer_properties:
             raise errors.NotSupportedError("tokenizer_properties are not supported by the bundled backend")
-        path = check_model_path(models_path, lib.kind, with_tokenizer=tokenizer is None)
+        path = check_model_path(models_path, with_tokenizer=tokenizer is None)
         if not isinstance(device, str):
             raise errors.DeviceError(f"device must be a str such as 'CPU', not {type(device).__name__}")
         if properties is not None and not isinstance(properties, dict):

@@ -48,7 +48,7 @@ def _check_text(value: str, what: str) -> bytes:
             f"{what} is not valid Unicode text: {exc.reason} at index {exc.start}") from None
 
 
-def check_model_path(models_path: Any, kind: str, with_tokenizer: bool = True) -> str:
+def check_model_path(models_path: Any, with_tokenizer: bool = True) -> str:
     """Check what can be checked before calling in, so the user learns the real cause (``with_tokenizer=False``:
     a folder that needs only the model IR, its tokenizer given as an object)."""
     if not isinstance(models_path, (str, os.PathLike)):
@@ -543,7 +543,7 @@ class LLMPipeline(OwnedPipeline):
             shown = "<model in memory>"
         else:
             shown = (self._check_model_path(form.models_path, lib) if tokenizer is None
-                     else check_model_path(form.models_path, lib.kind, with_tokenizer=False))
+                     else check_model_path(form.models_path, with_tokenizer=False))
             if tokenizer is not None:
                 if not Path(shown).is_dir():
                     raise errors.NotSupportedError(
@@ -634,7 +634,7 @@ class LLMPipeline(OwnedPipeline):
     # --- life cycle ----------------------------------------------------------------------------------
     def _check_model_path(self, models_path: Any, lib: _loader.LoadedLibrary) -> str:
         """The model path as a str, checked before calling in (an IR LLM folder, or a GGUF file)."""
-        return check_model_path(models_path, lib.kind)
+        return check_model_path(models_path)
 
     def _initial_config(self, path: str) -> GenerationConfig:
         """What GenAI's pipeline starts from: the folder's generation_config.json, the eos token from the

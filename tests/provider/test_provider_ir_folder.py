@@ -22,7 +22,7 @@ def test_a_complete_folder_is_an_ir_folder_everywhere(tmp_path):
     d = _folder(tmp_path / "root" / "m", IR_FILES)
     assert is_ir_folder(d) and missing_ir_files(d) == []
     assert model_format(d) == "ir"
-    assert check_model_path(d, "bundled") == str(d)
+    assert check_model_path(d) == str(d)
     assert [e.name for e in Catalog(tmp_path / "root").list()] == ["m"]
 
 
@@ -33,7 +33,7 @@ def test_a_folder_lacking_any_one_file_is_no_ir_folder_anywhere(tmp_path, lackin
     assert model_format(d) is None  # the catalog's view
     assert Catalog(tmp_path / "root").list() == []
     with pytest.raises(errors.ModelNotFoundError, match=f"lacks {lacking} "):  # the pipeline's view
-        check_model_path(d, "bundled")
+        check_model_path(d)
     assert models.missing_ir_files is missing_ir_files and models.IR_FILES is IR_FILES  # the converter's view
 
 
