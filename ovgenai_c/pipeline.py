@@ -383,14 +383,18 @@ class OwnedPipeline(NotCopyable):
             return
         if st.owner.is_current():
             raise RuntimeError(f"{type(self).__name__}.close() cannot be called from inside its own streamer")
+        collect_interrupted = False
         if not st.closed:
-            _native_memory.before_close()
+            try:
+                _native_memory.before_close()
+            except KeyboardInterrupt:  # (a Ctrl-C during PyPy's collection: raised once the pipeline is freed)
+                collect_interrupted = True
         job = st.free_on_owner()
         if hasattr(self, "_finalizer"):
             self._finalizer.detach()
         interrupted = job.wait_uninterrupted() if job is not None else False
         st.owner.join()
-        if interrupted:
+        if interrupted or collect_interrupted:
             raise KeyboardInterrupt
 
     @property
