@@ -74,6 +74,18 @@ def bundled_library_path() -> "Path | None":
     return next((p for p in _loader.bundled_candidates() if p.is_file()), None)
 
 
+def open_bundled_or_skip(hint: str = "") -> Any:
+    """The real bundled backend as a LoadedLibrary (opened beside the process default), or the test skipped."""
+    import pytest
+
+    from ovgenai_c import _loader
+
+    p = bundled_library_path()
+    if p is not None and p.is_file():
+        return _loader.open_library(str(p))
+    pytest.skip("the bundled backend is not built" + hint)
+
+
 def kept_native_objects(library_path: Any) -> Dict[str, int]:
     """The native objects of the library at ``library_path`` that open pipelines keep between calls without any
     being leaked, by live-handle kind: "config", the native form of a pipeline's last per-call config (one at most

@@ -23,13 +23,9 @@ def model(tmp_path) -> Path:
 @pytest.fixture(scope="module")
 def bundled():
     """The real bundled backend (skips the test when it is not built)."""
-    from ovgenai_c import _loader
-    from testsupport import bundled_library_path
+    from testsupport import open_bundled_or_skip
 
-    p = bundled_library_path()
-    if p is not None and p.is_file():
-        return _loader.open_library(str(p))
-    pytest.skip("the bundled backend is not built (ovgenai_c/_bundled/ or native/build/libovgenai_c_bundled.so)")
+    return open_bundled_or_skip(" (ovgenai_c/_bundled/ or native/build/libovgenai_c_bundled.so)")
 
 
 @pytest.fixture

@@ -16,13 +16,9 @@ TINY_IR = ROOT / "tests" / "fixtures" / "tiny" / "ir"
 
 @pytest.fixture(scope="session")
 def bundled():
-    from ovgenai_c import _loader
-    from testsupport import bundled_library_path
+    from testsupport import open_bundled_or_skip
 
-    p = bundled_library_path()
-    if p is not None and p.is_file():
-        return _loader.open_library(str(p))
-    pytest.skip("the bundled backend is not built")
+    return open_bundled_or_skip()
 
 
 @pytest.fixture(scope="session")
