@@ -87,8 +87,9 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     while (dir.size() > 1 && dir.back() == '/')
         dir.pop_back();
     // A GGUF file (GenAI's test: the .gguf extension) is read and built in memory (engine/gguf/), else an IR folder.
+    const bool from_gguf = ends_with(dir, ".gguf");
     std::unique_ptr<gguf::GgufFile> gguf_file;
-    if (ends_with(dir, ".gguf")) {
+    if (from_gguf) {
         if (!is_file(dir))
             throw std::runtime_error("GGUF file '" + models_path + "' does not exist or is not a file");
         gguf_file = std::make_unique<gguf::GgufFile>(dir);
@@ -141,7 +142,7 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     bool save_ir = false;
     if (device == "CPU") {
         std::error_code ec;
-        const auto weights = std::filesystem::file_size(gguf_file ? dir : dir + "/openvino_model.bin", ec);
+        const auto weights = std::filesystem::file_size(from_gguf ? dir : dir + "/openvino_model.bin", ec);
         static_decode = !ec && weights <= kStaticDecodeMaxWeights;
     }
     if (const char* env = std::getenv("OVGENAI_C_STATIC_DECODE"); env && *env)
@@ -198,7 +199,7 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
 
     load_tokenizers_extension();
     std::shared_ptr<ov::Model> model;
-    if (gguf_file) {
+    if (from_gguf) {
         gguf::TokenizerModels tokenizers = gguf::build_tokenizer_models(*gguf_file);
         model = gguf::build_language_model(*gguf_file);
         max_context_ = gguf::context_length(*gguf_file);
@@ -256,7 +257,7 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
             vocab_size_ = static_cast<size_t>(ps[ps.rank().get_length() - 1].get_length());
     }
 
-    if (!ends_with(dir, ".gguf") && is_file(dir + "/generation_config.json"))
+    if (!from_gguf && is_file(dir + "/generation_config.json"))
         config_.update_from_json_file(dir + "/generation_config.json");
     if (config_.eos_token_id == -1 && tokenizer_->eos_token_id() >= 0)
         config_.set_eos_token_id(tokenizer_->eos_token_id());
