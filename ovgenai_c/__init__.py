@@ -21,6 +21,10 @@ from ._streaming import StreamingStatus
 from ._loader import library_info, load_library, open_library
 from .unsupported import REFUSED as _REFUSED
 
+_PARSERS = ("Parser", "ReasoningParser", "DeepSeekR1ReasoningParser", "Phi4ReasoningParser", "Llama3PythonicToolParser",
+            "Llama3JsonToolParser", "VLLMParserWrapper", "IncrementalParser", "ReasoningIncrementalParser",
+            "DeepSeekR1ReasoningIncrementalParser", "Phi4ReasoningIncrementalParser")  # (ovgenai_c.parsers.__all__)
+
 def draft_model(*args: Any, **kwargs: Any) -> Any:
     """openvino_genai's speculative-decoding property: the GenAI C API cannot pass a draft model, so this refuses."""
     raise NotSupportedError("draft_model(): speculative decoding needs a draft pipeline object, which the GenAI C API "
@@ -31,7 +35,8 @@ _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeli
          "TextStream": ("pipeline", "TextStream"),
          "Tokenizer": ("tokenizer", "Tokenizer"), "TokenizedInputs": ("tokenizer", "TokenizedInputs"),
          "Tensor": ("tensor", "Tensor"), "StreamerBase": ("streamers", "StreamerBase"),
-         "TextStreamer": ("streamers", "TextStreamer"),
+         "TextStreamer": ("streamers", "TextStreamer"), "TextParserStreamer": ("streamers", "TextParserStreamer"),
+         **{name: ("parsers", name) for name in _PARSERS},
          "WhisperPipeline": ("whisper_pipeline", "WhisperPipeline"),
          "ASRPipeline": ("asr_pipeline", "ASRPipeline"), "ASRGenerationConfig": ("asr_config", "ASRGenerationConfig"),
          "ASRDecodedResults": ("asr_results", "ASRDecodedResults"),
@@ -83,7 +88,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._openvino import openvino_devices
     from .whisper_results import (WhisperDecodedResultChunk, WhisperDecodedResults, WhisperPerfMetrics,
                                   WhisperRawPerfMetrics, WhisperWordTiming)
-    from .streamers import StreamerBase, TextStreamer
+    from .streamers import StreamerBase, TextParserStreamer, TextStreamer
+    from .parsers import (DeepSeekR1ReasoningIncrementalParser, DeepSeekR1ReasoningParser, IncrementalParser,
+                          Llama3JsonToolParser, Llama3PythonicToolParser, Parser, Phi4ReasoningIncrementalParser,
+                          Phi4ReasoningParser, ReasoningIncrementalParser, ReasoningParser, VLLMParserWrapper)
     from .tensor import Tensor
     from .tokenizer import TokenizedInputs, Tokenizer
     from .batching import (ContinuousBatchingPipeline, GenerationHandle, GenerationOutput, GenerationResult,
@@ -94,6 +102,7 @@ __all__ = [
     "WhisperDecodedResultChunk", "WhisperWordTiming", "ASRPipeline", "ASRGenerationConfig", "ASRDecodedResults", "ASRDecodedResultChunk",
     "ASRPerfMetrics", "ASRRawPerfMetrics", "WhisperPerfMetrics", "WhisperRawPerfMetrics", "TextStream", "ContinuousBatchingPipeline", "GenerationHandle", "GenerationResult",
     "GenerationOutput", "GenerationStatus", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",
+    "TextParserStreamer", *_PARSERS,
     "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "EncodedResults",
     "PerfMetrics",
     "RawPerfMetrics", "GenerationFinishReason", "draft_model", "SchedulerConfig",

@@ -34,7 +34,7 @@ def discard_results(job: Any) -> None:
 class GenerationCall:
     """A submitted generation: ``job`` runs it on the owner thread, ``bridge`` carries its text and cancel token."""
 
-    __slots__ = ("job", "bridge", "effective", "timeout", "deadline", "entry", "cancellable")
+    __slots__ = ("job", "bridge", "effective", "timeout", "deadline", "entry", "cancellable", "parser_streamer")
 
     def __init__(self, bridge: StreamBridge, effective: Any, timeout: Optional[float], entry: str,
                  cancellable: bool = True) -> None:
@@ -45,6 +45,7 @@ class GenerationCall:
         self.deadline = None if timeout is None else time.monotonic() + timeout
         self.entry = entry  # "generate()", "stream()" or "astream()", for messages
         self.cancellable = cancellable  # False: no callback reaches C, a cancel waits for the call's end
+        self.parser_streamer: Any = None  # a TextParserStreamer whose message is the results' parsed[0]
 
     # --- state ---------------------------------------------------------------------------------------------
     def done(self) -> bool:
@@ -156,6 +157,20 @@ class GenerationCall:
         cls = _results.DecodedText if as_text and n == 1 else _results.DecodedResults
         return cls(texts=texts, scores=scores, perf_metrics=perf, finish_reason=self.finish_reason(perf.num_generation_tokens),
                    finish_reasons=out.finish_reasons)
+
+
+    def parsed(self, results: Any) -> Any:
+        """``results`` with their ``parsed`` messages, as GenAI's LLMPipeline makes them: the TextParserStreamer's
+        message first, then the config's parsers run over every text (decoded results only; a call without
+        either keeps the empty list)."""
+        parsers = self.effective.parser_chain()
+        streamer = self.parser_streamer
+        if (parsers or streamer is not None) and isinstance(results, _results.DecodedResults):
+            from .parsers import parse_texts
+
+            streamed = None if streamer is None else streamer.get_parsed_message()
+            results.set_parsed(parse_texts(results.texts, parsers, streamed))
+        return results
 
 
 def _fill_results(native: Any, reason: Any, fields: Dict[str, Any]) -> None:

@@ -75,6 +75,7 @@ PYTHON_FIELDS: Dict[str, Any] = {
     "return_omni_outputs": False,
 }
 PYTHON_ONLY = tuple(PYTHON_FIELDS)
+_CARRIED = frozenset(("apply_chat_template", "parsers"))  # Python-only fields that a call still honours
 _PYTHON_FIELD_TYPES: Dict[str, tuple] = {
     "apply_chat_template": (bool,), "return_omni_outputs": (bool,),
     "branching_factor": (int,), "tree_depth": (int,), "pruning_ratio": (int,), "relevance_weight": (int, float),
@@ -323,7 +324,9 @@ class GenerationConfig:
                 raise InvalidParameterError(f"GenerationConfig.{name} must be a {types[0].__name__}, "
                                             f"not {type(value).__name__}")
             if name == "parsers":
-                value = tuple(value or ())
+                from .parsers import check_parsers
+
+                value = check_parsers(value)
             self._extra[name] = value
             return
         if name not in FIELDS:
@@ -377,8 +380,13 @@ class GenerationConfig:
             self._extra == other._extra
 
     def unsupported_fields(self) -> List[str]:
-        """Fields set away from upstream's default that no C ABI setter carries (named in refusals)."""
-        return [k for k, v in self._extra.items() if k != "apply_chat_template" and v != PYTHON_FIELDS[k]]
+        """Fields set away from upstream's default that no C ABI setter carries (named in refusals); ``parsers`` run
+        in Python on the finished text, and ``apply_chat_template`` reaches the bundled backend through its extra."""
+        return [k for k, v in self._extra.items() if k not in _CARRIED and v != PYTHON_FIELDS[k]]
+
+    def parser_chain(self) -> tuple:
+        """The parsers to run over each finished text (``parsers``, as a tuple)."""
+        return self._extra["parsers"]
 
     def __repr__(self) -> str:
         changed = {k: v for k, v in self._values.items() if v != FIELDS[k][1]}

@@ -432,6 +432,12 @@ class OwnedPipeline(NotCopyable):
             return None, None, None
         streamers = sys.modules.get(f"{__package__}.streamers")  # only user code that made one imported it
         if streamers is not None and isinstance(streamer, streamers.StreamerBase):
+            if isinstance(streamer, streamers.TextParserStreamer):
+                # its parsers get each chunk's token ids where the library streams them (the bundled backend),
+                # else the library's text chunks (no ids: the C API streams text)
+                if self._library.has_extra(_TOKEN_STREAMER_EXTRA):
+                    return None, streamer.write_tokens, streamer
+                return streamer.write_text, None, None
             if isinstance(streamer, streamers.TextStreamer) and streamer.skip_special_tokens:
                 # the library decodes with GenAI's TextStreamer rules already: hand its chunks to the callback
                 return streamer.write_text, None, None
@@ -1043,20 +1049,28 @@ class LLMPipeline(OwnedPipeline):
             return self._generate_token_batch(rows, generation_config, streamer, timeout, kwargs)
         if isinstance(inputs, _Input):
             inputs, rows = inputs, []
-        result = self._generate_one(inputs, generation_config, on_text, on_tokens, timeout, kwargs,
-                                    as_text=isinstance(inputs, str), encoded=rows is not None)
-        if token_streamer is not None:
-            token_streamer.end()  # as GenAI, once the generation is over
-        return result
+        streamers = sys.modules.get(f"{__package__}.streamers")
+        parser_streamer = streamer if streamers is not None and isinstance(streamer, streamers.TextParserStreamer) \
+            else None
+        return self._generate_one(inputs, generation_config, on_text, on_tokens, timeout, kwargs,
+                                  as_text=isinstance(inputs, str), encoded=rows is not None,
+                                  token_streamer=token_streamer, parser_streamer=parser_streamer)
 
     __call__ = generate
 
     def _generate_one(self, inputs: Any, generation_config: Optional[GenerationConfig],
                       on_text: Optional[Callable[[str], Any]], on_tokens: Optional[Callable[[List[int]], Any]],
-                      timeout: Optional[float], kwargs: Dict[str, Any], as_text: bool, encoded: bool) -> Any:
+                      timeout: Optional[float], kwargs: Dict[str, Any], as_text: bool, encoded: bool,
+                      token_streamer: Any = None, parser_streamer: Any = None) -> Any:
+        if parser_streamer is not None:
+            parser_streamer.reset()  # as GenAI: each generation's parsed message starts anew
         call = self._start_generate(inputs, generation_config, on_text, kwargs, timeout, on_tokens)
+        call.parser_streamer = parser_streamer
         call.wait()
-        return call.outcome(as_text, encoded)
+        result = call.outcome(as_text, encoded)
+        if token_streamer is not None:
+            token_streamer.end()  # as GenAI, once the generation is over
+        return call.parsed(result)
 
     def _generate_token_batch(self, rows: List[Tuple[List[int], Optional[List[int]]]],
                               generation_config: Optional[GenerationConfig], streamer: Any, timeout: Optional[float],
@@ -1086,9 +1100,11 @@ class LLMPipeline(OwnedPipeline):
         perf = parts[0].perf_metrics
         for r in parts[1:]:
             perf = perf + r.perf_metrics
-        return DecodedResults(texts=[t for r in parts for t in r.texts], scores=[x for r in parts for x in r.scores],
-                              perf_metrics=perf, finish_reason=parts[-1].finish_reason,
-                              finish_reasons=[int(f) for r in parts for f in r.finish_reasons])
+        merged = DecodedResults(texts=[t for r in parts for t in r.texts], scores=[x for r in parts for x in r.scores],
+                                perf_metrics=perf, finish_reason=parts[-1].finish_reason,
+                                finish_reasons=[int(f) for r in parts for f in r.finish_reasons])
+        merged.set_parsed([m for r in parts for m in r.parsed])
+        return merged
 
     def stream(self, inputs: Inputs, generation_config: Optional[GenerationConfig] = None, *,
                timeout: Optional[float] = None, **kwargs: Any) -> "TextStream":
@@ -1182,7 +1198,7 @@ class TextStream(Iterator[str]):
             call.outcome()  # raises GenerationTimeoutError (or C's own error meanwhile)
         if item is END:
             self._finished = True
-            self.result = call.outcome(self._as_text)
+            self.result = call.parsed(call.outcome(self._as_text))
             raise StopIteration
         return item
 

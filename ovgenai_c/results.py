@@ -264,9 +264,13 @@ class DecodedResults:
 
     @property
     def parsed(self) -> List[Dict[str, Any]]:
-        """What parsers made of the texts (openvino_genai's ``parsed``): parsers cannot pass through the C API, so
-        empty, as upstream's without parsers."""
-        return []
+        """What parsers made of the texts (openvino_genai's ``parsed``): a TextParserStreamer's message, then one
+        message dict per text from ``GenerationConfig.parsers``; empty when the call used neither."""
+        return self.__dict__.get("_parsed", [])
+
+    def set_parsed(self, messages: List[Dict[str, Any]]) -> None:
+        """Set what :attr:`parsed` gives (the pipeline does, once the call's parsers have run)."""
+        self.__dict__["_parsed"] = list(messages)
 
     @classmethod
     def deferred(cls, text: str, fill: Callable[[Dict[str, Any]], None]) -> "DecodedResults":
@@ -321,7 +325,11 @@ class DecodedResults:
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self) -> Any:
-        return (DecodedResults, (self.texts, self.scores, self.perf_metrics, self.finish_reason))
+        return (DecodedResults, (self.texts, self.scores, self.perf_metrics, self.finish_reason), self._state())
+
+    def _state(self) -> Optional[Dict[str, Any]]:
+        parsed = self.__dict__.get("_parsed")
+        return None if not parsed else {"_parsed": parsed}
 
 
 class DecodedText(str, DecodedResults):
@@ -345,7 +353,7 @@ class DecodedText(str, DecodedResults):
         return f"DecodedText({str.__repr__(self)}, finish_reason={self.finish_reason!r})"
 
     def __reduce__(self) -> Any:
-        return (DecodedText, (self.texts, self.scores, self.perf_metrics, self.finish_reason))
+        return (DecodedText, (self.texts, self.scores, self.perf_metrics, self.finish_reason), self._state())
 
 
 class EncodedResults:

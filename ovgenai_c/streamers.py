@@ -14,8 +14,10 @@ pipeline calls with each step's ids.
 """
 from __future__ import annotations
 
+import bisect
+import copy
 import operator
-from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from ._streaming import StreamingStatus, status_from_streamer
 
@@ -114,9 +116,10 @@ class TextStreamer(StreamerBase):
         text = self._decode(self._tokens)
         self._decoded_lengths.append(len(text))
         if text.endswith(b"\n") and len(text) > self._printed_len:
-            chunk = text[self._printed_len:]
-            self._tokens, self._decoded_lengths, self._printed_len = [], [], 0
-            return self._emit(chunk)
+            try:  # (the callback sees the tokens the chunk came from: a TextParserStreamer gives them to its parsers)
+                return self._emit(text[self._printed_len:])
+            finally:
+                self._tokens, self._decoded_lengths, self._printed_len = [], [], 0
         if text.endswith(_REPLACEMENT):
             self._decoded_lengths[-1] = -1
             return StreamingStatus.RUNNING
@@ -147,3 +150,83 @@ class TextStreamer(StreamerBase):
         chunk = text[self._printed_len:]
         self._tokens, self._decoded_lengths, self._printed_len = [], [], 0
         self._callback(chunk.decode("utf-8", "replace"))
+
+
+class TextParserStreamer(TextStreamer):
+    """A :class:`TextStreamer` whose text chunks go through ``parsers`` (IncrementalParser objects, in order) into a
+    message dict. Subclass it and implement ``write(message)``: it gets each chunk's message (``content``: the text
+    the parsers let through; whatever they added, e.g. ``reasoning_content``) and returns a StreamingStatus. A
+    parser's own STOP or CANCEL status outranks it. ``get_parsed_message()`` is the whole generation's message (strings
+    joined, objects merged), which ``generate()`` also returns as ``DecodedResults.parsed[0]``; a pipeline calls
+    ``reset()`` before each generation.
+    """
+
+    def __init__(self, tokenizer: Any, parsers: Optional[Sequence[Any]] = None) -> None:
+        from .parsers import IncrementalParser
+
+        super().__init__(tokenizer, self._parse_chunk)
+        chain = list(parsers or ())
+        for i, p in enumerate(chain):
+            if not isinstance(p, IncrementalParser):
+                raise TypeError(f"TextParserStreamer: parsers[{i}] is a {type(p).__name__}, not an IncrementalParser")
+        self._parsers = chain
+        self._message: Dict[str, Any] = {"content": ""}
+
+    def write(self, message: Any) -> StreamingStatus:  # type: ignore[override]
+        """Called with each chunk's message dict; returns a StreamingStatus (None/False go on, True stops)."""
+        raise NotImplementedError(f"{type(self).__name__}.write must be implemented (TextParserStreamer.write is "
+                                  "abstract: it takes each chunk's message dict)")
+
+    def write_tokens(self, token: Union[int, Sequence[int]]) -> StreamingStatus:
+        """Add token ids (what ``TextStreamer.write`` takes; a pipeline that streams ids calls this) and parse the
+        text they complete."""
+        return TextStreamer.write(self, token)
+
+    def _write(self, chunk: Union[str, Sequence[int]]) -> StreamingStatus:
+        """Feed text (as a pipeline whose library decodes does) or token ids: openvino_genai's
+        ``TextParserStreamer._write``, for tests and for feeding it by hand."""
+        if isinstance(chunk, str):
+            return self._parse_chunk(chunk)
+        return self.write_tokens(chunk)
+
+    def _chunk_tokens(self, text: str) -> List[int]:
+        """The token ids that ``text`` — the chunk about to be given out — was decoded from, as GenAI counts them:
+        all held ones for a chunk ending in a newline, else those whose decoded text ends within the chunk."""
+        if text.endswith("\n"):
+            return list(self._tokens)
+        lengths = self._decoded_lengths
+        if len(lengths) < 3:  # (fed text, or before the third token: GenAI gives none either)
+            return []
+        print_until = lengths[len(lengths) - 3]
+        first = bisect.bisect_right(lengths, self._printed_len)  # (std::upper_bound's steps, as GenAI runs them)
+        last = bisect.bisect_right(lengths, print_until)
+        return self._tokens[first:last] if last >= first else []
+
+    def _parse_chunk(self, text: str) -> StreamingStatus:
+        from .parsers import concatenate
+
+        tokens = self._chunk_tokens(text)
+        delta: Dict[str, Any] = {}
+        parser_status = StreamingStatus.RUNNING
+        for parser in self._parsers:
+            text = parser.parse(delta, text, tokens)
+            if not isinstance(text, str):
+                raise TypeError(f"{type(parser).__name__}.parse must return the text to go on (a str), not "
+                                f"{type(text).__name__}")
+            parser_status = parser.get_status()
+            if parser_status != StreamingStatus.RUNNING:
+                break
+        delta["content"] = text
+        concatenate(self._message, delta)
+        status = status_from_streamer(self.write(delta))
+        return parser_status if parser_status != StreamingStatus.RUNNING else status
+
+    def get_parsed_message(self) -> Dict[str, Any]:
+        """The message accumulated since the last reset (a copy)."""
+        return copy.deepcopy(self._message)
+
+    def reset(self) -> None:
+        """Start a new message and reset every parser (a pipeline does this before each generation)."""
+        self._message = {"content": ""}
+        for parser in self._parsers:
+            parser.reset()

@@ -30,6 +30,7 @@ from .chat import ChatHistory
 from .config import GenerationConfig
 from .pipeline import LLMPipeline, TextStream, _check_text, _Input, resolve_library
 from .results import DecodedResults
+from .streamers import TextParserStreamer
 
 Prompt = Union[str, ChatHistory, List[Dict[str, Any]]]
 VISION_EXTRA = "vision"
@@ -182,6 +183,8 @@ class VLMPipeline(LLMPipeline):
             f"the prompt must be a str or a ChatHistory (or a list of message dicts), not {type(prompt).__name__}")
 
     def _check_streamer(self, streamer: Any) -> Tuple[Optional[Callable[[str], Any]], Any, Any]:
+        if isinstance(streamer, TextParserStreamer):
+            return streamer.write_text, None, None  # (the library's text chunks: VLM calls stream text only)
         on_text, on_tokens, token_streamer = super()._check_streamer(streamer)
         if on_tokens is not None:
             raise errors.NotSupportedError(
@@ -196,13 +199,19 @@ class VLMPipeline(LLMPipeline):
         """Generate an answer for ``prompt`` (a str or a ChatHistory) about ``images`` (a list) or ``image``.
 
         ``streamer(text)``, ``timeout`` and keyword GenerationConfig fields as :meth:`LLMPipeline.generate`.
-        Returns :class:`~ovgenai_c.DecodedResults` (openvino_genai returns VLMDecodedResults, the same fields)."""
+        Returns :class:`~ovgenai_c.DecodedResults` (openvino_genai returns VLMDecodedResults, the same fields).
+        ``GenerationConfig.parsers`` and a :class:`~ovgenai_c.TextParserStreamer` fill ``parsed`` as for
+        LLMPipeline (openvino_genai 2026.4's VLMPipeline leaves it empty)."""
         on_text, _, _ = self._check_streamer(streamer)
         check_timeout(timeout)
         request = self._vlm_input(prompt, images, image, kwargs)
+        parser_streamer = streamer if isinstance(streamer, TextParserStreamer) else None
+        if parser_streamer is not None:
+            parser_streamer.reset()
         call = self._start_generate(request, generation_config, on_text, kwargs, timeout)
+        call.parser_streamer = parser_streamer
         call.wait()
-        return call.outcome()
+        return call.parsed(call.outcome())
 
     __call__ = generate
 
