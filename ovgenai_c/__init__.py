@@ -19,7 +19,7 @@ from .results import (DecodedResults, DecodedText, EncodedResults, GenerationFin
                       RawPerfMetrics)
 from ._streaming import StreamingStatus
 from ._loader import library_info, load_library, open_library
-from .unsupported import REFUSED as _REFUSED
+from .unsupported import ENUMS as _SCHEDULER_ENUMS, REFUSED as _REFUSED
 
 _PARSERS = ("Parser", "ReasoningParser", "DeepSeekR1ReasoningParser", "Phi4ReasoningParser", "Llama3PythonicToolParser",
             "Llama3JsonToolParser", "VLLMParserWrapper", "IncrementalParser", "ReasoningIncrementalParser",
@@ -52,7 +52,7 @@ _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeli
          "GenerationHandle": ("batching", "GenerationHandle"), "GenerationResult": ("batching", "GenerationResult"),
          "GenerationOutput": ("batching", "GenerationOutput"), "GenerationStatus": ("batching", "GenerationStatus"),
          "openvino_devices": ("_openvino", "openvino_devices"),
-         **{name: ("unsupported", name) for name in _REFUSED}}
+         **{name: ("unsupported", name) for name in _REFUSED + _SCHEDULER_ENUMS}}
 
 
 def get_version() -> str:

@@ -4,6 +4,7 @@ StructuredOutputConfig``) and fails where it first uses one, with :class:`~ovgen
 instead of an ImportError or AttributeError that reads like a packaging fault."""
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 from .errors import NotSupportedError
@@ -33,8 +34,33 @@ class StructuralTagsConfig(_Refused): reason = STRUCTURED_OUTPUT  # noqa: E701
 class StructuralTagItem(_Refused): reason = STRUCTURED_OUTPUT  # noqa: E701
 class CacheEvictionConfig(_Refused): reason = SCHEDULER_EXTRAS  # noqa: E701
 class SparseAttentionConfig(_Refused): reason = SCHEDULER_EXTRAS  # noqa: E701
+class KVCrushConfig(_Refused): reason = SCHEDULER_EXTRAS  # noqa: E701
+
+
+# the enums those configs take, with upstream's values (plain values: only the configs refuse)
+class AggregationMode(enum.IntEnum):
+    """How token importance scores add up for cache eviction (openvino_genai.AggregationMode)."""
+    SUM = 0
+    NORM_SUM = 1
+    ADAPTIVE_RKV = 2
+
+
+class KVCrushAnchorPointMode(enum.IntEnum):
+    """KVCrush eviction's anchor point (openvino_genai.KVCrushAnchorPointMode)."""
+    RANDOM = 0
+    ZEROS = 1
+    ONES = 2
+    MEAN = 3
+    ALTERNATING = 4
+
+
+class SparseAttentionMode(enum.IntEnum):
+    """Which sparse attention a SparseAttentionConfig asks for (openvino_genai.SparseAttentionMode)."""
+    TRISHAPE = 0
+    XATTENTION = 1
 
 
 REFUSED = tuple(cls.__name__ for cls in _Refused.__subclasses__())
+ENUMS = ("AggregationMode", "KVCrushAnchorPointMode", "SparseAttentionMode")
 
-__all__ = list(REFUSED)
+__all__ = list(REFUSED) + list(ENUMS)

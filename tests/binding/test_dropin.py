@@ -527,7 +527,7 @@ def test_pybinds_classes_for_what_the_c_api_cannot_carry_refuse_by_name():
     reasons = {"Adapter": "LoRA adapters", "AdapterConfig": "LoRA adapters",
                "StructuredOutputConfig": "structured output", "StructuralTagsConfig": "structured output",
                "StructuralTagItem": "structured output", "CacheEvictionConfig": "cache eviction",
-               "SparseAttentionConfig": "sparse attention"}
+               "SparseAttentionConfig": "sparse attention", "KVCrushConfig": "cache eviction"}
     for name, reason in reasons.items():
         assert hasattr(og, name), name  # each is a class of openvino_genai's
         cls = getattr(ovgenai_c, name)
@@ -535,6 +535,9 @@ def test_pybinds_classes_for_what_the_c_api_cannot_carry_refuse_by_name():
             cls()
         with pytest.raises(NotImplementedError):  # NotSupportedError is one (and a RuntimeError)
             cls("path", alpha=0.5)
+    for name in ("AggregationMode", "KVCrushAnchorPointMode", "SparseAttentionMode"):  # their enums: upstream's values
+        ours, theirs = getattr(ovgenai_c, name), getattr(og, name)
+        assert {k: int(v) for k, v in ours.__members__.items()} == {k: int(v) for k, v in theirs.__members__.items()}
 
 
 def test_start_and_finish_chat_warn_as_genai_does(pipe, oracle):
