@@ -353,6 +353,12 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
     # text is (without its leading space)
     if args.words and not provider.capabilities.transcribe_words:
         raise CliError(f"--words: {provider.transcribe_words_refused}")
+    if args.temperature is not None and not args.temperature >= 0:
+        raise CliError(f"--temperature must be >= 0, got {args.temperature}")
+    if args.seed is not None and not 0 <= args.seed < 2 ** 64:
+        raise CliError(f"--seed must be in [0, 2**64), got {args.seed}")
+    if args.temperature and not provider.capabilities.transcribe_sampling:
+        raise CliError(f"--temperature: {provider.transcribe_sampling_refused}")
     streaming = not (args.json or args.timestamps or args.words or args.no_stream) and \
         provider.capabilities.transcribe_stream
     shown: List[str] = []
@@ -366,7 +372,8 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
 
     with provider:
         r = provider.transcribe(audio, language=args.language, task=args.task, timestamps=args.timestamps,
-                                prompt=args.prompt, on_text=on_text if streaming else None, words=args.words)
+                                prompt=args.prompt, on_text=on_text if streaming else None, words=args.words,
+                                temperature=args.temperature, seed=args.seed)
     if streaming:
         text, done = r.text.strip(), "".join(shown)
         _out(text[len(done):] if text.startswith(done) else ("" if done else text))
@@ -1239,6 +1246,7 @@ a line of three double quotes (\"\"\") starts and ends a multi-line message.""",
   {PROG} transcribe talk.wav --timestamps               one line per segment, [mm:ss.mmm --> mm:ss.mmm]
   {PROG} transcribe talk.wav --words                    one line per word (word-level timestamps)
   {PROG} transcribe talk.wav --json                     text, segments, duration, perf metrics
+  {PROG} transcribe talk.wav --temperature 0.6 --seed 2  sampled instead of greedy (the bundled backend)
 WAV: 8/16/24/32-bit PCM, any channel count (mixed down), any rate (resampled to 16 kHz with soxr or scipy: the
 `audio` extra). Ctrl-C stops the transcription on the bundled backend; the GenAI C ABI cannot, so on the official
 library it stops waiting, not the work.""",
@@ -1313,6 +1321,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--words", action="store_true", help="print one timestamped line per word (the bundled backend; "
                                                        "with --json: a words list)")
     p.add_argument("--prompt", help="an initial prompt (spellings, style) for the first 30 s window")
+    p.add_argument("--temperature", type=float, metavar="T", help="sample the tokens at T (the bundled backend; "
+                                                                   "default 0: greedy, the model's own decoding)")
+    p.add_argument("--seed", type=int, metavar="S", help="the sampling's seed (default 0)")
     p.add_argument("--json", action="store_true", help="print text, segments, duration and perf metrics as JSON")
     p.add_argument("--no-stream", action="store_true", help="print the text when complete (the bundled backend "
                                                            "otherwise prints it as it is decoded)")

@@ -32,7 +32,8 @@ from .pool import Lease, SessionPool, default_pool
 from .profile import Profile, profile_for
 from .tools import parse_tool_calls
 from .transcription import (TASKS, TranscriptionResult, result_from, whisper_stream_unsupported_reason,
-                            whisper_unsupported_reason, whisper_words_unsupported_reason)
+                            whisper_sampling_unsupported_reason, whisper_unsupported_reason,
+                            whisper_words_unsupported_reason)
 
 DEVICE_ENV = "OVGENAI_DEVICE"
 # Why no provider takes images (the server's refusal of image parts names it): it serves text models through
@@ -61,6 +62,7 @@ class Capabilities:
     transcribe: bool = False  # speech to text: a Whisper folder on a library with whisper_pipeline.h
     transcribe_stream: bool = False  # ...whose text can be streamed (transcribe(on_text=): the bundled backend)
     transcribe_words: bool = False  # ...with word timings (transcribe(words=True): the bundled backend)
+    transcribe_sampling: bool = False  # ...sampled at a temperature (transcribe(temperature=0.4): the bundled backend)
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -189,6 +191,8 @@ class Provider:
         self.transcribe_words_refused = (
             (self.transcribe_refused or whisper_words_unsupported_reason(library, self.path)) if whisper
             else not_whisper)
+        self.transcribe_sampling_refused = (
+            (self.transcribe_refused or whisper_sampling_unsupported_reason(library)) if whisper else not_whisper)
         self._whisper: Any = None  # the WhisperPipeline of a Whisper folder, made on first use
         self._whisper_words: Any = None  # ...and the one made with word_timestamps=True, on the first words asked
         self._whisper_lock = threading.Lock()
@@ -203,7 +207,8 @@ class Provider:
             return Capabilities(chat=False, prompt=False, stream=False, embed=False, think=False, tools=False,
                                 context_length=None, max_output_tokens=None, transcribe=self.transcribe_refused is None,
                                 transcribe_stream=self.transcribe_stream_refused is None,
-                                transcribe_words=self.transcribe_words_refused is None)
+                                transcribe_words=self.transcribe_words_refused is None,
+                                transcribe_sampling=self.transcribe_sampling_refused is None)
         tmpl = self.info.chat_template
         over = self.profile.capabilities
         fmt = self.profile.tool_call_format or template_tool_format(tmpl)
@@ -474,7 +479,8 @@ class Provider:
 
     def transcribe(self, audio: Any, *, language: Optional[str] = None, task: Optional[str] = None,
                    timestamps: bool = False, prompt: Optional[str] = None, timeout: Optional[float] = None,
-                   on_text: Optional[Callable[[str], Any]] = None, words: bool = False) -> TranscriptionResult:
+                   on_text: Optional[Callable[[str], Any]] = None, words: bool = False,
+                   temperature: Optional[float] = None, seed: Optional[int] = None) -> TranscriptionResult:
         """Speech to text with a Whisper model: ``audio`` is a WAV path or 16 kHz mono samples (see
         :mod:`ovgenai_c.audio`); ``language`` ("en" or "<|en|>"), ``task`` ("transcribe" / "translate"),
         ``timestamps`` (segments), ``prompt`` (Whisper's initial_prompt). ``timeout`` stops the transcription on
@@ -483,7 +489,9 @@ class Provider:
         on the pipeline's thread; returning True stops the transcription, keeping what was decoded). ``words``:
         word timings too (``capabilities.transcribe_words``: the bundled backend; run by a second pipeline, made
         with GenAI's word_timestamps property on first use, so plain transcriptions stay those of GenAI's plain
-        pipeline)."""
+        pipeline). ``temperature`` above 0 samples the tokens (``capabilities.transcribe_sampling``: the bundled
+        backend; 0 or None: greedy, the model's own decoding), from a generator seeded with ``seed`` (default 0, as
+        GenAI's rng_seed)."""
         if self.info.format != "whisper":
             raise CapabilityNotSupportedError(f"{self.path} is not a Whisper model folder, so it cannot transcribe",
                                               "transcribe")
@@ -504,10 +512,11 @@ class Provider:
             if self.transcribe_stream_refused is not None:
                 raise CapabilityNotSupportedError(f"streaming a transcription: {self.transcribe_stream_refused}",
                                                   "transcribe_stream")
+        sampling = self._transcription_sampling(temperature, seed)
         from ..audio import as_samples
 
         samples = as_samples(audio, "audio")
-        fields: Dict[str, Any] = {"return_timestamps": timestamps}
+        fields: Dict[str, Any] = {"return_timestamps": timestamps, **sampling}
         if language is not None:
             fields["language"] = language
         if task is not None:
@@ -518,6 +527,23 @@ class Provider:
             fields["word_timestamps"] = True
         res = self.whisper_pipeline(words).generate(samples, None, on_text, timeout=timeout, **fields)
         return result_from(res, int(samples.size), task or "transcribe")
+
+    def _transcription_sampling(self, temperature: Any, seed: Any) -> Dict[str, Any]:
+        """The Whisper config fields of a transcription's ``temperature`` and ``seed`` (none for greedy)."""
+        if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
+                                        or not 0.0 <= temperature < float("inf")):
+            raise errors.InvalidParameterError(f"temperature must be a number >= 0, got {temperature!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 64):
+            raise errors.InvalidParameterError(f"seed must be an int in [0, 2**64), got {seed!r}")
+        if not temperature:
+            return {}
+        if self.transcribe_sampling_refused is not None:
+            raise CapabilityNotSupportedError(f"temperature {temperature}: {self.transcribe_sampling_refused}",
+                                              "transcribe_sampling")
+        fields: Dict[str, Any] = {"do_sample": True, "temperature": float(temperature)}
+        if seed is not None:
+            fields["rng_seed"] = seed
+        return fields
 
     def whisper_pipeline(self, words: bool = False) -> Any:
         """The provider's :class:`ovgenai_c.WhisperPipeline` (made on first use; calls on it run one at a time);

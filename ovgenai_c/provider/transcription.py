@@ -63,6 +63,20 @@ def whisper_stream_unsupported_reason(library: Any) -> Optional[str]:
     return None if lib.has_extra(STREAMING_EXTRA) else no_streaming_reason(lib)
 
 
+def whisper_sampling_unsupported_reason(library: Any) -> Optional[str]:
+    """Why the library cannot sample a transcription (temperature > 0; None when it can: the bundled backend's extra
+    sets a Whisper config's base fields, do_sample and temperature among them)."""
+    from ..whisper_pipeline import BASE_EXTRA
+
+    lib = _loaded(library)
+    if lib is None:
+        return "no GenAI C library was found"
+    if lib.has_extra(BASE_EXTRA):
+        return None
+    return (f"the {lib.kind} GenAI C library decodes a transcription greedily: whisper_generation_config.h sets no "
+            "sampling fields (do_sample, temperature); the bundled backend's extra sets them")
+
+
 def whisper_words_unsupported_reason(library: Any, folder: Any) -> Optional[str]:
     """Why a Whisper folder on the library gives no word timings (None when it can: the bundled backend's extras
     and alignment heads in the folder's generation_config.json)."""
@@ -118,5 +132,5 @@ def result_from(res: Any, samples: int, task: str) -> TranscriptionResult:
                                task=task, perf=res.perf_metrics, words=words)
 
 
-__all__ = ["TASKS", "TranscriptionResult", "is_whisper_folder", "result_from", "whisper_stream_unsupported_reason",
-           "whisper_unsupported_reason", "whisper_words_unsupported_reason"]
+__all__ = ["TASKS", "TranscriptionResult", "is_whisper_folder", "result_from", "whisper_sampling_unsupported_reason",
+           "whisper_stream_unsupported_reason", "whisper_unsupported_reason", "whisper_words_unsupported_reason"]

@@ -1,11 +1,12 @@
 """OpenAI-compatible speech to text: POST /v1/audio/transcriptions and /v1/audio/translations (multipart/form-data,
 OpenAI's shape: ``file``, ``model``, ``language``, ``prompt``, ``response_format`` json | text | verbose_json,
-``temperature`` 0, ``timestamp_granularities[]`` segment and / or word), served by a Whisper model's provider.
+``temperature`` 0 to 1, ``timestamp_granularities[]`` segment and / or word), served by a Whisper model's provider.
 
 Files are WAV (integer PCM, any rate and channel count: see :mod:`ovgenai_c.audio`) up to
-:data:`MAX_AUDIO_BYTES` (OpenAI's 25 MB). What the GenAI C ABI cannot do is refused with 400 naming the field:
-sampling temperature (Whisper configs take no base fields through the C ABI), word timestamps where the library has
-none (the C ABI; the bundled backend has them: ``timestamp_granularities[]=word`` with verbose_json gives OpenAI's
+:data:`MAX_AUDIO_BYTES` (OpenAI's 25 MB). A temperature above 0 samples the tokens (greedy at 0, the default) where the library
+can (the bundled backend's extra sets a Whisper config's sampling fields). What the GenAI C ABI cannot do is refused
+with 400 naming the field: a temperature above 0 elsewhere (Whisper configs take no base fields through the C ABI),
+word timestamps where the library has none (the C ABI; the bundled backend has them: ``timestamp_granularities[]=word`` with verbose_json gives OpenAI's
 ``words``), srt / vtt output (not implemented here). A request that exceeds the server's timeout gets 504; on the bundled backend its
 transcription is stopped first, elsewhere (the C ABI cannot cancel one) it finishes on the pipeline's thread and the
 next request on that pipeline waits for it.
@@ -47,15 +48,23 @@ def _text_field(form: Any, name: str) -> Optional[str]:
     return value
 
 
-def verbose_segments(segments: Optional[List[Dict[str, Any]]]) -> List[Dict[str, Any]]:
-    """OpenAI's segment objects from the provider's; what the C ABI does not return (token ids, log-probabilities,
-    compression ratio, no-speech probability) is empty or null, never invented."""
+def verbose_segments(segments: Optional[List[Dict[str, Any]]], temperature: float = 0.0) -> List[Dict[str, Any]]:
+    """OpenAI's segment objects from the provider's (decoded at ``temperature``); what the C ABI does not return
+    (token ids, log-probabilities, compression ratio, no-speech probability) is empty or null, never invented."""
     out = []
     for i, seg in enumerate(segments or []):
         out.append({"id": i, "seek": int(round(seg["start"] * 100)), "start": seg["start"], "end": seg["end"],
-                    "text": seg["text"], "tokens": [], "temperature": 0.0, "avg_logprob": None,
+                    "text": seg["text"], "tokens": [], "temperature": temperature, "avg_logprob": None,
                     "compression_ratio": None, "no_speech_prob": None})
     return out
+
+
+def _check_sampling(provider: Any, temperature: float) -> None:
+    """A temperature above 0 needs a provider that samples transcriptions: else 400 naming the field."""
+    if temperature:
+        refused = getattr(provider, "transcribe_sampling_refused", "this model's provider decodes greedily only")
+        if refused is not None:
+            raise bad_request(f"temperature {temperature}: {refused}", "temperature", "unsupported_parameter")
 
 
 class AudioRoutes:
@@ -108,16 +117,16 @@ class AudioRoutes:
         if fmt not in FORMATS:
             raise bad_request(f"response_format {fmt!r} is not supported (json, text or verbose_json)",
                               "response_format", "unsupported_parameter")
-        temperature = _text_field(form, "temperature")
-        if temperature is not None:
+        temperature = 0.0
+        text_temperature = _text_field(form, "temperature")
+        if text_temperature is not None:
             try:
-                t = float(temperature)
+                temperature = float(text_temperature)
             except ValueError:
-                raise bad_request(f"temperature must be a number, got {temperature!r}", "temperature") from None
-            if t != 0.0:
-                raise bad_request("temperature is not supported: the GenAI C ABI sets no sampling fields of a "
-                                  "Whisper config (decoding is the model's own, greedy)", "temperature",
-                                  "unsupported_parameter")
+                raise bad_request(f"temperature must be a number, got {text_temperature!r}", "temperature") from None
+            if not 0.0 <= temperature <= 1.0:  # (OpenAI's range)
+                raise bad_request(f"temperature must be between 0 and 1, got {text_temperature!r}", "temperature",
+                                  "invalid_value")
         granularities = set(form.getlist("timestamp_granularities[]") + form.getlist("timestamp_granularities"))
         unknown = granularities - {"segment", "word"}
         if unknown:
@@ -145,22 +154,23 @@ class AudioRoutes:
         buffer.name = upload.filename or "the uploaded audio"
         samples = await anyio.to_thread.run_sync(read_wav, buffer)
         if stream == "true":
-            return await self._stream(_text_field(form, "model"), samples, task, language, prompt)
+            return await self._stream(_text_field(form, "model"), samples, task, language, prompt, temperature)
         text = await self._transcribe(_text_field(form, "model"), samples, task, language, prompt,
-                                      timestamps=fmt == "verbose_json", words=words)
+                                      timestamps=fmt == "verbose_json", words=words, temperature=temperature)
         if fmt == "text":
             return PlainTextResponse(text.text)
         if fmt == "json":
             return JSONResponse({"text": text.text})
         body = {"task": text.task, "language": text.language, "duration": text.duration, "text": text.text}
         if not words or "segment" in granularities:  # (OpenAI: segments unless only word timings were asked)
-            body["segments"] = verbose_segments(text.segments)
+            body["segments"] = verbose_segments(text.segments, temperature)
         if words:
             body["words"] = text.words or []
         return JSONResponse(body)
 
     async def _transcribe(self, model: Optional[str], samples: Any, task: Optional[str], language: Optional[str],
-                          prompt: Optional[str], timestamps: bool, words: bool = False) -> Any:
+                          prompt: Optional[str], timestamps: bool, words: bool = False,
+                          temperature: float = 0.0) -> Any:
         registry, timeout = self.state.registry, self.state.config.request_timeout
         started = time.monotonic()
         slot = await registry.slot(model, "transcribe")
@@ -171,13 +181,15 @@ class AudioRoutes:
                 if refused is not None:
                     raise bad_request(f"timestamp_granularities[]=word: {refused}", "timestamp_granularities[]",
                                       "unsupported_parameter")
+            _check_sampling(provider, temperature)
             left = None if timeout is None else timeout - (time.monotonic() - started)
             if left is not None and left <= 0:
                 raise RequestTimeoutError(timeout or 0.0, "waiting in the queue")
 
             def run() -> Any:
                 return provider.transcribe(samples, language=language, task=task, timestamps=timestamps,
-                                           prompt=prompt, timeout=left, words=words)
+                                           prompt=prompt, timeout=left, words=words,
+                                           temperature=temperature or None)
 
             result = await anyio.to_thread.run_sync(run)
         except BaseException:
@@ -189,7 +201,7 @@ class AudioRoutes:
         return result
 
     async def _stream(self, model: Optional[str], samples: Any, task: Optional[str], language: Optional[str],
-                      prompt: Optional[str]) -> Response:
+                      prompt: Optional[str], temperature: float = 0.0) -> Response:
         """The transcription as server-sent events (the provider's on_text, relayed from the pipeline's thread)."""
         registry, timeout = self.state.registry, self.state.config.request_timeout
         started = time.monotonic()
@@ -199,6 +211,7 @@ class AudioRoutes:
             refused = getattr(provider, "transcribe_stream_refused", "this model's provider cannot stream")
             if refused is not None:
                 raise bad_request(f"stream: {refused}", "stream", "unsupported_parameter")
+            _check_sampling(provider, temperature)
             left = None if timeout is None else timeout - (time.monotonic() - started)
             if left is not None and left <= 0:
                 raise RequestTimeoutError(timeout or 0.0, "waiting in the queue")
@@ -216,7 +229,7 @@ class AudioRoutes:
 
         def run() -> Any:
             return provider.transcribe(samples, language=language, task=task, prompt=prompt, timeout=left,
-                                       on_text=on_text)
+                                       on_text=on_text, temperature=temperature or None)
 
         job = asyncio.ensure_future(anyio.to_thread.run_sync(run))
         job.add_done_callback(lambda _: pieces.put_nowait(_END))  # (on the loop: after every piece)

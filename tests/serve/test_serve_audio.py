@@ -101,7 +101,8 @@ def test_stereo_8_khz_wav_is_mixed_down_and_resampled(server):
 
 
 @pytest.mark.parametrize("data, files, param", [
-    ({"temperature": "0.7"}, None, "temperature"),
+    ({"temperature": "0.7"}, None, "temperature"),  # the double is official-like: the C ABI does not sample Whisper
+    ({"temperature": "1.5"}, None, "temperature"),  # OpenAI's range is 0 to 1
     ({"response_format": "srt"}, None, "response_format"),
     ({"timestamp_granularities[]": "word"}, None, "timestamp_granularities[]"),  # json: OpenAI wants verbose_json
     # the double is official-like: the C ABI has no word timings

@@ -554,3 +554,80 @@ def test_server_streams_a_transcription(api, whisper_real_ir, speech):
         assert again.status_code == 200 and again.json()["text"] == want
         # without the stop it waits for the rest (~90 % of `full`); with it, for about one 30 s window of 20
         assert waited < 0.5 * full, f"the next request waited {waited:.1f} s of a {full:.1f} s transcription"
+
+
+def test_sampled_transcriptions_through_the_provider_and_the_server(api, whisper_real_ir, speech, tmp_path):
+    """A temperature above 0 samples the transcription on the bundled backend (Provider.transcribe(temperature=,
+    seed=), OpenAI's ``temperature`` form field): the same text as WhisperPipeline.generate(do_sample=True, ...) with
+    that seed; 0 stays greedy; out-of-range values are refused naming the field."""
+    for module in ("starlette", "uvicorn", "httpx", "python_multipart"):
+        pytest.importorskip(module)
+    import httpx
+
+    from test_whisper_bundled import REPO, _wav
+
+    sys.path.insert(0, str(REPO / "tests" / "serve"))
+    from serve_helpers import ServerThread
+
+    from ovgenai_c import WhisperPipeline, errors
+    from ovgenai_c.provider import Provider, SessionPool
+    from ovgenai_c.serve import ServeConfig, create_app
+
+    lib = _bundled_library()
+    import io
+
+    from ovgenai_c.audio import read_wav
+
+    wav = _wav(speech[1])
+    audio = read_wav(io.BytesIO(wav))  # (what the server reads: a sampled text changes with the int16 rounding)
+    with WhisperPipeline(whisper_real_ir, "CPU", library=lib, **F32) as pipe:
+        greedy = pipe.generate(audio).texts[0]
+        sampled = {seed: pipe.generate(audio, do_sample=True, temperature=1.0, rng_seed=seed).texts[0]
+                   for seed in (0, 1, 2, 3)}
+    assert any(t != greedy for t in sampled.values()), sampled  # sampling at 1.0 changes the text
+    with Provider(whisper_real_ir, library=lib, properties=F32) as p:
+        assert p.capabilities.transcribe_sampling and p.capabilities.to_dict()["transcribe_sampling"] is True
+        assert p.transcribe(audio, temperature=0).text == p.transcribe(audio).text == greedy
+        assert {s: p.transcribe(audio, temperature=1.0, seed=s).text for s in sampled} == sampled
+        assert p.transcribe(audio, temperature=1).text == sampled[0]  # seed 0: GenAI's default rng_seed
+        for bad in (-0.5, float("nan"), "0.5", True):
+            with pytest.raises(errors.InvalidParameterError, match="temperature must be a number >= 0"):
+                p.transcribe(audio, temperature=bad)
+        with pytest.raises(errors.InvalidParameterError, match="seed must be an int"):
+            p.transcribe(audio, temperature=0.5, seed=-1)
+
+    def factory(folder: pathlib.Path, index: int) -> Provider:
+        return Provider(folder, library=lib, properties=F32, pool=SessionPool(ttl=None, max_resident=1))
+
+    config = ServeConfig(models_root=whisper_real_ir.parent, default_model=whisper_real_ir, parallel=1)
+    with ServerThread(create_app(config, provider_factory=factory)) as srv:
+        url = srv.url + "/v1/audio/transcriptions"
+        files = {"file": ("speech.wav", wav, "audio/wav")}
+        r = httpx.post(url, files=files, data={"temperature": "1.0"}, timeout=120)
+        assert r.status_code == 200 and r.json()["text"] == sampled[0], r.text
+        # (with timestamps the decoding differs: its segments say the temperature they were sampled at)
+        r = httpx.post(url, files=files, data={"temperature": "0.7", "response_format": "verbose_json"}, timeout=120)
+        assert r.status_code == 200 and {s["temperature"] for s in r.json()["segments"]} == {0.7}, r.text
+        assert httpx.post(url, files=files, data={"temperature": "0"}, timeout=120).json()["text"] == greedy
+        events = []
+        with httpx.stream("POST", url, files=files, data={"stream": "true", "temperature": "1"}, timeout=120) as s:
+            events = [json.loads(line[6:]) for line in s.iter_lines() if line.startswith("data: ")]
+        assert events[-1] == {"type": "transcript.text.done", "text": sampled[0]}
+        for value in ("1.5", "-0.1", "warm"):
+            bad = httpx.post(url, files=files, data={"temperature": value}, timeout=120)
+            assert bad.status_code == 400 and bad.json()["error"]["param"] == "temperature", bad.text
+    # the command line: --temperature / --seed, as the provider with the CLI's (default-precision) pipeline
+    import os
+
+    path = tmp_path / "speech.wav"
+    path.write_bytes(wav)
+    with Provider(whisper_real_ir, library=lib) as p:
+        want = p.transcribe(path, temperature=1.0, seed=2).text.strip()
+    runs = []
+    for extra in (["--temperature", "1", "--seed", "2", "--no-stream"], ["--temperature", "-1"]):
+        runs.append(subprocess.run([sys.executable, "-m", "ovgenai_c", "transcribe", str(path), "--model",
+                                    str(whisper_real_ir), "--library", str(lib.path), "--no-cache", *extra],
+                                   cwd=str(REPO), capture_output=True, text=True, timeout=300,
+                                   env=dict(os.environ, OVGENAI_C_CACHE=str(tmp_path / "cache"))))
+    assert runs[0].returncode == 0 and runs[0].stdout.strip() == want, runs[0].stderr[-2000:]
+    assert runs[1].returncode != 0 and "--temperature must be >= 0" in runs[1].stderr
