@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                           "(default 1,2,4,8; 1 is always included)")
     p.add_argument("--whisper-rounds", type=int, metavar="N", help="whisper section: paired rounds (default 5, "
                                                                    "--quick 1)")
+    p.add_argument("--gguf", metavar="FILE", help="gguf_load section: the GGUF file (default: the one beside the "
+                                                   "model's IR folder, as the default model's cache keeps it)")
     p.add_argument("--whisper-model", metavar="DIR", help="whisper section: the Whisper IR folder (default: "
                                                           "ovgenai_c.models.default_whisper_model())")
     p.add_argument("--no-genai", action="store_true", help="do not run openvino_genai (ovgenai_c engines only)")

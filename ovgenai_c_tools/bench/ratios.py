@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from .gguf_load import ratio_lines as gguf_ratio_lines
 from .serving import ratio_lines as serve_ratio_lines
 from .transcription import ratio_lines as whisper_ratio_lines
 from .stats import ratio
@@ -124,5 +125,6 @@ def ratio_lines(report: Dict[str, Any], ov_engines: Sequence[str], genai_engines
                                                              c["shared"].get("aggregate_tokens_per_s")), None)
     lines.extend(serve_ratio_lines(report.get("serve") or {}))
     lines.extend(whisper_ratio_lines(report.get("whisper") or {}))
+    lines.extend(gguf_ratio_lines(report.get("gguf_load") or {}))
     return {"lines": lines, "targets": TARGETS}
 

@@ -161,6 +161,9 @@ def render(report: Dict[str, Any]) -> str:
         out.append(f"Concurrency: {cc.get('skipped') or cc.get('error')}")
 
     out.extend(render_serve(report.get("serve") or {}))
+    from .gguf_load import render_gguf_load
+
+    out.extend(render_gguf_load(report.get("gguf_load") or {}))
     out.extend(render_lookup(report.get("lookup", {})))
     out.extend(render_whisper(report.get("whisper") or {}))
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from .gguf_load import find_gguf, measure_gguf_load
 from .environment import SOURCE_ROOT, cache_dir, default_model, ensure_oracle, find_libraries, say, worker_env
 from .official import GENAI_ARCHIVE, OFFICIAL, archive_pybind_env, compare_versions
 from .official import discover as discover_official
@@ -23,7 +24,7 @@ from .worker import Worker, WorkerError
 from . import serving, transcription
 
 SECTIONS = ("meta", "binding_overhead", "official", "backend_parity", "greedy_agreement", "streaming_cost",
-            "import_footprint", "physical_limit", "concurrency", "serve", "lookup", "whisper", "ratios")
+            "import_footprint", "gguf_load", "physical_limit", "concurrency", "serve", "lookup", "whisper", "ratios")
 ENGINE_SECTIONS = ("binding_overhead", "official", "backend_parity", "greedy_agreement", "streaming_cost",
                    "concurrency", "lookup")
 GENAI_PA = "genai[PA]"
@@ -50,6 +51,7 @@ class Settings:
             self.double_tokens, self.double_reps = 2000, 2
             self.stream_out, self.stream_reps = 16, 1
             self.import_reps, self.load_reps = 1, 1
+            self.gguf_rounds, self.gguf_tokens = 1, 8
             self.conc_threads, self.conc_requests, self.conc_out, self.conc_reps = 2, 1, 8, 1
             self.bw_mb, self.bw_reps = 64, 3
             self.serve_levels, self.serve_per_client, self.serve_out, self.serve_rounds = [1, 2, 4, 8], 1, 8, 1
@@ -64,6 +66,7 @@ class Settings:
             self.double_tokens, self.double_reps = 20000, 5
             self.stream_out, self.stream_reps = 64, 2
             self.import_reps, self.load_reps = 5, 2
+            self.gguf_rounds, self.gguf_tokens = 5, 32
             self.conc_threads, self.conc_requests, self.conc_out, self.conc_reps = 2, 3, 64, 2
             self.bw_mb, self.bw_reps = 512, 8
             self.serve_levels, self.serve_per_client, self.serve_out, self.serve_rounds = [1, 2, 4, 8], 2, 64, 3
@@ -174,7 +177,7 @@ class Bench:
         return str(dst)
 
     # cumulative share of the time budget by the end of each section
-    BUDGET_SHARE = {"import": 0.10, "load": 0.20, "binding_overhead": 0.34, "official": 0.44,
+    BUDGET_SHARE = {"import": 0.10, "gguf_load": 0.15, "load": 0.20, "binding_overhead": 0.34, "official": 0.44,
                     "backend_parity": 0.72, "greedy_agreement": 0.80, "streaming_cost": 0.88, "concurrency": 0.93,
                     "serve": 0.96, "lookup": 0.98, "whisper": 1.0}
 
@@ -206,6 +209,7 @@ class Bench:
 
         self.section("physical_limit", self.physical_limit_start)
         self.section("import_footprint", self.import_footprint)
+        self.section("gguf_load", self.gguf_load)  # (before the engines' workers start: a quiet machine)
         if not self.args.only or set(self.args.only) & set(ENGINE_SECTIONS):
             self.load_engines()
         else:
@@ -333,6 +337,17 @@ class Bench:
         self.report["import_footprint"] = measure_imports(self.s.import_reps, self.env(),
                                                           self.oracle_error is None, load_lib or bundled,
                                                           stop=lambda rep: self.over_budget("import", rep))
+
+    def gguf_load(self) -> None:
+        gguf = find_gguf(self.model, getattr(self.args, "gguf", None))
+        if gguf is None or not gguf.is_file():
+            self.report["gguf_load"] = {"skipped": f"no GGUF file: {gguf} does not exist" if gguf else
+                                        f"no single GGUF file beside {self.model} (pass --gguf FILE)"}
+            return
+        bundled = next((p for l, p in self.libs if l.endswith("[bundled]")), None)
+        self.report["gguf_load"] = measure_gguf_load(gguf, a_device(self.args), self.s.gguf_rounds, self.env(),
+                                                     bundled, self.oracle_error is None, self.s.gguf_tokens,
+                                                     stop=lambda rep: self.over_budget("gguf_load", rep))
 
     def load_engines(self) -> None:
         dev = a_device(self.args)

@@ -266,3 +266,18 @@ def test_cold_python_probe_runs_one_inference_before_each_timed_case():
     out = cold_python.measure(lambda: runs.append(1), rounds=4)
     assert len(runs) == 2 + 4 * (len(cold_python.CASES) - 1)  # two warm-ups, then every case but "warm"
     assert out["rounds"] == 4 and set(out["median_us"]) == set(cold_python.CASES)
+
+
+def test_quick_run_gguf_load_section(quick_run):
+    """The tiny fixture's GGUF (beside its IR folder) loaded by both engines in fresh processes: load times, peak
+    RSS, paired ratios and the same greedy answer."""
+    report, stdout = quick_run
+    sec = report["gguf_load"]
+    assert Path(sec["gguf"]) == (TINY_IR.parent / "tiny.gguf").resolve() and sec["rounds"] == 1
+    bundled = sec["engines"]["ovgenai_c[bundled]"]
+    assert bundled["load_s"] > 0 and bundled["first_answer_s"] > 0 and bundled["peak_rss_mib"] > 0
+    assert bundled["text"]
+    if "genai" in sec["engines"]:  # openvino_genai in the test environment
+        assert sec["same_text"] is True and sec["engines"]["genai"]["text"] == bundled["text"]
+        assert sec["paired"]["load_s"]["n"] == 1
+        assert "GGUF load" in stdout and any(l["what"].startswith("gguf: load") for l in report["ratios"]["lines"])
