@@ -66,7 +66,7 @@ class GenerationCall:
         bridge = self.bridge
         if bridge.returned == StreamingStatus.CANCEL or (self.cancellable and bridge.cancel_event.is_set()):
             return "cancel"  # (a cancel asked of a call without a callback never reached C: it ran to its end)
-        if bridge.returned == StreamingStatus.STOP:
+        if bridge.returned in (StreamingStatus.STOP, StreamingStatus.TOOL_CALL_STOP):
             return "stop"
         limit = self.effective.get_max_new_tokens()
         return "stop" if limit == _config.SIZE_MAX else limit
@@ -120,6 +120,19 @@ class GenerationCall:
         return err
 
     def outcome(self, as_text: bool = False, encoded: bool = False) -> Any:
+        """Once C returned: raise what ended the call, else the results (:meth:`_results`); a streamer's
+        TOOL_CALL_STOP makes every finish reason TOOL_CALL, as GenAI reports it (the C ABI ends such a call as STOP)."""
+        results = self._results(as_text, encoded)
+        if self.bridge.returned == StreamingStatus.TOOL_CALL_STOP:
+            reasons = [_results.GenerationFinishReason.TOOL_CALL] * len(
+                results.tokens if isinstance(results, _results.EncodedResults) else results.texts)
+            if isinstance(results, _results.EncodedResults):
+                results.finish_reasons = reasons
+            else:
+                results.__dict__["_finish_reasons"] = reasons
+        return results
+
+    def _results(self, as_text: bool = False, encoded: bool = False) -> Any:
         """Once C returned: raise what ended the call (the deadline — or C's own error meanwhile —, the user's
         streamer's exception, C's error), else the results: a :class:`DecodedText` (also a ``str``) for a ``str``
         prompt and one sequence, as pybind returns a ``str`` there, :class:`EncodedResults` for token input, else

@@ -422,3 +422,43 @@ def test_text_parser_streamer_on_the_libraries_text_stream(make_pipe, tokenizers
     assert "".join(m["content"] for m in got) == "ECHO: HELLO WORLD"
     assert {m["ids"] for m in got} == {"[]"}
     assert res.parsed == [{"content": "ECHO: HELLO WORLD", "ids": "[]" * len(got), "reasoning_content": "ECHO:"}]
+
+
+def test_a_tool_call_stop_ends_the_call_with_finish_reason_tool_call_as_genai(pipes):
+    """StreamingStatus.TOOL_CALL_STOP, from a parser of a TextParserStreamer (upstream's test_stop_invoked_by_tool_call
+    in a real call) or from a callable: the call ends there and every finish reason is TOOL_CALL, as GenAI reports
+    it (the C ABI knows only STOP; GenAI, which streams on another thread, may run a few tokens past the stop)."""
+    ours, theirs = pipes
+    reasons = []
+    for module, pipe in ((ovgenai_c, ours), (og, theirs)):
+        class ToolStop(module.IncrementalParser):
+            def parse(self, message, delta_text, delta_tokens=None):
+                self.chunks += 1
+                if self.chunks == 3:
+                    message["tool_calls"] = [{"name": "f", "arguments": {}}]
+                    self.set_status(module.StreamingStatus.TOOL_CALL_STOP)
+                return delta_text
+
+            def reset(self):
+                self.chunks = 0
+                self.set_status(module.StreamingStatus.RUNNING)
+
+        class Write(module.TextParserStreamer):
+            def write(self, message):
+                self.got.append(message["content"])
+                return module.StreamingStatus.RUNNING
+
+        streamer = Write(pipe.get_tokenizer(), [ToolStop()])
+        streamer.got = []
+        res = pipe.generate(["Hello there"], max_new_tokens=30, streamer=streamer)
+        chunks = []
+        stopped = pipe.generate(["Hello there"], max_new_tokens=30, streamer=lambda t: chunks.append(t) or (
+            module.StreamingStatus.TOOL_CALL_STOP if len(chunks) == 3 else module.StreamingStatus.RUNNING))
+        reasons.append([[r.name for r in res.finish_reasons], [r.name for r in stopped.finish_reasons],
+                        streamer.get_parsed_message()])
+        if module is ovgenai_c:
+            assert res.texts == ["".join(streamer.got)] and len(streamer.got) >= 3  # (+ what end() flushes)
+            assert res.parsed[0]["tool_calls"] == [{"name": "f", "arguments": {}}]
+            assert stopped.texts == ["".join(chunks)] and stopped.finish_reason == "stop"
+    assert reasons[0] == reasons[1] and reasons[0][0] == ["TOOL_CALL"]
+    assert [r.name for r in ours.generate(["Hello there"], max_new_tokens=3).finish_reasons] == ["LENGTH"]
