@@ -97,9 +97,9 @@ class BatchedProvider(Provider):
         finally:
             s.close()
 
-    def chat_result(self, decoded: DecodedResults, tools: bool) -> ChatResult:
+    def chat_result(self, decoded: DecodedResults, tools: bool, thinking_opened: Optional[bool] = None) -> ChatResult:
         """The provider's ChatResult of a batched answer (thinking split, tool calls parsed, usage)."""
-        return self._result(decoded, tools)
+        return self._result(decoded, tools, thinking_opened=thinking_opened)
 
     def close(self) -> None:
         with self._lock:
@@ -109,12 +109,13 @@ class BatchedProvider(Provider):
 
     # --- requests
     def _start(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str], think: Optional[bool],
-               options: Dict[str, Any], raw: bool = False) -> "tuple[GenerationHandle, bool]":
+               options: Dict[str, Any], raw: bool = False) -> "tuple[GenerationHandle, bool, Optional[bool]]":
         inputs = self._raw_prompt(messages, tools, system, think) if raw else \
             self._inputs(messages, tools, system, think)
         kw = self._config_kwargs(options)
         pipe = self.pipeline()
         self._fit_context(pipe, inputs, kw, raw, "prompt" if isinstance(messages, str) else "messages")
+        opened = self._thinking_opened(pipe, inputs, raw)
         config = pipe.get_config()
         if kw:
             config.update_generation_config(**kw)
@@ -123,8 +124,8 @@ class BatchedProvider(Provider):
             request_id = self._ids
         if isinstance(inputs, ChatHistory):
             handle = pipe.add_request(request_id, inputs, config)
-            return handle, bool(inputs.get_tools())
-        return pipe.add_request(request_id, inputs, config, templated=not raw), False
+            return handle, bool(inputs.get_tools()), opened
+        return pipe.add_request(request_id, inputs, config, templated=not raw), False, opened
 
     def stream(self, messages: Messages, tools: Optional[List[Any]] = None, *, system: Optional[str] = None,
                think: Optional[bool] = None, timeout: Optional[float] = None, raw: bool = False,
@@ -132,8 +133,8 @@ class BatchedProvider(Provider):
         """Iterate over the answer's text chunks (``raw``: the prompt str as it is, no chat template); closing the
         stream cancels the request (at the next step)."""
         self._require("stream")
-        handle, has_tools = self._start(messages, tools, system, think, options, raw)
-        return BatchedStream(self, handle, has_tools, timeout)
+        handle, has_tools, opened = self._start(messages, tools, system, think, options, raw)
+        return BatchedStream(self, handle, has_tools, timeout, opened)
 
     def chat(self, messages: Messages, tools: Optional[List[Any]] = None, *, think: Optional[bool] = None,
              timeout: Optional[float] = None, **options: Any) -> ChatResult:
@@ -175,8 +176,9 @@ class BatchedStream(Iterator[str]):
     """Text chunks of one batched answer; ``.result`` (a :class:`ChatResult`) once exhausted."""
 
     def __init__(self, provider: BatchedProvider, handle: GenerationHandle, tools: bool,
-                 timeout: Optional[float]) -> None:
+                 timeout: Optional[float], thinking_opened: Optional[bool] = None) -> None:
         self._provider = provider
+        self.thinking_opened = thinking_opened  # as ChatStream's: None for a model that does not think
         self._handle = handle
         self._tools = tools
         self._timeout = timeout
@@ -256,7 +258,7 @@ class BatchedStream(Iterator[str]):
         reason = "cancel" if status == GenerationStatus.CANCEL else _REASON.get(int(res.finish_reasons[0]), "stop")
         perf = _perf(len(res.tokens[0]), res.num_input_tokens, self._started, self._first, time.monotonic())
         decoded = DecodedResults(res.m_generation_ids, res.m_scores, perf, reason, [int(r) for r in res.finish_reasons])
-        self.result = self._provider.chat_result(decoded, self._tools)
+        self.result = self._provider.chat_result(decoded, self._tools, self.thinking_opened)
         h.close()
 
     @property

@@ -30,6 +30,7 @@ from .model_info import (ModelInfo, model_info, template_supports_think, templat
 from .options import check_options, to_generation_kwargs
 from .pool import Lease, SessionPool, default_pool
 from .profile import Profile, profile_for
+from .thinking import opens_thinking, split_thinking
 from .tools import parse_tool_calls
 from .transcription import (TASKS, TranscriptionResult, result_from, whisper_stream_unsupported_reason,
                             whisper_sampling_unsupported_reason, whisper_unsupported_reason,
@@ -103,15 +104,6 @@ def perf_dict(perf: PerfMetrics) -> Dict[str, Any]:
         out[name] = {"mean": pair.mean, "std": pair.std}
     return out
 
-
-def split_thinking(text: str) -> "tuple[Optional[str], str]":
-    """(reasoning, answer) for ``<think>...</think>answer`` (the opening tag may be in the prompt already)."""
-    end = text.find("</think>")
-    if end < 0:
-        return None, text
-    start = text.find("<think>")
-    head = text[start + len("<think>"):end] if 0 <= start < end else text[:end]
-    return head.strip(), text[end + len("</think>"):].lstrip()
 
 
 def _what(messages: Any) -> str:
@@ -317,27 +309,47 @@ class Provider:
         return counted if counted is not None else self._count_prompt(pipeline, inputs)
 
     @staticmethod
-    def _count_prompt(pipeline: Any, inputs: Any, raw: bool = False) -> Optional[int]:
-        """The prompt's token count as the pipeline encodes it, with its own tokenizer and chat template: a
-        ChatHistory — or a str, which GenAI puts through the template as one user message — rendered and encoded
-        without special tokens; a raw str (or any str on a model without a template) encoded as it is, with them.
-        None where the tokenizer cannot be had (a GGUF file on the official library, which keeps it inside; a
-        pipeline without one). On the bundled backend a GGUF's pipeline writes the tokenizer the file carries as IR."""
+    def _prompt_text(pipeline: Any, inputs: Any, raw: bool = False) -> Optional["tuple[Any, str, bool]"]:
+        """(tokenizer, the prompt as the model gets it, whether it is encoded with special tokens): a ChatHistory —
+        or a str, which GenAI puts through the template as one user message — rendered (then no special tokens); a
+        raw str (or any str on a model without a template) as it is, with them. None where the tokenizer cannot be
+        had (a GGUF file on the official library, which keeps it inside; a pipeline without one). On the bundled
+        backend a GGUF's pipeline writes the tokenizer the file carries as IR."""
         get = getattr(pipeline, "get_tokenizer", None)
         if get is None:
             return None
         try:
             tok = get()
             if isinstance(inputs, ChatHistory):
-                text, special = tok.apply_chat_template(inputs, add_generation_prompt=True), False
-            elif not raw and tok.get_chat_template():
-                text = tok.apply_chat_template([{"role": "user", "content": inputs}], add_generation_prompt=True)
-                special = False
-            else:
-                text, special = inputs, True
+                return tok, tok.apply_chat_template(inputs, add_generation_prompt=True), False
+            if not raw and tok.get_chat_template():
+                return tok, tok.apply_chat_template([{"role": "user", "content": inputs}],
+                                                    add_generation_prompt=True), False
+            return tok, inputs, True
+        except errors.GenAIError:
+            return None
+
+    @classmethod
+    def _count_prompt(cls, pipeline: Any, inputs: Any, raw: bool = False) -> Optional[int]:
+        """The prompt's token count as the pipeline encodes it, with its own tokenizer and chat template
+        (:meth:`_prompt_text`); None where the tokenizer cannot be had."""
+        prompt = cls._prompt_text(pipeline, inputs, raw)
+        if prompt is None:
+            return None
+        tok, text, special = prompt
+        try:
             return int(tok.encode(text, add_special_tokens=special).input_ids.shape[-1])
         except errors.GenAIError:
             return None
+
+    def _thinking_opened(self, pipeline: Any, inputs: Any, raw: bool = False) -> Optional[bool]:
+        """None for a model that does not think (its template has no thinking switch) or a raw prompt; else
+        whether the rendered prompt leaves the model inside its reasoning (the template ends it with ``<think>``;
+        unknown counts as not)."""
+        if raw or not self.capabilities.think:
+            return None
+        prompt = self._prompt_text(pipeline, inputs, raw)
+        return prompt is not None and opens_thinking(prompt[1])
 
     def _fit_context(self, pipeline: Any, inputs: Any, kw: Dict[str, Any], raw: bool = False,
                      what: str = "messages") -> Optional[int]:
@@ -357,11 +369,14 @@ class Provider:
         kw["max_new_tokens"] = min(kw.get("max_new_tokens") or ctx, ctx - n)
         return n
 
-    def _result(self, res: DecodedResults, tools: bool, prompt_tokens: Optional[int] = None) -> ChatResult:
+    def _result(self, res: DecodedResults, tools: bool, prompt_tokens: Optional[int] = None,
+                thinking_opened: Optional[bool] = None) -> ChatResult:
+        """The ChatResult of an answer: its reasoning split off (a thinking model: ``thinking_opened`` not None, True
+        when the prompt opened it), tool calls parsed, usage."""
         text = res.texts[0] if res.texts else ""
         thinking = None
-        if self.capabilities.think:
-            thinking, text = split_thinking(text)
+        if thinking_opened is not None:
+            thinking, text = split_thinking(text, thinking_opened)
         message: Dict[str, Any] = {"role": "assistant", "content": text}
         if thinking is not None:
             message["thinking"] = thinking
@@ -403,8 +418,9 @@ class Provider:
             inputs = self._history([{"role": "user", "content": text}], None, system=system)
         with self.lease() as lease:
             self._fit_context(lease.pipeline, inputs, kw, what="prompt")
+            opened = self._thinking_opened(lease.pipeline, inputs)
             res = lease.pipeline.generate(inputs, timeout=timeout, **kw)
-        return self._result(res, tools=False)
+        return self._result(res, tools=False, thinking_opened=opened)
 
     def chat(self, messages: Messages, tools: Optional[List[Any]] = None, *, think: Optional[bool] = None,
              timeout: Optional[float] = None, **options: Any) -> ChatResult:
@@ -414,9 +430,10 @@ class Provider:
         kw = self._config_kwargs(options)
         with self.lease() as lease:
             counted = self._fit_context(lease.pipeline, history, kw, what=_what(messages))
+            opened = self._thinking_opened(lease.pipeline, history)
             res = lease.pipeline.generate(history, timeout=timeout, **kw)
             whole = self._whole_prompt_tokens(lease.pipeline, history, counted)
-        return self._result(res, tools=bool(history.get_tools()), prompt_tokens=whole)
+        return self._result(res, tools=bool(history.get_tools()), prompt_tokens=whole, thinking_opened=opened)
 
     def _inputs(self, messages: Messages, tools: Optional[List[Any]], system: Optional[str],
                 think: Optional[bool]) -> Any:
@@ -453,12 +470,13 @@ class Provider:
         lease = self.lease()
         try:
             counted = self._fit_context(lease.pipeline, inputs, kw, raw, _what(messages))
+            opened = self._thinking_opened(lease.pipeline, inputs, raw)
             ts = lease.pipeline.stream(inputs, timeout=timeout, **kw)
         except BaseException:
             lease.release()
             raise
         return ChatStream(self, lease, ts, isinstance(inputs, ChatHistory) and bool(inputs.get_tools()), inputs,
-                          counted)
+                          counted, opened)
 
     async def astream(self, messages: Messages, tools: Optional[List[Any]] = None, *,
                       system: Optional[str] = None, think: Optional[bool] = None,
@@ -586,8 +604,11 @@ class ChatStream(Iterator[str]):
     """Text chunks of one streamed answer; ``.result`` (a :class:`ChatResult`) once exhausted."""
 
     def __init__(self, provider: Provider, lease: Lease, text_stream: Any, tools: bool, inputs: Any = None,
-                 counted: Optional[int] = None) -> None:
+                 counted: Optional[int] = None, thinking_opened: Optional[bool] = None) -> None:
         self._provider = provider
+        # a thinking model's stream (None: the model does not think): whether its prompt opened the reasoning, for
+        # a ThinkingSplitter of its chunks (the server's) and the final result
+        self.thinking_opened = thinking_opened
         self._inputs = inputs
         self._counted = counted  # the prompt's token count, when the context check made it
         self._lease = lease
@@ -604,7 +625,8 @@ class ChatStream(Iterator[str]):
         except StopIteration:
             if self.result is None and self._ts.result is not None:
                 whole = self._provider._whole_prompt_tokens(self._lease.pipeline, self._inputs, self._counted)
-                self.result = self._provider._result(self._ts.result, self._tools, prompt_tokens=whole)
+                self.result = self._provider._result(self._ts.result, self._tools, prompt_tokens=whole,
+                                                     thinking_opened=self.thinking_opened)
             self._lease.release()
             raise
         except BaseException:

@@ -18,6 +18,7 @@ import anyio
 from .. import errors
 from ..provider import ChatResult
 from ..provider.options import check_options
+from ..provider.thinking import CONTENT, Piece, ThinkingSplitter
 from .errors import RequestTimeoutError
 from .registry import ModelRegistry, ModelSlot
 
@@ -78,6 +79,9 @@ class Generation:
         self.error: Optional[BaseException] = None
         # chunks awaited on the event loop itself (asyncio, a stream that can): no worker thread per token
         self._awaitable = hasattr(stream, "anext_chunk") and _on_asyncio()
+        # a thinking model's stream says whether its prompt opened the reasoning: its chunks are split
+        opened = getattr(stream, "thinking_opened", None)
+        self._thinking: Optional[ThinkingSplitter] = None if opened is None else ThinkingSplitter(opened)
 
     @classmethod
     async def start(cls, registry: ModelRegistry, model: Optional[str], ask: Ask,
@@ -133,6 +137,23 @@ class Generation:
             await self.close()
             return None
         return item
+
+    async def next_pieces(self) -> Optional[List[Piece]]:
+        """The next text as ``(kind, text)`` pieces — kind "thinking" (a thinking model's reasoning) or "content",
+        by :mod:`ovgenai_c.provider.thinking`'s rule, which the final :attr:`result` follows too — possibly none
+        yet; None when the answer is complete."""
+        chunk = await self.next_chunk()
+        splitter = self._thinking
+        if chunk is None:
+            if splitter is not None:
+                self._thinking = None
+                rest = splitter.finish()
+                if rest:
+                    return rest
+            return None
+        if splitter is None:
+            return [(CONTENT, chunk)] if chunk else []
+        return splitter.feed(chunk)
 
     async def collect(self, receive: Any = None) -> Optional[ChatResult]:
         """Run to the end. ``receive`` (the ASGI receive): a client disconnect cancels the generation (and then

@@ -20,6 +20,7 @@ from starlette.routing import Route
 from .. import __version__
 from ..provider import IMAGES_REFUSED, ChatResult, model_digest
 from ..provider.provider import perf_dict
+from ..provider.thinking import CONTENT
 from .errors import bad_request, ollama_body, to_http
 from .generation import Ask, Generation
 from .http import CleanupStreamingResponse, endpoint, read_json
@@ -233,18 +234,18 @@ class OllamaRoutes:
             try:
                 while True:
                     try:
-                        piece = await gen.next_chunk()
+                        pieces = await gen.next_pieces()
                     except Exception as exc:
                         yield _ndjson(ollama_body(to_http(exc)))
                         break
-                    if piece is None:
+                    if pieces is None:
                         res = gen.result
                         if tools and res is not None:  # buffered: the text may have been a tool call
-                            yield _ndjson(piece_obj(res.text, res.tool_calls))
+                            yield _ndjson(piece_obj(res.text, res.tool_calls, res.message.get("thinking")))
                         yield _ndjson(final(res, whole=False))
                         break
-                    if not tools and piece:
-                        yield _ndjson(piece_obj(piece))
+                    for kind, piece in ([] if tools else pieces):  # (Ollama streams the reasoning as "thinking")
+                        yield _ndjson(piece_obj(piece) if kind == CONTENT else piece_obj("", thinking=piece))
             finally:
                 await gen.close()
 

@@ -18,6 +18,7 @@ from starlette.routing import Route
 from ..provider import IMAGES_REFUSED
 from ..provider.errors import OptionError
 from ..provider.options import check_options
+from ..provider.thinking import CONTENT
 from .errors import HTTPError, bad_request
 from .generation import Ask, Generation
 from .http import CleanupStreamingResponse, endpoint, read_json, sse as _sse
@@ -245,6 +246,8 @@ class OpenAIRoutes:
             usage = dict(res.usage)
             if chat:
                 message: Dict[str, Any] = {"role": "assistant", "content": res.text}
+                if res.message.get("thinking"):  # (DeepSeek's and vLLM's field for a thinking model's reasoning)
+                    message["reasoning_content"] = res.message["thinking"]
                 if res.tool_calls:
                     message["tool_calls"] = openai_tool_calls(res.tool_calls)
                     message["content"] = res.text or None
@@ -272,17 +275,19 @@ class OpenAIRoutes:
                     yield _sse(chunk({"role": "assistant", "content": ""}))
                 while True:
                     try:
-                        piece = await gen.next_chunk()
+                        pieces = await gen.next_pieces()
                     except Exception as exc:
                         from .errors import openai_body, to_http
 
                         yield _sse(openai_body(to_http(exc)))
                         break
-                    if piece is None:
+                    if pieces is None:
                         res = gen.result
                         reason = res.finish_reason if res else "stop"
                         if tools and res is not None:  # buffered: the text may have been a tool call
                             delta: Dict[str, Any] = {}
+                            if chat and res.message.get("thinking"):
+                                delta["reasoning_content"] = res.message["thinking"]
                             if res.text:
                                 delta["content"] = res.text
                             if res.tool_calls:
@@ -294,8 +299,11 @@ class OpenAIRoutes:
                             yield _sse({"id": cid, "object": obj, "created": created, "model": model,
                                         "choices": [], "usage": dict(res.usage)})
                         break
-                    if not tools and piece:
-                        yield _sse(chunk({"content": piece}, text=piece))
+                    for kind, piece in ([] if tools else pieces):
+                        if kind == CONTENT:
+                            yield _sse(chunk({"content": piece}, text=piece))
+                        elif chat:  # (a completion's text is the answer only, as when it is not streamed)
+                            yield _sse(chunk({"reasoning_content": piece}))
                 yield b"data: [DONE]\n\n"
             finally:
                 await gen.close()
