@@ -458,9 +458,6 @@ class WhisperPipeline(OwnedPipeline):
                 f"raw_speech_input is too short for Whisper's feature extractor: {samples.size} samples, more than "
                 f"n_fft / 2 = {self._min_samples - 1} needed (upstream: 'raw_speech too short for reflect padding')")
         cfg = self._resolve(generation_config, kwargs)
-        if bridge is not None and (cfg or self._config).num_beams > 1:
-            raise errors.NotSupportedError(f"a streamer with beam search (num_beams={(cfg or self._config).num_beams}):"
-                                           " Whisper transcriptions stream when greedy or sampled")
         values = None if cfg is None else self._c_values(cfg)
         gate = _CallGate()
         job = self._submit(lambda st: gate.run(lambda: native.generate(st.capi, st.handle, samples, values, bridge)))

@@ -9,8 +9,8 @@ sets the rest from a base config.
   ASRPipeline;
 - beam search (GenAI's group beam search, diverse groups, length penalty, n-gram bans; one window, timestamps,
   long-form; ASR);
-- the binding's rules: a streamer with beam search is refused by name, the pipeline goes on; the official C ABI's
-  refusal of base fields is in tests/binding/test_whisper_double.py;
+- the binding's rules: a streamer with beam search gets the chosen beam's text, the pipeline goes on; the official
+  C ABI's refusal of base fields is in tests/binding/test_whisper_double.py;
 - the C function's contract.
 """
 from __future__ import annotations
@@ -160,10 +160,10 @@ def test_binding_rules(api, whisper_real_ir, speech_samples):
         assert pipe.generate(audio, max_new_tokens=3).perf_metrics.get_num_generated_tokens() == 3
         beams = pipe.generate(audio, num_beams=3)
         assert beams.texts[0].strip()
-        with pytest.raises(errors.NotSupportedError, match="a streamer with beam search"):  # (not streamed)
-            pipe.generate(audio, streamer=lambda t: None, num_beams=2)
-        with pytest.raises(errors.NotSupportedError, match="a streamer with beam search"):
-            list(pipe.stream(audio, num_beams=2))
+        chunks: list = []  # a streamer with beam search: the chosen beam's text (test_whisper_streaming.py)
+        two = pipe.generate(audio, streamer=chunks.append, num_beams=2)
+        assert "".join(chunks) == two.texts[0] == pipe.generate(audio, num_beams=2).texts[0]
+        assert "".join(pipe.stream(audio, num_beams=2)) == two.texts[0]
         with pytest.raises(errors.ConfigError):  # upstream's rule: one sequence
             pipe.generate(audio, num_beams=3, num_return_sequences=2)
         cfg = pipe.get_generation_config()

@@ -156,6 +156,48 @@ def test_streaming_multilingual_exact_with_genai(api, whisper_multilingual_ir, s
     _compare(ours, _oracle(whisper_multilingual_ir, cases, tmp_path), cases)
 
 
+def test_beam_search_streams_the_chosen_beam(api, whisper_real_ir, speech_samples, tmp_path):
+    """A streamer with beam search (upstream allows it): with timestamps each window's text tokens, as GenAI streams
+    them; without, the chosen beam's tokens (its end token too) in one write when the search ends — GenAI writes one
+    of its finished beams there, in its map's order, often not the one its result keeps: ours always is, so the
+    streamed text is the result's. The results equal GenAI's in every case."""
+    english = list(speech_samples.english)
+    long_audio = np.concatenate([s.audio for s in english])
+    cases: List[Dict[str, Any]] = []
+    for i, s in enumerate(english[:4]):
+        for beams in (2, 4):
+            config = {"num_beams": beams}
+            cases.append({"name": f"tokens[{i}] x{beams}", "audio": s.audio, "mode": "tokens", "config": config})
+            cases.append({"name": f"text[{i}] x{beams}", "audio": s.audio, "mode": "text", "config": config})
+            cases.append({"name": f"timestamps[{i}] x{beams}", "audio": s.audio, "mode": "tokens",
+                          "config": {**config, "return_timestamps": True}})
+    cases += [{"name": "long x2", "audio": long_audio, "mode": "tokens", "config": {"num_beams": 2}},
+              {"name": "long x2 stop after the first window", "audio": long_audio, "mode": "tokens",
+               "config": {"num_beams": 2}, "stop_after": 1}]
+    with _binding_pipe(whisper_real_ir) as pipe:
+        ours = _ours(pipe, cases)
+        tok = pipe.get_tokenizer()
+        eos = pipe.get_generation_config().eos_token_id
+        decode = [tok.decode(o["writes"][0]) if c["mode"] == "tokens" and o["writes"] else None
+                  for c, o in zip(cases, ours)]
+    theirs = _oracle(whisper_real_ir, cases, tmp_path)
+    same_as_genai_beam = 0
+    for c, a, b, text in zip(cases, ours, theirs, decode):
+        assert a["text"] == b["text"], c["name"]
+        timestamps = c["config"].get("return_timestamps") or c["name"].startswith("long")
+        if timestamps:  # (long-form decodes with timestamps)
+            assert a == b, f"{c['name']}:\n  ours  {a}\n  genai {b}"
+        elif c["mode"] == "tokens":
+            assert len(a["writes"]) == 1 and a["writes"][0][-1] == eos and a["ended"] == 1, c["name"]
+            assert text == a["text"], c["name"]  # the chosen beam
+            same_as_genai_beam += a["writes"] == b["writes"]
+        else:
+            assert "".join(a["chunks"]) == a["text"], c["name"]
+    assert same_as_genai_beam >= 1  # where GenAI's first finished beam is the chosen one, the same write
+    stopped = ours[-1]
+    assert len(stopped["writes"]) == 1 and stopped["text"] != ours[-2]["text"]  # a stop ends the audio
+
+
 def test_text_streamer_and_asr_pipeline(api, whisper_real_ir, speech_samples):
     """A TextStreamer over the pipeline's tokenizer, a TextStreamer keeping special tokens (decoded here from the
     ids) and ASRPipeline all stream the result's text."""

@@ -350,10 +350,6 @@ WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const Whisper
         config_.validate();
         cfg = config_;
     }
-    if (cfg.is_beam_search() && stream_target && (stream_target->tokens || stream_target->text))
-        throw StatusError(kStatusNotImplemented,
-                          "a streamer with beam search (num_beams > 1): the bundled Whisper pipeline streams greedy "
-                          "and sampled transcriptions only");
     if (cfg.word_timestamps && !decoder_->has_cross_attention_scores())
         throw std::runtime_error("word_timestamps=true needs the pipeline created with the property "
                                  "word_timestamps=true (its decoder then exposes the cross-attention the word "
@@ -428,6 +424,10 @@ WhisperResults WhisperEngine::generate(const float* pcm, size_t n, const Whisper
         } else {
             output_tokens.insert(output_tokens.end(), w.tokens.begin(), w.tokens.end());
             advance = features.n_frames;
+            // a beam search's tokens are known when it ends: the chosen beam's, at once (GenAI writes one of the
+            // finished beams, in its map's order: often not the one its result keeps)
+            if (stream && cfg.is_beam_search() && stream->write(w.tokens.data(), w.tokens.size()) != StreamStatus::Running)
+                w.stopped = true;
         }
         if (w.stopped)
             break;
