@@ -301,7 +301,8 @@ class DecodedResults:
     @property
     def finish_reasons(self) -> List[GenerationFinishReason]:
         """One :class:`GenerationFinishReason` per text: the library's own where it tells them (the bundled
-        backend), else derived from the call's outcome (a cancelled call then counts as STOP)."""
+        backend), else derived from the call's outcome (a cancelled call then counts as STOP); TOOL_CALL where the
+        streamer (or a TextParserStreamer's parser) ended the call with StreamingStatus.TOOL_CALL_STOP, as GenAI."""
         if self._finish_reasons is not None and len(self._finish_reasons) == len(self.texts):
             return list(self._finish_reasons)
         return [_FINISH.get(self.finish_reason, GenerationFinishReason.NONE)] * len(self.texts)
