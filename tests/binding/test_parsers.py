@@ -14,7 +14,11 @@ import pytest
 import ovgenai_c
 from ovgenai_c import errors, parsers as P
 
-og = pytest.importorskip("openvino_genai")
+try:  # the oracle; the tests of the binding's own rules run without it (e.g. on PyPy)
+    import openvino_genai as og
+except ImportError:
+    og = None
+needs_oracle = pytest.mark.skipif(og is None, reason="openvino_genai (the oracle) is not installed")
 
 TINY_IR = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "ir"
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
@@ -61,6 +65,7 @@ PARSER_PAIRS = [
 ]
 
 
+@needs_oracle
 @pytest.mark.parametrize("make", [m for _, m in PARSER_PAIRS], ids=[n for n, _ in PARSER_PAIRS])
 def test_parsers_of_the_complete_text_give_genais_messages(make):
     ours, theirs = make(ovgenai_c), make(og)
@@ -87,6 +92,7 @@ INCREMENTAL_PAIRS = [
 ]
 
 
+@needs_oracle
 @pytest.mark.parametrize("make", [m for _, m in INCREMENTAL_PAIRS], ids=[n for n, _ in INCREMENTAL_PAIRS])
 def test_incremental_parsers_give_genais_text_and_messages_chunk_by_chunk(make):
     ours, theirs = make(ovgenai_c), make(og)
@@ -145,8 +151,15 @@ def _tool_parser(module):
 
 
 @pytest.fixture(scope="module")
-def tokenizers():
-    return ovgenai_c.Tokenizer(TINY_IR), og.Tokenizer(str(TINY_IR))
+def our_tokenizer():
+    return ovgenai_c.Tokenizer(TINY_IR)
+
+
+@pytest.fixture(scope="module")
+def tokenizers(our_tokenizer):
+    if og is None:
+        pytest.skip("openvino_genai (the oracle) is not installed")
+    return our_tokenizer, og.Tokenizer(str(TINY_IR))
 
 
 def test_text_parser_streamer_on_text_chunks_is_genais(tokenizers):
@@ -217,9 +230,14 @@ def test_concatenating_anything_but_strings_and_objects_fails_as_genais(tokenize
             s._write("b")
         if module is ovgenai_c:
             assert isinstance(info.value, errors.InvalidParameterError) and "tool_calls" in str(info.value)
+
+
+def test_concatenate_joins_strings_and_merges_objects():
     merged = {"content": "x", "meta": {"k": "a"}}
     P.concatenate(merged, {"content": "y", "meta": {"k": "b", "new": [1]}})
     assert merged == {"content": "xy", "meta": {"k": "ab", "new": [1]}}
+    with pytest.raises(errors.InvalidParameterError, match=r"'n' \(number\) to the accumulated one \(string\)"):
+        P.concatenate({"meta": {"n": "1"}}, {"meta": {"n": 2}})
 
 
 def test_bad_parser_input_is_a_clear_error():
@@ -281,9 +299,16 @@ def test_vllm_parser_wrapper_reads_vllm_style_results():
 # --- the pipelines ----------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def pipes():
+def our_pipe():
     with ovgenai_c.LLMPipeline(TINY_IR, "CPU", **F32) as ours:
-        yield ours, og.LLMPipeline(str(TINY_IR), "CPU", **F32)
+        yield ours
+
+
+@pytest.fixture(scope="module")
+def pipes(our_pipe):
+    if og is None:
+        pytest.skip("openvino_genai (the oracle) is not installed")
+    return our_pipe, og.LLMPipeline(str(TINY_IR), "CPU", **F32)
 
 
 PROMPTS = ["Hello there", "Once upon a time", "The weather today"]
@@ -339,8 +364,8 @@ def test_generate_with_a_text_parser_streamer_is_genais(pipes, tokenizers):
         assert outcomes[0][3].get("reasoning_content")
 
 
-def test_a_parser_status_stops_generation_and_parser_errors_reach_the_caller(pipes):
-    ours, _ = pipes
+def test_a_parser_status_stops_generation_and_parser_errors_reach_the_caller(our_pipe):
+    ours = our_pipe
 
     class StopAfter(ovgenai_c.IncrementalParser):
         def parse(self, message, delta_text, delta_tokens=None):
@@ -385,8 +410,8 @@ def test_a_parser_status_stops_generation_and_parser_errors_reach_the_caller(pip
     assert ours.generate("Hello there", max_new_tokens=40) == full  # the pipeline goes on
 
 
-def test_parsed_survives_pickling_and_config_copies(pipes):
-    ours, _ = pipes
+def test_parsed_survives_pickling_and_config_copies(our_pipe):
+    ours = our_pipe
     res = ours.generate(["Hello there"], max_new_tokens=8, parsers=[ovgenai_c.DeepSeekR1ReasoningParser()])
     back = pickle.loads(pickle.dumps(res))
     assert back.parsed == res.parsed and back.texts == res.texts
@@ -398,7 +423,7 @@ def test_parsed_survives_pickling_and_config_copies(pipes):
     assert config.unsupported_fields() == []
 
 
-def test_text_parser_streamer_on_the_libraries_text_stream(make_pipe, tokenizers):
+def test_text_parser_streamer_on_the_libraries_text_stream(make_pipe, our_tokenizer):
     """A library that streams text only (the double here, the official library in use): chunks reach the parsers
     without token ids, and the accumulated message is parsed[0]."""
     pipe = make_pipe()
@@ -416,7 +441,7 @@ def test_text_parser_streamer_on_the_libraries_text_stream(make_pipe, tokenizers
         def reset(self):
             pass
 
-    res = pipe.generate(["hello world"], max_new_tokens=50, streamer=Write(tokenizers[0], [Tokens()]),
+    res = pipe.generate(["hello world"], max_new_tokens=50, streamer=Write(our_tokenizer, [Tokens()]),
                         parsers=[ovgenai_c.ReasoningParser(expect_open_tag=False, close_tag=" ")])
     assert res.texts == ["Echo: hello world"] and got
     assert "".join(m["content"] for m in got) == "ECHO: HELLO WORLD"
