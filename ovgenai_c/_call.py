@@ -171,7 +171,6 @@ class GenerationCall:
         return cls(texts=texts, scores=scores, perf_metrics=perf, finish_reason=self.finish_reason(perf.num_generation_tokens),
                    finish_reasons=out.finish_reasons)
 
-
     def parsed(self, results: Any) -> Any:
         """``results`` with their ``parsed`` messages, as GenAI's LLMPipeline makes them: the TextParserStreamer's
         message first, then the config's parsers run over every text (decoded results only; a call without
