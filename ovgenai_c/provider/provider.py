@@ -105,7 +105,6 @@ def perf_dict(perf: PerfMetrics) -> Dict[str, Any]:
     return out
 
 
-
 def _what(messages: Any) -> str:
     """What the caller sent, as an error names it: "prompt" (a str) or "messages"."""
     return "prompt" if isinstance(messages, str) else "messages"
