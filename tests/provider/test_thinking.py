@@ -158,3 +158,23 @@ def test_the_server_gives_the_reasoning_apart_streamed_or_not(ctl, thinking_serv
     assert "".join(x["message"]["content"] for x in lines) == "It is 4."
     done = httpx.post(url + "/api/chat", json={**chat, "stream": False}, timeout=60).json()["message"]
     assert done["thinking"] == "First I add.\nThen I check." and done["content"] == "It is 4."
+
+
+def test_the_batched_provider_splits_the_reasoning_too(tmp_path):
+    """The server's engine on the bundled backend (continuous batching): its streams carry the same flag and its
+    results the same split."""
+    from testsupport import open_bundled_or_skip
+
+    from ovgenai_c.provider.batching import BatchedProvider
+
+    lib = open_bundled_or_skip()
+    base = Provider(_tiny_ir_whose_prompt_opens_thinking(tmp_path / "o"), library=lib,
+                    properties={"INFERENCE_PRECISION_HINT": "f32"})
+    batched = BatchedProvider(base)
+    try:
+        s = batched.stream([{"role": "user", "content": "hi"}], num_predict=12)
+        text = "".join(s)
+        assert s.thinking_opened is True and text.strip()
+        assert s.result.message == {"role": "assistant", "content": "", "thinking": text.strip()}
+    finally:
+        batched.close()
