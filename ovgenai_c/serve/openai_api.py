@@ -26,7 +26,9 @@ from .http import CleanupStreamingResponse, endpoint, read_json, sse as _sse
 IGNORED = {"user", "store", "metadata", "service_tier", "parallel_tool_calls", "modalities"}
 COMMON = {"model", "stream", "stream_options", "max_tokens", "temperature", "top_p", "seed", "stop", "n",
           "presence_penalty", "frequency_penalty", "logprobs", "top_logprobs", "logit_bias"} | IGNORED
-CHAT_FIELDS = COMMON | {"messages", "max_completion_tokens", "tools", "tool_choice", "response_format"}
+CHAT_FIELDS = COMMON | {"messages", "max_completion_tokens", "tools", "tool_choice", "response_format",
+                        "reasoning_effort", "chat_template_kwargs"}
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
 COMPLETION_FIELDS = COMMON | {"prompt", "echo", "suffix", "best_of"}
 
 
@@ -46,6 +48,36 @@ def _check_fields(body: Dict[str, Any], known: set) -> None:
                 raise bad_request(f"unknown stream_options field {key!r}", "stream_options", "unknown_parameter")
             if value is not None and not isinstance(value, bool):
                 raise bad_request(f"stream_options.{key} must be a boolean, got {value!r}", "stream_options")
+
+
+def _think(body: Dict[str, Any]) -> Optional[bool]:
+    """The thinking switch a chat request asks for: OpenAI's ``reasoning_effort`` ("none": off, any other effort: on)
+    or ``chat_template_kwargs.enable_thinking`` (vLLM's and SGLang's way for Qwen3-style templates); None: the
+    template's default. A model without the switch refuses "on" (as OpenAI refuses reasoning_effort there)."""
+    think: Optional[bool] = None
+    effort = body.get("reasoning_effort")
+    if effort is not None:
+        if effort not in REASONING_EFFORTS:
+            raise bad_request(f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, got {effort!r}",
+                              "reasoning_effort", "invalid_value")
+        think = effort != "none"
+    kwargs = body.get("chat_template_kwargs")
+    if kwargs is not None:
+        if not isinstance(kwargs, dict):
+            raise bad_request("chat_template_kwargs must be an object", "chat_template_kwargs")
+        unknown = sorted(set(kwargs) - {"enable_thinking"})
+        if unknown:
+            raise bad_request(f"chat_template_kwargs {unknown[0]!r} is not supported (only enable_thinking)",
+                              "chat_template_kwargs", "unsupported_parameter")
+        enable = kwargs.get("enable_thinking")
+        if enable is not None:
+            if not isinstance(enable, bool):
+                raise bad_request("chat_template_kwargs.enable_thinking must be a boolean", "chat_template_kwargs")
+            if think is not None and think != enable:
+                raise bad_request(f"reasoning_effort {effort!r} and chat_template_kwargs.enable_thinking={enable} "
+                                  "disagree", "chat_template_kwargs")
+            think = enable
+    return think
 
 
 def _options(body: Dict[str, Any], chat: bool) -> Dict[str, Any]:
@@ -210,7 +242,8 @@ class OpenAIRoutes:
             kind = fmt.get("type") if isinstance(fmt, dict) else fmt
             raise bad_request(f"response_format {kind!r} is not supported (only 'text'): constrained output is not "
                               "available through the GenAI C API", "response_format", "unsupported_parameter")
-        ask = Ask(convert_messages(body.get("messages")), tools=_tools(body), options=_options(body, chat=True))
+        ask = Ask(convert_messages(body.get("messages")), tools=_tools(body), options=_options(body, chat=True),
+                  think=_think(body))
         gen = await self._start(body, ask)
         return await self._answer(request, body, gen, chat=True, tools=bool(ask.tools))
 

@@ -178,3 +178,60 @@ def test_the_batched_provider_splits_the_reasoning_too(tmp_path):
         assert s.result.message == {"role": "assistant", "content": "", "thinking": text.strip()}
     finally:
         batched.close()
+
+
+def test_openai_requests_set_the_thinking_switch(ctl, tmp_path):
+    """OpenAI's ``reasoning_effort`` ("none": off, an effort: on) and vLLM's ``chat_template_kwargs.enable_thinking``
+    reach the provider as its think switch; bad values and disagreements are 400 naming the field; "on" for a
+    model without the switch is refused, as OpenAI refuses reasoning_effort there."""
+    for module in ("starlette", "uvicorn", "httpx"):
+        pytest.importorskip(module)
+    import sys
+    import threading
+
+    import httpx
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serve"))
+    from serve_helpers import GatedProvider, ServerThread
+
+    from ovgenai_c.provider import SessionPool
+    from ovgenai_c.serve import ServeConfig, create_app
+
+    gate = threading.Event()
+    gate.set()
+    made = []
+
+    def fake(path: Path, index: int) -> GatedProvider:
+        made.append(GatedProvider(gate))
+        return made[-1]
+
+    model = make_ir(tmp_path / "fake" / "m", CHATML_THINK)
+    chat = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    with ServerThread(create_app(ServeConfig(models_root=model.parent, default_model=model),
+                                 provider_factory=fake)) as srv:
+        for extra, want in (({}, None), ({"reasoning_effort": "none"}, False), ({"reasoning_effort": "high"}, True),
+                            ({"reasoning_effort": "minimal"}, True),
+                            ({"chat_template_kwargs": {"enable_thinking": False}}, False),
+                            ({"reasoning_effort": "low", "chat_template_kwargs": {"enable_thinking": True}}, True)):
+            r = httpx.post(srv.url + "/v1/chat/completions", json={**chat, **extra}, timeout=60)
+            assert r.status_code == 200 and made[-1].started[-1]["think"] is want, (extra, r.text)
+        for extra, param in (({"reasoning_effort": "max"}, "reasoning_effort"),
+                             ({"chat_template_kwargs": {"foo": 1}}, "chat_template_kwargs"),
+                             ({"chat_template_kwargs": {"enable_thinking": "no"}}, "chat_template_kwargs"),
+                             ({"chat_template_kwargs": []}, "chat_template_kwargs"),
+                             ({"reasoning_effort": "none", "chat_template_kwargs": {"enable_thinking": True}},
+                              "chat_template_kwargs")):
+            r = httpx.post(srv.url + "/v1/chat/completions", json={**chat, **extra}, timeout=60)
+            assert r.status_code == 400 and r.json()["error"]["param"] == param, (extra, r.text)
+    plain = make_ir(tmp_path / "real" / "plain", CHATML)
+
+    def real(path: Path, index: int) -> Provider:
+        return Provider(path, library=ctl.library, pool=SessionPool(ttl=None, max_resident=1))
+
+    with ServerThread(create_app(ServeConfig(models_root=plain.parent, default_model=plain),
+                                 provider_factory=real)) as srv:
+        body = {"model": "plain", "messages": [{"role": "user", "content": "hi"}]}
+        r = httpx.post(srv.url + "/v1/chat/completions", json={**body, "reasoning_effort": "high"}, timeout=60)
+        assert r.status_code == 400 and "thinking switch" in r.json()["error"]["message"], r.text
+        r = httpx.post(srv.url + "/v1/chat/completions", json={**body, "reasoning_effort": "none"}, timeout=60)
+        assert r.status_code == 200, r.text
