@@ -52,6 +52,76 @@ def _err(text: str) -> None:
     sys.stderr.flush()
 
 
+class _AnswerPrinter:
+    """Prints a streamed answer's ``(kind, text)`` pieces: a thinking model's reasoning between Ollama's
+    "Thinking..." and "...done thinking." lines (dimmed on a terminal), or not at all when hidden; the answer as it
+    comes."""
+
+    def __init__(self, hide_thinking: bool = False) -> None:
+        self.hide = hide_thinking
+        self.dim = sys.stdout.isatty()
+        self.state = "start"  # -> "thinking" -> "answer"
+
+    def _thinking_done(self) -> None:
+        if self.state == "thinking":
+            _out(self._style("\n...done thinking.") + "\n")
+        self.state = "answer"
+
+    def _style(self, text: str) -> str:
+        return f"\x1b[2m{text}\x1b[0m" if self.dim and text else text
+
+    def piece(self, kind: str, text: str) -> None:
+        if kind == "thinking":
+            if self.hide:
+                return
+            if self.state == "start":
+                _out(self._style("Thinking..."))
+                self.state = "thinking"
+            _out(self._style(text), end="")
+            return
+        self._thinking_done()
+        _out(text, end="")
+
+    def finish(self) -> None:
+        """After the last piece (a reasoning that never closed still gets its closing line)."""
+        self._thinking_done()
+
+    def whole(self, text: str, thinking: Optional[str]) -> None:
+        """A complete answer: its reasoning (when it has one and it is shown), then the text."""
+        if thinking:
+            self.piece("thinking", thinking)
+        self._thinking_done()
+        _out(text)
+
+
+def _answer_pieces(stream: Any) -> Any:
+    """A streamed answer as ``(kind, text)`` pieces — kind "thinking" (a thinking model's reasoning) or "content":
+    a server's answer carries them apart; a provider's stream is split by its model's rule
+    (ovgenai_c.provider.thinking) where the model thinks."""
+    pieces = getattr(stream, "pieces", None)
+    if pieces is not None:
+        yield from pieces()
+        return
+    opened = getattr(stream, "thinking_opened", None)
+    if opened is None:
+        for chunk in stream:
+            yield "content", chunk
+        return
+    from .provider.thinking import ThinkingSplitter
+
+    splitter = ThinkingSplitter(opened)
+    for chunk in stream:
+        yield from splitter.feed(chunk)
+    yield from splitter.finish()
+
+
+def _think_kw(args: argparse.Namespace) -> Dict[str, Any]:
+    """``think=`` for a provider call, only when the command line set it (a provider without the keyword is then
+    never given it)."""
+    think = getattr(args, "think", None)
+    return {} if think is None else {"think": think}
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
@@ -278,20 +348,25 @@ def cmd_generate(args: argparse.Namespace) -> int:
     provider = _provider(args, model, announce=sys.stderr.isatty())  # a person watching sees the load start
     load_s = provider.load()
     opts = _options(args)
+    printer = _AnswerPrinter(args.hide_thinking)
     if args.json:
-        r = provider.prompt_result(prompt, system=args.system, **opts)
+        r = provider.prompt_result(prompt, system=args.system, **_think_kw(args), **opts)
         doc = {"model": str(provider.path), "format": provider.info.format, "device": provider.device,
                "library_kind": provider.library_kind, "text": r.text, "finish_reason": r.finish_reason,
                "usage": r.usage, "perf": perf_dict(r.perf)}
+        if r.message.get("thinking") is not None and not args.hide_thinking:
+            doc["thinking"] = r.message["thinking"]
         _out(json.dumps(doc, indent=2, ensure_ascii=False))
         return 0
     if args.no_stream:
-        _out(provider.prompt(prompt, system=args.system, **opts))
+        r = provider.prompt_result(prompt, system=args.system, **_think_kw(args), **opts)
+        printer.whole(r.text, r.message.get("thinking"))
         return 0
-    stream = provider.stream(prompt, system=args.system, **opts)
+    stream = provider.stream(prompt, system=args.system, **_think_kw(args), **opts)
     try:
-        for chunk in stream:
-            _out(chunk, end="")
+        for kind, text in _answer_pieces(stream):
+            printer.piece(kind, text)
+        printer.finish()
     except KeyboardInterrupt:
         stream.close()
         _out()
@@ -423,7 +498,7 @@ def _generate_on_server(args: argparse.Namespace, model: Optional[str], prompt: 
         if args.verbose:
             _err(f"[in-process: {exc}]")
         return None
-    body: Dict[str, Any] = {"model": entry["name"], "prompt": prompt, "options": _options(args)}
+    body: Dict[str, Any] = {"model": entry["name"], "prompt": prompt, "options": _options(args), **_think_kw(args)}
     if args.system:
         body["system"] = args.system
     try:
@@ -431,12 +506,18 @@ def _generate_on_server(args: argparse.Namespace, model: Optional[str], prompt: 
     except sc.ServerError as exc:
         raise CliError(str(exc)) from None
     pieces: List[str] = []
+    thought: List[str] = []
+    printer = _AnswerPrinter(args.hide_thinking)
     try:
-        for chunk in answer:
-            if args.json or args.no_stream:
-                pieces.append(chunk)
+        for kind, text in answer.pieces():
+            if not (args.json or args.no_stream):
+                printer.piece(kind, text)
+            elif kind == "thinking":
+                thought.append(text)
             else:
-                _out(chunk, end="")
+                pieces.append(text)
+        if not (args.json or args.no_stream):
+            printer.finish()
     except KeyboardInterrupt:
         answer.close()
         if not (args.json or args.no_stream):
@@ -453,9 +534,14 @@ def _generate_on_server(args: argparse.Namespace, model: Optional[str], prompt: 
                "library_kind": entry.get("library_kind"), "text": "".join(pieces),
                "finish_reason": extra.get("finish_reason"), "usage": extra.get("usage"), "perf": extra.get("perf"),
                "server": server.url}
+        if thought and not args.hide_thinking:
+            doc["thinking"] = "".join(thought)
         _out(json.dumps(doc, indent=2, ensure_ascii=False))
         return 0
-    _out("".join(pieces) if args.no_stream else "")
+    if args.no_stream:
+        printer.whole("".join(pieces), "".join(thought) or None)
+    else:
+        _out()
     if args.verbose and extra.get("usage"):
         perf, usage = extra.get("perf") or {}, extra["usage"]
         mean = lambda k: (perf.get(k) or {}).get("mean", 0.0)  # noqa: E731
@@ -478,6 +564,7 @@ CHAT_COMMANDS = """Commands:
   /set temperature VALUE   sampling temperature (0 = greedy)
   /set num_predict N       maximum new tokens per answer (-1: up to the context window)
   /set system TEXT         the system message (/set system with no text removes it)
+  /set think, /set nothink a thinking model's reasoning on / off
   /set OPTION VALUE        any other Ollama-style option (top_k, top_p, min_p, seed, stop, repeat_penalty, ...)
   /show                    model, device, library, system message and options
   /reset                   forget the conversation
@@ -542,12 +629,14 @@ class ChatInput:
 class ChatSettings:
     """What /set changes and /show shows: the system message and the options of the next answers."""
 
-    def __init__(self, system: Optional[str], options: Dict[str, Any]) -> None:
+    def __init__(self, system: Optional[str], options: Dict[str, Any], think: Optional[bool] = None) -> None:
         self.system = system
         self.options = dict(options)
+        self.think = think  # a thinking model's switch (None: its template's default)
 
     def set(self, rest: str) -> str:
-        """``rest``: what follows ``/set`` — ``NAME VALUE`` (or Ollama's ``parameter NAME VALUE``)."""
+        """``rest``: what follows ``/set`` — ``NAME VALUE`` (or Ollama's ``parameter NAME VALUE``), or Ollama's
+        ``think`` / ``nothink``."""
         from .provider import OptionError, check_options
 
         name, _, raw = rest.strip().partition(" ")
@@ -555,7 +644,10 @@ class ChatSettings:
             name, _, raw = raw.strip().partition(" ")
         raw = raw.strip()
         if not name:
-            return "usage: /set temperature|num_predict|system|OPTION VALUE (see /help)"
+            return "usage: /set temperature|num_predict|system|think|nothink|OPTION VALUE (see /help)"
+        if name in ("think", "nothink") and not raw:
+            self.think = name == "think"
+            return f"(thinking {'on' if self.think else 'off'})"
         if name == "system":
             self.system = raw or None
             return f"(system message {'set' if raw else 'removed'})"
@@ -587,6 +679,7 @@ class ChatSettings:
                 f"device:       {provider.device} ({provider.library_kind} library)",
                 f"context:      {caps.context_length or 'unknown'} tokens; answers end after {cap} new tokens",
                 f"system:       {self.system if self.system is not None else '(none)'}",
+                f"thinking:     {'(the template default)' if self.think is None else 'on' if self.think else 'off'}",
                 f"options:      {shown}"]
 
 
@@ -600,9 +693,16 @@ class _RemoteStream:
         self.result: Any = None
 
     def __iter__(self) -> Any:
-        for piece in self.answer:
-            self.text += piece
-            yield piece
+        for kind, text in self.pieces():
+            if kind == "content":
+                yield text
+
+    def pieces(self) -> Any:
+        """``(kind, text)``: the reasoning ("thinking", the server keeps it apart) and the answer ("content")."""
+        for kind, piece in self.answer.pieces():
+            if kind == "content":
+                self.text += piece
+            yield kind, piece
         extra = (self.answer.final or {}).get("ovgenai_c") or {}
         self.result = argparse.Namespace(text=self.text, finish_reason=extra.get("finish_reason"),
                                          usage=extra.get("usage"), perf=extra.get("perf") or {})
@@ -623,9 +723,13 @@ class _RemoteChat:
                                                max_output_tokens=caps.get("max_output_tokens"))
         self.default_options = dict(entry.get("default_options") or {})
 
-    def stream(self, messages: List[Dict[str, Any]], system: Optional[str] = None, **options: Any) -> _RemoteStream:
+    def stream(self, messages: List[Dict[str, Any]], system: Optional[str] = None, think: Optional[bool] = None,
+               **options: Any) -> _RemoteStream:
         msgs = ([{"role": "system", "content": system}] if system is not None else []) + list(messages)
-        return _RemoteStream(self.server.chat({"model": self.name, "messages": msgs, "options": options}))
+        body = {"model": self.name, "messages": msgs, "options": options}
+        if think is not None:
+            body["think"] = think
+        return _RemoteStream(self.server.chat(body))
 
 
 def _remote_stats_line(server: Any, result: Any) -> str:
@@ -677,7 +781,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     provider = remote if remote is not None else _provider(args, args.model, announce=tty)
     if not provider.capabilities.chat:
         raise CliError(f"{provider.path} has no chat template, so it cannot chat; use `{PROG} generate` instead")
-    settings = ChatSettings(args.system, _options(args))
+    settings = ChatSettings(args.system, _options(args), args.think)
     warm = _warm_up(provider) if tty and remote is None else None
     reader = ChatInput(tty)
     if tty:
@@ -722,9 +826,12 @@ def cmd_chat(args: argparse.Namespace) -> int:
             if warm is not None:
                 warm.join()  # usually long done; else the rest of it, which this answer would have paid anyway
                 warm = None
-            stream = provider.stream(list(history), system=settings.system, **settings.options)
-            for chunk in stream:
-                _out(chunk, end="")
+            think = {} if settings.think is None else {"think": settings.think}
+            stream = provider.stream(list(history), system=settings.system, **think, **settings.options)
+            printer = _AnswerPrinter(args.hide_thinking)
+            for kind, piece in _answer_pieces(stream):
+                printer.piece(kind, piece)
+            printer.finish()
         except KeyboardInterrupt:
             if stream is not None:
                 stream.close()
@@ -1214,6 +1321,13 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
                    help="any Ollama-style option, e.g. -o presence_penalty=0.5 (repeatable)")
     p.add_argument("--system", help="system message")
+    think = p.add_mutually_exclusive_group()
+    think.add_argument("--think", dest="think", action="store_const", const=True, default=None,
+                       help="turn a thinking model's reasoning on (its chat template's switch)")
+    think.add_argument("--no-think", dest="think", action="store_const", const=False,
+                       help="turn a thinking model's reasoning off")
+    p.add_argument("--hide-thinking", action="store_true", help="print a thinking model's answer without its "
+                                                                "reasoning")
     p.add_argument("-v", "--verbose", action="store_true", help="print token counts and timings after each answer")
     _add_loading(p)
 

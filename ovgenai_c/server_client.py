@@ -80,6 +80,14 @@ class Answer:
         self.final: Optional[Dict[str, Any]] = None
 
     def __iter__(self) -> Iterator[str]:
+        """The answer's text pieces (a thinking model's reasoning left out: see :meth:`pieces`)."""
+        for kind, text in self.pieces():
+            if kind == "content":
+                yield text
+
+    def pieces(self) -> Iterator["tuple[str, str]"]:
+        """``(kind, text)`` pieces: "thinking" (a thinking model's reasoning, which the server streams apart, as
+        Ollama's ``thinking``) or "content"."""
         try:
             while True:
                 line = self._resp.readline()
@@ -90,9 +98,13 @@ class Answer:
                 obj = json.loads(line)
                 if "error" in obj:
                     raise ServerError(_error_text(json.dumps(obj), 200))
-                piece = obj.get("response") or (obj.get("message") or {}).get("content")
+                message = obj.get("message") or {}
+                thinking = obj.get("thinking") or message.get("thinking")
+                if thinking:
+                    yield "thinking", thinking
+                piece = obj.get("response") or message.get("content")
                 if piece:
-                    yield piece
+                    yield "content", piece
                 if obj.get("done"):
                     self.final = obj
                     return

@@ -144,20 +144,20 @@ class BatchedProvider(Provider):
             assert s.result is not None
             return s.result
 
-    def prompt_result(self, text: str, system: Optional[str] = None, *, timeout: Optional[float] = None,
-                      **options: Any) -> ChatResult:
+    def prompt_result(self, text: str, system: Optional[str] = None, *, think: Optional[bool] = None,
+                      timeout: Optional[float] = None, **options: Any) -> ChatResult:
         self._require("prompt")
         if not isinstance(text, str):
             raise errors.InvalidParameterError(f"the prompt must be a str, not {type(text).__name__}")
-        with self.stream(text, system=system, timeout=timeout, **options) as s:
+        with self.stream(text, system=system, think=think, timeout=timeout, **options) as s:
             for _ in s:
                 pass
             assert s.result is not None
             return s.result
 
-    def prompt(self, text: str, system: Optional[str] = None, *, timeout: Optional[float] = None,
-               **options: Any) -> str:
-        return self.prompt_result(text, system=system, timeout=timeout, **options).text
+    def prompt(self, text: str, system: Optional[str] = None, *, think: Optional[bool] = None,
+               timeout: Optional[float] = None, **options: Any) -> str:
+        return self.prompt_result(text, system=system, think=think, timeout=timeout, **options).text
 
 
 def _perf(generated: int, prompt: int, started: float, first: Optional[float], ended: float) -> PerfMetrics:

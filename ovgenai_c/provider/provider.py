@@ -399,22 +399,22 @@ class Provider:
         if not getattr(self.capabilities, name):
             raise CapabilityNotSupportedError(f"{name} is disabled for {self.path} by its profile", name)
 
-    def prompt(self, text: str, system: Optional[str] = None, *, timeout: Optional[float] = None,
-               **options: Any) -> str:
-        """One answer to ``text`` (the chat template is applied, as GenAI does); ``system`` adds a system message.
+    def prompt(self, text: str, system: Optional[str] = None, *, think: Optional[bool] = None,
+               timeout: Optional[float] = None, **options: Any) -> str:
+        """One answer to ``text`` (the chat template is applied, as GenAI does); ``system`` adds a system message,
+        ``think`` sets a thinking model's switch (its reasoning is left out of the answer: see prompt_result).
         ``timeout`` (seconds) cancels natively and raises :class:`ovgenai_c.GenerationTimeoutError`."""
-        return self.prompt_result(text, system=system, timeout=timeout, **options).text
+        return self.prompt_result(text, system=system, think=think, timeout=timeout, **options).text
 
-    def prompt_result(self, text: str, system: Optional[str] = None, *, timeout: Optional[float] = None,
-                      **options: Any) -> ChatResult:
-        """Like :meth:`prompt`, with usage, finish reason and perf metrics."""
+    def prompt_result(self, text: str, system: Optional[str] = None, *, think: Optional[bool] = None,
+                      timeout: Optional[float] = None, **options: Any) -> ChatResult:
+        """Like :meth:`prompt`, with usage, finish reason, perf metrics and a thinking model's reasoning
+        (``message["thinking"]``)."""
         self._require("prompt")
         if not isinstance(text, str):
             raise errors.InvalidParameterError(f"the prompt must be a str, not {type(text).__name__}")
         kw = self._config_kwargs(options)
-        inputs: Any = text
-        if system is not None:
-            inputs = self._history([{"role": "user", "content": text}], None, system=system)
+        inputs = self._inputs(text, None, system, think)
         with self.lease() as lease:
             self._fit_context(lease.pipeline, inputs, kw, what="prompt")
             opened = self._thinking_opened(lease.pipeline, inputs)

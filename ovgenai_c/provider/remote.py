@@ -311,14 +311,15 @@ class RemoteProvider:
         """A 2-token greedy answer, as :meth:`Provider.warm_up` does."""
         self.prompt_result("Hi", num_predict=2, temperature=0)
 
-    def prompt(self, text: str, system: Optional[str] = None, *, timeout: Optional[float] = None,
-               **options: Any) -> str:
+    def prompt(self, text: str, system: Optional[str] = None, *, think: Optional[bool] = None,
+               timeout: Optional[float] = None, **options: Any) -> str:
         """One answer to ``text`` (``/completions``: the endpoint applies its chat template, as GenAI does)."""
-        return self.prompt_result(text, system=system, timeout=timeout, **options).text
+        return self.prompt_result(text, system=system, think=think, timeout=timeout, **options).text
 
-    def prompt_result(self, text: str, system: Optional[str] = None, *, timeout: Optional[float] = None,
-                      **options: Any) -> ChatResult:
+    def prompt_result(self, text: str, system: Optional[str] = None, *, think: Optional[bool] = None,
+                      timeout: Optional[float] = None, **options: Any) -> ChatResult:
         """Like :meth:`prompt`, with usage and finish reason (``system`` given: a chat with that system message)."""
+        self._no_think(think)
         if not isinstance(text, str):
             raise errors.InvalidParameterError(f"the prompt must be a str, not {type(text).__name__}")
         if system is not None:

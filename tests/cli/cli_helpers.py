@@ -41,6 +41,8 @@ DRIVER = r"""
 import json, os, sys, cffi
 ffi = cffi.FFI(); ffi.cdef(open(sys.argv[1]).read()); ctl = ffi.dlopen(sys.argv[2])
 ctl.ovd_set_token_delay_us(int(sys.argv[3]))
+if os.environ.get("OVD_REPLY"):  # the text every answer gives (instead of echoing the prompt)
+    ctl.ovd_set_reply(os.environ["OVD_REPLY"].encode())
 if os.environ.get("OVD_FAIL"):  # name:status:after_calls
     name, status, after = os.environ["OVD_FAIL"].split(":")
     ctl.ovd_fail(name.encode(), int(status), int(after))
@@ -51,7 +53,10 @@ if log:
         orig = getattr(LLMPipeline, name)
         def f(self, inputs, *a, **kw):
             with open(log, "a") as fh:
-                fh.write(json.dumps(inputs if isinstance(inputs, str) else inputs.get_messages()) + "\n")
+                line = inputs if isinstance(inputs, str) else inputs.get_messages()
+                if os.environ.get("OVD_LOG_EXTRA") and not isinstance(inputs, str):  # with the template's context
+                    line = {"messages": line, "extra": inputs.get_extra_context()}
+                fh.write(json.dumps(line) + "\n")
             return orig(self, inputs, *a, **kw)
         setattr(LLMPipeline, name, f)
     wrap("stream"); wrap("generate")

@@ -235,3 +235,19 @@ def test_openai_requests_set_the_thinking_switch(ctl, tmp_path):
         assert r.status_code == 400 and "thinking switch" in r.json()["error"]["message"], r.text
         r = httpx.post(srv.url + "/v1/chat/completions", json={**body, "reasoning_effort": "none"}, timeout=60)
         assert r.status_code == 200, r.text
+
+
+def test_the_command_lines_server_client_keeps_the_reasoning_apart(ctl, thinking_server):
+    """`ovgenai-c generate/chat` through a running server: its client reads the streamed reasoning as "thinking"
+    pieces (they were content with the tags before the server split them) and the answer as "content"."""
+    from ovgenai_c.server_client import find_server
+
+    ctl.reply("<think>\nFirst I add.\n</think>\n\nIt is 4.")
+    server = find_server(thinking_server.url, named=True)
+    for answer in (server.chat({"model": "thinker", "messages": [{"role": "user", "content": "2+2?"}]}),
+                   server.generate({"model": "thinker", "prompt": "2+2?"})):
+        pieces = list(answer.pieces())
+        assert "".join(t for k, t in pieces if k == THINKING) == "First I add."
+        assert "".join(t for k, t in pieces if k == CONTENT) == "It is 4." and answer.final["done"]
+    assert "".join(server.chat({"model": "thinker", "messages": [{"role": "user", "content": "2+2?"}],
+                                "think": True})) == "It is 4."  # (iterating gives the answer alone)
