@@ -114,8 +114,7 @@ class BatchedProvider(Provider):
             self._inputs(messages, tools, system, think)
         kw = self._config_kwargs(options)
         pipe = self.pipeline()
-        self._fit_context(pipe, inputs, kw, raw, "prompt" if isinstance(messages, str) else "messages")
-        opened = self._thinking_opened(pipe, inputs, raw)
+        _, opened = self._prepare(pipe, inputs, kw, raw, "prompt" if isinstance(messages, str) else "messages")
         config = pipe.get_config()
         if kw:
             config.update_generation_config(**kw)

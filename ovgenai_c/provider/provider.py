@@ -332,7 +332,11 @@ class Provider:
     def _count_prompt(cls, pipeline: Any, inputs: Any, raw: bool = False) -> Optional[int]:
         """The prompt's token count as the pipeline encodes it, with its own tokenizer and chat template
         (:meth:`_prompt_text`); None where the tokenizer cannot be had."""
-        prompt = cls._prompt_text(pipeline, inputs, raw)
+        return cls._count_text(cls._prompt_text(pipeline, inputs, raw))
+
+    @staticmethod
+    def _count_text(prompt: Optional["tuple[Any, str, bool]"]) -> Optional[int]:
+        """The token count of a rendered prompt (:meth:`_prompt_text`; None: none could be had)."""
         if prompt is None:
             return None
         tok, text, special = prompt
@@ -341,26 +345,31 @@ class Provider:
         except errors.GenAIError:
             return None
 
-    def _thinking_opened(self, pipeline: Any, inputs: Any, raw: bool = False) -> Optional[bool]:
-        """None for a model that does not think (its template has no thinking switch) or a raw prompt; else
-        whether the rendered prompt leaves the model inside its reasoning (the template ends it with ``<think>``;
-        unknown counts as not)."""
-        if raw or not self.capabilities.think:
-            return None
+    def _prepare(self, pipeline: Any, inputs: Any, kw: Dict[str, Any], raw: bool = False,
+                 what: str = "messages") -> "tuple[Optional[int], Optional[bool]]":
+        """What a request needs to know of its prompt before it runs, from one render of it: (the prompt's token
+        count, where the context window is known and the prompt fits — see :meth:`_fit_context`; whether the
+        prompt opens a thinking model's reasoning — None for a model that does not think or a raw prompt, else
+        whether the template ends it with ``<think>``, unknown counting as not)."""
+        thinks = not raw and bool(self.capabilities.think)
+        if not self.capabilities.context_length and not thinks:
+            return None, None
         prompt = self._prompt_text(pipeline, inputs, raw)
-        return prompt is not None and opens_thinking(prompt[1])
+        counted = self._fit_context(prompt, kw, what)
+        opened = (prompt is not None and opens_thinking(prompt[1])) if thinks else None
+        return counted, opened
 
-    def _fit_context(self, pipeline: Any, inputs: Any, kw: Dict[str, Any], raw: bool = False,
+    def _fit_context(self, prompt: Optional["tuple[Any, str, bool]"], kw: Dict[str, Any],
                      what: str = "messages") -> Optional[int]:
-        """Where the context window is known (profile or model config): refuse a prompt that leaves no room for
-        one new token (:class:`ContextLengthExceededError`, naming both numbers) and cap ``kw["max_new_tokens"]``
-        at what the prompt leaves. The engine may not know the window itself (an IR converted from GGUF has no
-        config.json): without this it would cut the prompt and generate past the window. Returns the prompt's
-        token count (None: the window is unknown or the prompt cannot be counted)."""
+        """Where the context window is known (profile or model config): refuse a prompt (:meth:`_prompt_text`) that
+        leaves no room for one new token (:class:`ContextLengthExceededError`, naming both numbers) and cap
+        ``kw["max_new_tokens"]`` at what the prompt leaves. The engine may not know the window itself (an IR
+        converted from GGUF has no config.json): without this it would cut the prompt and generate past the
+        window. Returns the prompt's token count (None: the window is unknown or the prompt cannot be counted)."""
         ctx = self.capabilities.context_length
         if not ctx:
             return None
-        n = self._count_prompt(pipeline, inputs, raw)
+        n = self._count_text(prompt)
         if n is None:
             return None
         if n >= ctx:  # (a tokenizer may stop counting at its own limit, often the window: then "at least")
@@ -416,8 +425,7 @@ class Provider:
         kw = self._config_kwargs(options)
         inputs = self._inputs(text, None, system, think)
         with self.lease() as lease:
-            self._fit_context(lease.pipeline, inputs, kw, what="prompt")
-            opened = self._thinking_opened(lease.pipeline, inputs)
+            _, opened = self._prepare(lease.pipeline, inputs, kw, what="prompt")
             res = lease.pipeline.generate(inputs, timeout=timeout, **kw)
         return self._result(res, tools=False, thinking_opened=opened)
 
@@ -428,8 +436,7 @@ class Provider:
         history = self._history(messages, tools, think=think)
         kw = self._config_kwargs(options)
         with self.lease() as lease:
-            counted = self._fit_context(lease.pipeline, history, kw, what=_what(messages))
-            opened = self._thinking_opened(lease.pipeline, history)
+            counted, opened = self._prepare(lease.pipeline, history, kw, what=_what(messages))
             res = lease.pipeline.generate(history, timeout=timeout, **kw)
             whole = self._whole_prompt_tokens(lease.pipeline, history, counted)
         return self._result(res, tools=bool(history.get_tools()), prompt_tokens=whole, thinking_opened=opened)
@@ -468,8 +475,7 @@ class Provider:
             kw["apply_chat_template"] = False
         lease = self.lease()
         try:
-            counted = self._fit_context(lease.pipeline, inputs, kw, raw, _what(messages))
-            opened = self._thinking_opened(lease.pipeline, inputs, raw)
+            counted, opened = self._prepare(lease.pipeline, inputs, kw, raw, _what(messages))
             ts = lease.pipeline.stream(inputs, timeout=timeout, **kw)
         except BaseException:
             lease.release()
@@ -488,7 +494,7 @@ class Provider:
         try:
             import asyncio
 
-            await asyncio.to_thread(self._fit_context, lease.pipeline, inputs, kw, False, _what(messages))
+            await asyncio.to_thread(self._prepare, lease.pipeline, inputs, kw, False, _what(messages))
             async for chunk in lease.pipeline.astream(inputs, **kw):
                 yield chunk
         finally:

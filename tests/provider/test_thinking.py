@@ -99,6 +99,47 @@ def test_the_provider_splits_answers_whose_prompt_opened_the_reasoning(tmp_path,
     assert s.thinking_opened is None and s.result.message == {"role": "assistant", "content": plain_text}
 
 
+def _streamed(stream) -> dict:
+    with stream as s:
+        "".join(s)
+    return s.result.message
+
+
+def test_a_request_renders_its_prompt_once(tmp_path, pool, monkeypatch):
+    """A thinking model whose context window is known: fitting the window and telling whether the prompt opens
+    the reasoning share one render of the chat template (each of prompt, chat, stream, the batched provider)."""
+    from ovgenai_c.provider import Profile
+    from ovgenai_c.provider.batching import BatchedProvider
+    from ovgenai_c.tokenizer import Tokenizer
+    from testsupport import open_bundled_or_skip
+
+    lib = open_bundled_or_skip()
+    renders = []
+    render = Tokenizer.apply_chat_template
+    monkeypatch.setattr(Tokenizer, "apply_chat_template", lambda self, *a, **k: renders.append(1) or render(self, *a, **k))
+    folder = _tiny_ir_whose_prompt_opens_thinking(tmp_path / "o")
+    props = {"INFERENCE_PRECISION_HINT": "f32"}
+    window = Profile(context_length=64)
+    opened = Provider(folder, library=lib, pool=pool, properties=props, profile=window)
+    hi = [{"role": "user", "content": "hi"}]
+    for ask in (lambda: opened.chat(hi, num_predict=4).message,
+                lambda: opened.prompt_result("hi", num_predict=4).message,
+                lambda: _streamed(opened.stream(hi, num_predict=4))):
+        renders.clear()
+        message = ask()
+        assert len(renders) == 1 and "thinking" in message
+    # the window still caps the answer: a prompt of n tokens leaves 64 - n
+    renders.clear()
+    res = opened.chat(hi, num_predict=1000)
+    assert len(renders) == 1 and res.usage["prompt_tokens"] + res.usage["completion_tokens"] <= 64
+    batched = BatchedProvider(opened)
+    try:
+        renders.clear()
+        assert "thinking" in _streamed(batched.stream(hi, num_predict=4)) and len(renders) == 1
+    finally:
+        batched.close()
+
+
 def test_the_provider_splits_the_answer_of_a_closed_prompt(tmp_path, ctl, pool):
     closed = Provider(make_ir(tmp_path / "k", CHATML_THINK), library=ctl.library, pool=pool)
     ctl.reply("<think>\nThe user greets me.\n</think>\n\nHello!")
