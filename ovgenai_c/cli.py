@@ -94,27 +94,6 @@ class _AnswerPrinter:
         _out(text)
 
 
-def _answer_pieces(stream: Any) -> Any:
-    """A streamed answer as ``(kind, text)`` pieces — kind "thinking" (a thinking model's reasoning) or "content":
-    a server's answer carries them apart; a provider's stream is split by its model's rule
-    (ovgenai_c.provider.thinking) where the model thinks."""
-    pieces = getattr(stream, "pieces", None)
-    if pieces is not None:
-        yield from pieces()
-        return
-    opened = getattr(stream, "thinking_opened", None)
-    if opened is None:
-        for chunk in stream:
-            yield "content", chunk
-        return
-    from .provider.thinking import ThinkingSplitter
-
-    splitter = ThinkingSplitter(opened)
-    for chunk in stream:
-        yield from splitter.feed(chunk)
-    yield from splitter.finish()
-
-
 def _think_kw(args: argparse.Namespace) -> Dict[str, Any]:
     """``think=`` for a provider call, only when the command line set it (a provider without the keyword is then
     never given it)."""
@@ -364,7 +343,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return 0
     stream = provider.stream(prompt, system=args.system, **_think_kw(args), **opts)
     try:
-        for kind, text in _answer_pieces(stream):
+        for kind, text in stream.pieces():
             printer.piece(kind, text)
         printer.finish()
     except KeyboardInterrupt:
@@ -829,7 +808,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             think = {} if settings.think is None else {"think": settings.think}
             stream = provider.stream(list(history), system=settings.system, **think, **settings.options)
             printer = _AnswerPrinter(args.hide_thinking)
-            for kind, piece in _answer_pieces(stream):
+            for kind, piece in stream.pieces():
                 printer.piece(kind, piece)
             printer.finish()
         except KeyboardInterrupt:

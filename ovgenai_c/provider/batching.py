@@ -17,6 +17,7 @@ from ..batching import ContinuousBatchingPipeline, GenerationHandle, GenerationS
 from ..chat import ChatHistory
 from ..results import DecodedResults, MeanStdPair, PerfMetrics
 from .provider import ChatResult, Messages, Provider
+from .thinking import Piece, pieces
 
 _WAIT_S = 0.1
 _REASON = {0: "cancel", 1: "stop", 2: "length"}
@@ -259,6 +260,10 @@ class BatchedStream(Iterator[str]):
         decoded = DecodedResults(res.m_generation_ids, res.m_scores, perf, reason, [int(r) for r in res.finish_reasons])
         self.result = self._provider.chat_result(decoded, self._tools, self.thinking_opened)
         h.close()
+
+    def pieces(self) -> Iterator[Piece]:
+        """As :meth:`ChatStream.pieces`: the chunks as ``(kind, text)`` pieces, "thinking" or "content"."""
+        return pieces(self, self.thinking_opened)
 
     @property
     def text(self) -> str:

@@ -30,7 +30,7 @@ from .model_info import (ModelInfo, model_info, template_supports_think, templat
 from .options import check_options, to_generation_kwargs
 from .pool import Lease, SessionPool, default_pool
 from .profile import Profile, profile_for
-from .thinking import opens_thinking, split_thinking
+from .thinking import Piece, opens_thinking, pieces, split_thinking
 from .tools import parse_tool_calls
 from .transcription import (TASKS, TranscriptionResult, result_from, whisper_stream_unsupported_reason,
                             whisper_sampling_unsupported_reason, whisper_unsupported_reason,
@@ -637,6 +637,11 @@ class ChatStream(Iterator[str]):
         except BaseException:
             self._lease.release()
             raise
+
+    def pieces(self) -> Iterator[Piece]:
+        """The chunks as ``(kind, text)`` pieces: "thinking" (a thinking model's reasoning) or "content", by the rule
+        the final :attr:`result` follows (:mod:`ovgenai_c.provider.thinking`)."""
+        return pieces(self, self.thinking_opened)
 
     @property
     def text(self) -> str:

@@ -24,6 +24,7 @@ import json
 import os
 import socket
 import time
+from collections import deque
 from typing import Any, AsyncIterator, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import urlsplit
 
@@ -32,6 +33,7 @@ from .errors import CapabilityNotSupportedError, CatalogError, OptionError, Remo
     RemoteUnavailableError, closest
 from .options import check_options
 from .provider import Capabilities, ChatResult, Messages
+from .thinking import CONTENT, THINKING, Piece
 
 SCHEME_PREFIX = "openai+"
 API_KEY_ENV = "OPENAI_API_KEY"
@@ -149,6 +151,16 @@ def sse_data(resp: Any) -> Iterator[str]:
             data.append(value[1:] if value.startswith(" ") else value)
     if data:
         yield "\n".join(data)
+
+
+def _reasoning(message: Dict[str, Any]) -> Optional[str]:
+    """A message's (or delta's) reasoning: ``reasoning_content`` (``ovgenai-c serve``, DeepSeek, vLLM) or
+    ``reasoning`` (vLLM's newer name, OpenRouter); None when it has none."""
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def _tool_calls(calls: Any) -> List[Dict[str, Any]]:
@@ -295,6 +307,9 @@ class RemoteProvider:
         msg = choice.get("message") or {}
         content = text if text is not None else (msg.get("content") if "message" in choice else choice.get("text"))
         message: Dict[str, Any] = {"role": "assistant", "content": content or ""}
+        thinking = _reasoning(msg)
+        if thinking is not None:
+            message["thinking"] = thinking
         calls = _tool_calls(msg.get("tool_calls"))
         if calls:
             message["tool_calls"] = calls
@@ -381,7 +396,11 @@ class RemoteProvider:
 
 
 class RemoteChatStream(Iterator[str]):
-    """Text chunks of one streamed remote answer; ``.result`` (a :class:`ChatResult`) once exhausted."""
+    """Text chunks of one streamed remote answer; ``.result`` (a :class:`ChatResult`) once exhausted. A reasoning
+    model's reasoning (``reasoning_content`` / ``reasoning`` deltas, as ``ovgenai-c serve``, vLLM and others stream
+    it) is not among the chunks: :meth:`pieces` gives it apart, and the result's ``message["thinking"]``."""
+
+    thinking_opened = None  # (the endpoint splits the reasoning itself: nothing for a local splitter to do)
 
     def __init__(self, conn: _Conn, resp: Any, where: str, timeout: Optional[float]) -> None:
         self._conn = conn
@@ -390,6 +409,8 @@ class RemoteChatStream(Iterator[str]):
         self._deadline = (time.monotonic() + timeout) if timeout is not None else None
         self._timeout = timeout
         self._parts: List[str] = []
+        self._thought: List[str] = []
+        self._ready: "deque[Piece]" = deque()  # pieces of the last event not yet given
         self._choice: Dict[str, Any] = {}
         self._calls: Dict[int, Dict[str, Any]] = {}
         self._usage: Optional[Dict[str, Any]] = None
@@ -400,60 +421,89 @@ class RemoteChatStream(Iterator[str]):
         return self
 
     def __next__(self) -> str:
-        while not self._closed:
-            if self._deadline is not None and time.monotonic() > self._deadline:
-                self.close()
-                raise errors.GenerationTimeoutError(f"{self._where}: the stream exceeded the timeout of "
-                                                    f"{self._timeout:g} s and was closed")
-            try:
-                data = next(self._events)
-            except StopIteration:
-                self.close()
-                raise RemoteError(f"{self._where}: the stream ended without [DONE]", 200) from None
-            except socket.timeout:
-                self.close()
-                raise errors.GenerationTimeoutError(f"{self._where}: no data within {self._timeout:g} s") from None
-            except OSError as exc:
-                self.close()
-                raise RemoteUnavailableError(f"{self._where}: the stream broke: {exc}") from None
-            if data.strip() == "[DONE]":
-                self._finish()
+        while True:
+            piece = self.next_piece()
+            if piece is None:
                 raise StopIteration
-            try:
-                ev = json.loads(data)
-            except ValueError:
-                self.close()
-                raise RemoteError(f"{self._where}: a stream event is not JSON: {data[:200]!r}", 200) from None
-            if isinstance(ev, dict) and "error" in ev:  # an error after the answer started
-                self.close()
-                err = ev["error"] if isinstance(ev["error"], dict) else {}
-                raise _error_from(_STREAM_ERROR_STATUS.get(str(err.get("code") or err.get("type")), 500),
-                                  data.encode(), self._where)
-            if ev.get("usage"):
-                self._usage = ev["usage"]
-            for ch in ev.get("choices") or []:
-                delta = ch.get("delta") or {}
-                for c in delta.get("tool_calls") or []:  # whole, or in pieces (arguments as string fragments)
-                    call = self._calls.setdefault(int(c.get("index", len(self._calls))),
-                                                  {"type": "function", "function": {"name": None, "arguments": ""}})
-                    fn = c.get("function") or {}
-                    if fn.get("name"):
-                        call["function"]["name"] = fn["name"]
-                    args = fn.get("arguments")
-                    if isinstance(args, str) and isinstance(call["function"]["arguments"], str):
-                        call["function"]["arguments"] += args
-                    elif args is not None:
-                        call["function"]["arguments"] = args
-                if ch.get("finish_reason"):
-                    self._choice["finish_reason"] = ch["finish_reason"]
-                piece = delta.get("content")
-                if piece:
-                    self._parts.append(piece)
-                    return piece
-        raise StopIteration
+            if piece[0] == CONTENT:
+                return piece[1]
+
+    def pieces(self) -> Iterator[Piece]:
+        """The answer as ``(kind, text)`` pieces: "thinking" (the endpoint's reasoning deltas) or "content"."""
+        while True:
+            piece = self.next_piece()
+            if piece is None:
+                return
+            yield piece
+
+    def next_piece(self) -> Optional[Piece]:
+        """The next ``(kind, text)`` piece, or None at the end (then :attr:`result` is set)."""
+        while not self._ready:
+            if self._closed or not self._read_event():
+                return None
+        return self._ready.popleft()
+
+    def _read_event(self) -> bool:
+        """Read one event into the ready pieces; False at the stream's end."""
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            self.close()
+            raise errors.GenerationTimeoutError(f"{self._where}: the stream exceeded the timeout of "
+                                                f"{self._timeout:g} s and was closed")
+        try:
+            data = next(self._events)
+        except StopIteration:
+            self.close()
+            raise RemoteError(f"{self._where}: the stream ended without [DONE]", 200) from None
+        except socket.timeout:
+            self.close()
+            raise errors.GenerationTimeoutError(f"{self._where}: no data within {self._timeout:g} s") from None
+        except OSError as exc:
+            self.close()
+            raise RemoteUnavailableError(f"{self._where}: the stream broke: {exc}") from None
+        if data.strip() == "[DONE]":
+            self._finish()
+            return False
+        try:
+            ev = json.loads(data)
+        except ValueError:
+            self.close()
+            raise RemoteError(f"{self._where}: a stream event is not JSON: {data[:200]!r}", 200) from None
+        if isinstance(ev, dict) and "error" in ev:  # an error after the answer started
+            self.close()
+            err = ev["error"] if isinstance(ev["error"], dict) else {}
+            raise _error_from(_STREAM_ERROR_STATUS.get(str(err.get("code") or err.get("type")), 500),
+                              data.encode(), self._where)
+        if ev.get("usage"):
+            self._usage = ev["usage"]
+        for ch in ev.get("choices") or []:
+            delta = ch.get("delta") or {}
+            for c in delta.get("tool_calls") or []:  # whole, or in pieces (arguments as string fragments)
+                call = self._calls.setdefault(int(c.get("index", len(self._calls))),
+                                              {"type": "function", "function": {"name": None, "arguments": ""}})
+                fn = c.get("function") or {}
+                if fn.get("name"):
+                    call["function"]["name"] = fn["name"]
+                args = fn.get("arguments")
+                if isinstance(args, str) and isinstance(call["function"]["arguments"], str):
+                    call["function"]["arguments"] += args
+                elif args is not None:
+                    call["function"]["arguments"] = args
+            if ch.get("finish_reason"):
+                self._choice["finish_reason"] = ch["finish_reason"]
+            thought = _reasoning(delta)
+            if thought:
+                self._thought.append(thought)
+                self._ready.append((THINKING, thought))
+            piece = delta.get("content")
+            if isinstance(piece, str) and piece:
+                self._parts.append(piece)
+                self._ready.append((CONTENT, piece))
+        return True
 
     def _finish(self) -> None:
         msg: Dict[str, Any] = {"content": self.text}
+        if self._thought:
+            msg["reasoning_content"] = "".join(self._thought)
         if self._calls:
             msg["tool_calls"] = [self._calls[k] for k in sorted(self._calls)]
         self.result = RemoteProvider._result({"message": msg, **self._choice}, self._usage, self.text)

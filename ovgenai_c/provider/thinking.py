@@ -14,7 +14,7 @@ that may turn out to end the reasoning.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Iterable, Iterator, List, Optional, Tuple
 
 OPEN_TAG, CLOSE_TAG = "<think>", "</think>"
 THINKING, CONTENT = "thinking", "content"
@@ -108,10 +108,24 @@ class ThinkingSplitter:
 def split_thinking(text: str, opened: bool = False) -> Tuple[Optional[str], str]:
     """(reasoning, answer) of a whole answer by the module's rule; reasoning None when the answer has none."""
     splitter = ThinkingSplitter(opened)
-    pieces = splitter.feed(text) + splitter.finish()
-    thinking = "".join(t for kind, t in pieces if kind == THINKING)
-    content = "".join(t for kind, t in pieces if kind == CONTENT)
+    parts = splitter.feed(text) + splitter.finish()
+    thinking = "".join(t for kind, t in parts if kind == THINKING)
+    content = "".join(t for kind, t in parts if kind == CONTENT)
     return (thinking if splitter.thought else None), content
 
 
 __all__ = ["CLOSE_TAG", "CONTENT", "OPEN_TAG", "THINKING", "ThinkingSplitter", "opens_thinking", "split_thinking"]
+
+
+def pieces(chunks: Iterable[str], opened: Optional[bool]) -> Iterator[Piece]:
+    """A streamed answer's chunks as ``(kind, text)`` pieces: split by the rule where the model thinks (``opened``
+    not None: whether its prompt opened the reasoning), else all content."""
+    if opened is None:
+        for chunk in chunks:
+            if chunk:
+                yield CONTENT, chunk
+        return
+    splitter = ThinkingSplitter(opened)
+    for chunk in chunks:
+        yield from splitter.feed(chunk)
+    yield from splitter.finish()

@@ -22,9 +22,6 @@ from ..provider.thinking import CONTENT, Piece, ThinkingSplitter
 from .errors import RequestTimeoutError
 from .registry import ModelRegistry, ModelSlot
 
-_END = object()
-
-
 def _on_asyncio() -> bool:
     """Whether this runs on an asyncio loop (anyio may run on trio too)."""
     try:
@@ -82,6 +79,8 @@ class Generation:
         # a thinking model's stream says whether its prompt opened the reasoning: its chunks are split
         opened = getattr(stream, "thinking_opened", None)
         self._thinking: Optional[ThinkingSplitter] = None if opened is None else ThinkingSplitter(opened)
+        # a stream that gives its pieces apart itself (a remote endpoint's reasoning deltas)
+        self._piecewise = hasattr(stream, "next_piece")
 
     @classmethod
     async def start(cls, registry: ModelRegistry, model: Optional[str], ask: Ask,
@@ -116,15 +115,17 @@ class Generation:
 
     async def next_chunk(self) -> Optional[str]:
         """The next text piece, or None when the answer is complete (then :attr:`result` is set)."""
+        if self._awaitable:  # a batched stream: awaited on the loop, woken by the pipeline's steps
+            return await self._read(self.stream.anext_chunk, on_loop=True)
+        return await self._read(lambda: next(self.stream, None))
+
+    async def _read(self, read: Any, on_loop: bool = False) -> Any:
+        """What ``read()`` gives next (awaited on the loop, or called in a worker thread), None at the end; closes
+        the generation at the end or on an error."""
         if self.finished:
             return None
         try:
-            if self._awaitable:  # a batched stream: awaited on the loop, woken by the pipeline's steps
-                item = await self.stream.anext_chunk()
-                if item is None:
-                    item = _END
-            else:
-                item = await anyio.to_thread.run_sync(next, self.stream, _END, abandon_on_cancel=True)
+            item = await read() if on_loop else await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
         except BaseException as exc:
             # cancelled: the client went away; closed under it (a disconnect): the stream's end is no failure
             if not isinstance(exc, anyio.get_cancelled_exc_class()) and not self._closed:
@@ -132,16 +133,18 @@ class Generation:
             await self.close()
             _raise_server_timeout(exc, self.timeout)
             raise
-        if item is _END:
+        if item is None:
             self.finished = True
             await self.close()
-            return None
         return item
 
     async def next_pieces(self) -> Optional[List[Piece]]:
         """The next text as ``(kind, text)`` pieces — kind "thinking" (a thinking model's reasoning) or "content",
-        by :mod:`ovgenai_c.provider.thinking`'s rule, which the final :attr:`result` follows too — possibly none
-        yet; None when the answer is complete."""
+        by :mod:`ovgenai_c.provider.thinking`'s rule, which the final :attr:`result` follows too, or as a remote
+        endpoint streamed them apart — possibly none yet; None when the answer is complete."""
+        if self._piecewise:
+            piece = await self._read(self.stream.next_piece)
+            return None if piece is None else [piece]
         chunk = await self.next_chunk()
         splitter = self._thinking
         if chunk is None:

@@ -278,6 +278,46 @@ def test_openai_requests_set_the_thinking_switch(ctl, tmp_path):
         assert r.status_code == 200, r.text
 
 
+def test_a_remote_endpoints_reasoning_is_kept_apart_and_passed_on(ctl, thinking_server):
+    """RemoteProvider over an endpoint that streams the reasoning apart (here our own server; vLLM and others send
+    the same ``reasoning_content`` deltas): the reasoning is the result's ``thinking`` and the stream's "thinking"
+    pieces, never content; a server serving that endpoint's model as its own passes it on (OpenAI and Ollama)."""
+    import httpx
+
+    from ovgenai_c.provider import RemoteProvider
+    from ovgenai_c.serve import ServeConfig, create_app
+    from serve_helpers import ServerThread
+
+    ctl.reply("<think>\nFirst I add.\nThen I check.\n</think>\n\nIt is 4.")
+    want = {"role": "assistant", "content": "It is 4.", "thinking": "First I add.\nThen I check."}
+    asks = [{"role": "user", "content": "2+2?"}]
+    direct = RemoteProvider(thinking_server.url + "/v1", "thinker")
+    assert direct.chat(asks).message == want
+    with direct.stream(asks) as s:
+        assert "".join(s) == "It is 4."  # iterating gives the answer alone
+    assert s.result.message == want
+    with direct.stream(asks) as s:
+        got = list(s.pieces())
+    assert len([p for p in got if p[0] == THINKING]) > 1  # as they came, not at the end
+    assert "".join(t for k, t in got if k == THINKING) == want["thinking"]
+    assert "".join(t for k, t in got if k == CONTENT) == want["content"] and s.result.message == want
+    front = ServeConfig(remote_models={"up": f"openai+{thinking_server.url}/v1#thinker"})
+    with ServerThread(create_app(front)) as srv:
+        via = RemoteProvider(srv.url + "/v1", "up")
+        assert via.chat(asks).message == want
+        with via.stream(asks) as s:
+            got = list(s.pieces())
+        assert "".join(t for k, t in got if k == THINKING) == want["thinking"] and s.result.message == want
+        body = {"model": "up", "messages": asks}
+        ollama = httpx.post(srv.url + "/api/chat", json={**body, "stream": False}, timeout=60).json()["message"]
+        assert ollama["thinking"] == want["thinking"] and ollama["content"] == want["content"]
+        lines = []
+        with httpx.stream("POST", srv.url + "/api/chat", json=body, timeout=60) as r:
+            lines = [json.loads(line) for line in r.iter_lines() if line.strip()]
+        assert "".join(o["message"].get("thinking", "") for o in lines) == want["thinking"]
+        assert "".join(o["message"].get("content", "") for o in lines) == want["content"]
+
+
 def test_the_command_lines_server_client_keeps_the_reasoning_apart(ctl, thinking_server):
     """`ovgenai-c generate/chat` through a running server: its client reads the streamed reasoning as "thinking"
     pieces (they were content with the tags before the server split them) and the answer as "content"."""
