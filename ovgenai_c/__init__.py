@@ -16,7 +16,7 @@ from .config import GenerationConfig, StopCriteria
 from .chat import ChatHistory
 from .scheduler import SchedulerConfig
 from .results import (DecodedResults, DecodedText, EncodedResults, GenerationFinishReason, MeanStdPair, PerfMetrics,
-                      RawPerfMetrics)
+                      RawPerfMetrics, VLMDecodedResults)
 from ._streaming import StreamingStatus
 from ._loader import library_info, load_library, open_library
 from .unsupported import ENUMS as _SCHEDULER_ENUMS, REFUSED as _REFUSED
@@ -32,6 +32,7 @@ def draft_model(*args: Any, **kwargs: Any) -> Any:
 
 
 _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeline", "VLMPipeline"),
+         "VLMPipelineBase": ("vlm_pipeline", "VLMPipelineBase"),
          "TextStream": ("pipeline", "TextStream"),
          "Tokenizer": ("tokenizer", "Tokenizer"), "TokenizedInputs": ("tokenizer", "TokenizedInputs"),
          "Tensor": ("tensor", "Tensor"), "StreamerBase": ("streamers", "StreamerBase"),
@@ -98,7 +99,7 @@ if TYPE_CHECKING:  # pragma: no cover
                            GenerationStatus)
 
 __all__ = [
-    "LLMPipeline", "VLMPipeline", "WhisperPipeline", "WhisperGenerationConfig", "WhisperDecodedResults",
+    "LLMPipeline", "VLMPipeline", "VLMPipelineBase", "VLMDecodedResults", "WhisperPipeline", "WhisperGenerationConfig", "WhisperDecodedResults",
     "WhisperDecodedResultChunk", "WhisperWordTiming", "ASRPipeline", "ASRGenerationConfig", "ASRDecodedResults", "ASRDecodedResultChunk",
     "ASRPerfMetrics", "ASRRawPerfMetrics", "WhisperPerfMetrics", "WhisperRawPerfMetrics", "TextStream", "ContinuousBatchingPipeline", "GenerationHandle", "GenerationResult",
     "GenerationOutput", "GenerationStatus", "Tokenizer", "TokenizedInputs", "Tensor", "StreamerBase", "TextStreamer",

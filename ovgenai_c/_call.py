@@ -34,7 +34,8 @@ def discard_results(job: Any) -> None:
 class GenerationCall:
     """A submitted generation: ``job`` runs it on the owner thread, ``bridge`` carries its text and cancel token."""
 
-    __slots__ = ("job", "bridge", "effective", "timeout", "deadline", "entry", "cancellable", "parser_streamer")
+    __slots__ = ("job", "bridge", "effective", "timeout", "deadline", "entry", "cancellable", "parser_streamer",
+                 "decoded_class")
 
     def __init__(self, bridge: StreamBridge, effective: Any, timeout: Optional[float], entry: str,
                  cancellable: bool = True) -> None:
@@ -46,6 +47,7 @@ class GenerationCall:
         self.entry = entry  # "generate()", "stream()" or "astream()", for messages
         self.cancellable = cancellable  # False: no callback reaches C, a cancel waits for the call's end
         self.parser_streamer: Any = None  # a TextParserStreamer whose message is the results' parsed[0]
+        self.decoded_class: Any = _results.DecodedResults  # the class of decoded results not given as a str
 
     # --- state ---------------------------------------------------------------------------------------------
     def done(self) -> bool:
@@ -136,7 +138,7 @@ class GenerationCall:
         """Once C returned: raise what ended the call (the deadline — or C's own error meanwhile —, the user's
         streamer's exception, C's error), else the results: a :class:`DecodedText` (also a ``str``) for a ``str``
         prompt and one sequence, as pybind returns a ``str`` there, :class:`EncodedResults` for token input, else
-        :class:`DecodedResults`."""
+        :attr:`decoded_class` (:class:`DecodedResults`; a VLM's :class:`VLMDecodedResults`)."""
         job, bridge, effective = self.job, self.bridge, self.effective
         if self.timed_out:
             discard_results(job)  # results nobody gets: their native object goes now, not with the traceback
@@ -154,7 +156,7 @@ class GenerationCall:
         n = effective.expected_sequences()
         if native is not None and not encoded and n == 1:
             # one sequence (as with greedy decoding): its text now, everything else read on first use
-            cls = _results.DecodedText if as_text else _results.DecodedResults
+            cls = _results.DecodedText if as_text else self.decoded_class
             return cls.deferred(out.text, functools.partial(_fill_results, native, self.known_finish_reason()))
         if native is not None:
             perf, scores, reasons = native()
@@ -167,7 +169,7 @@ class GenerationCall:
         if out.scores is not None and len(out.scores) == len(texts):
             scores = out.scores
         # a str prompt gives a str only for one sequence, as pybind (several: DecodedResults)
-        cls = _results.DecodedText if as_text and n == 1 else _results.DecodedResults
+        cls = _results.DecodedText if as_text and n == 1 else self.decoded_class
         return cls(texts=texts, scores=scores, perf_metrics=perf, finish_reason=self.finish_reason(perf.num_generation_tokens),
                    finish_reasons=out.finish_reasons)
 

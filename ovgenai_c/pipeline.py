@@ -517,6 +517,7 @@ class LLMPipeline(OwnedPipeline):
     """
 
     _native: Any = llm_pipeline  # the _capi module of the C header this pipeline runs on
+    _decoded_results: Any = DecodedResults  # what generate() returns for decoded text not given as a str
 
     @overload
     def __init__(self, models_path: Union[str, os.PathLike], device: str = "CPU",
@@ -944,6 +945,7 @@ class LLMPipeline(OwnedPipeline):
             streamable = False
         bridge = StreamBridge(on_text, on_tokens)
         call = GenerationCall(bridge, effective, timeout, entry, cancellable=streamable)
+        call.decoded_class = self._decoded_results
         st = self._live_state()
         _native_memory.reclaim_abandoned(st.active is not None)  # (PyPy: a dropped stream cancels first)
         if st.owner.relay is not None and on_text is None and on_tokens is None and prompt is not None:

@@ -315,7 +315,7 @@ class DecodedResults:
         return results_text(self.texts, self.scores)
 
     def __repr__(self) -> str:
-        return f"DecodedResults(texts={self.texts!r}, finish_reason={self.finish_reason!r})"
+        return f"{type(self).__name__}(texts={self.texts!r}, finish_reason={self.finish_reason!r})"
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, DecodedResults):
@@ -326,11 +326,17 @@ class DecodedResults:
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self) -> Any:
-        return (DecodedResults, (self.texts, self.scores, self.perf_metrics, self.finish_reason), self._state())
+        return (type(self), (self.texts, self.scores, self.perf_metrics, self.finish_reason), self._state())
 
     def _state(self) -> Optional[Dict[str, Any]]:
         parsed = self.__dict__.get("_parsed")
         return None if not parsed else {"_parsed": parsed}
+
+
+class VLMDecodedResults(DecodedResults):
+    """What :class:`~ovgenai_c.VLMPipeline` returns, as ``openvino_genai.VLMDecodedResults`` (a DecodedResults, for
+    a ``str`` prompt too). Its ``perf_metrics`` are the C API's (``ov_genai_perf_metrics``): the LLM metrics
+    GenAI's VLMPerfMetrics extends; the C API gives no image-embedding durations."""
 
 
 class DecodedText(str, DecodedResults):

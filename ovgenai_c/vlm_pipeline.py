@@ -29,7 +29,7 @@ from ._capi import vlm_pipeline
 from .chat import ChatHistory
 from .config import GenerationConfig
 from .pipeline import LLMPipeline, TextStream, _check_text, _Input, resolve_library
-from .results import DecodedResults
+from .results import VLMDecodedResults
 from .streamers import TextParserStreamer
 
 Prompt = Union[str, ChatHistory, List[Dict[str, Any]]]
@@ -113,7 +113,12 @@ def missing_functions(lib: _loader.LoadedLibrary) -> List[str]:
     return [name for name in _ffi.vlm_functions() if not lib.has_extra(name)]
 
 
-class VLMPipeline(LLMPipeline):
+class VLMPipelineBase:
+    """The base class of :class:`VLMPipeline`, as openvino_genai's (which adds nothing to it): for ``isinstance``
+    checks written against openvino_genai."""
+
+
+class VLMPipeline(LLMPipeline, VLMPipelineBase):
     """A visual-language pipeline over the GenAI C API (openvino_genai.VLMPipeline's names).
 
     ``VLMPipeline(models_path, device="CPU", **properties)``; ``generate(prompt, images=None,
@@ -123,6 +128,7 @@ class VLMPipeline(LLMPipeline):
     """
 
     _native = vlm_pipeline
+    _decoded_results = VLMDecodedResults
 
     def __init__(self, models_path: Union[str, os.PathLike], device: str = "CPU",
                  config: Optional[Dict[str, Any]] = None, *,
@@ -195,11 +201,11 @@ class VLMPipeline(LLMPipeline):
     # --- generation ----------------------------------------------------------------------------------
     def generate(self, prompt: Prompt, images: Any = None,  # type: ignore[override]
                  generation_config: Optional[GenerationConfig] = None, streamer: Optional[Callable[[str], Any]] = None,
-                 *, image: Any = None, timeout: Optional[float] = None, **kwargs: Any) -> DecodedResults:
+                 *, image: Any = None, timeout: Optional[float] = None, **kwargs: Any) -> VLMDecodedResults:
         """Generate an answer for ``prompt`` (a str or a ChatHistory) about ``images`` (a list) or ``image``.
 
         ``streamer(text)``, ``timeout`` and keyword GenerationConfig fields as :meth:`LLMPipeline.generate`.
-        Returns :class:`~ovgenai_c.DecodedResults` (openvino_genai returns VLMDecodedResults, the same fields).
+        Returns :class:`~ovgenai_c.VLMDecodedResults` (a DecodedResults, for a str prompt too, as openvino_genai).
         ``GenerationConfig.parsers`` and a :class:`~ovgenai_c.TextParserStreamer` fill ``parsed`` as for
         LLMPipeline (openvino_genai 2026.4's VLMPipeline leaves it empty)."""
         on_text, _, _ = self._check_streamer(streamer)

@@ -60,7 +60,7 @@ def test_generate_sends_every_image_with_its_shape(make_vlm, double):
     pipe = make_vlm()
     res = pipe.generate("describe", images=[IMG, np.ones((2, 16, 16, 3), np.uint8)], max_new_tokens=50)
     assert res.texts == ["Echo: describe [2 images: 32x48x3 2x16x16x3]"]
-    assert isinstance(res, ovgenai_c.DecodedResults)
+    assert type(res) is ovgenai_c.VLMDecodedResults and isinstance(res, ovgenai_c.DecodedResults)
     assert res.perf_metrics.get_num_generated_tokens() == 6
     assert res.perf_metrics.get_load_time() == pytest.approx(12.5)
     assert str(pipe.generate("one", image=IMG, max_new_tokens=50)) == "Echo: one [1 image: 32x48x3]"
@@ -205,8 +205,10 @@ def test_the_callers_array_can_change_while_a_stream_runs(make_vlm, double):
 
 def test_stream_streamer_and_astream(make_vlm, double):
     pipe = make_vlm()
-    parts = list(pipe.stream("hi", image=IMG, max_new_tokens=50))
+    stream = pipe.stream("hi", image=IMG, max_new_tokens=50)
+    parts = list(stream)
     assert parts == ["Echo: ", "hi ", "[1 ", "image: ", "32x48x3]"]
+    assert type(stream.result) is ovgenai_c.VLMDecodedResults and str(stream.result) == "".join(parts)
     seen = []
     res = pipe.generate("hi", images=[IMG], streamer=seen.append, max_new_tokens=50)
     assert "".join(seen) == str(res)
@@ -366,6 +368,25 @@ def test_names_match_openvino_genai_vlm_pipeline():
     assert params[:5] == ["self", "prompt", "images", "generation_config", "streamer"]
     assert "generate(self: openvino_genai.py_openvino_genai.VLMPipeline, prompt: str, images: " in \
         ov_genai.VLMPipeline.generate.__doc__
+
+
+def test_result_and_base_class_names_are_openvino_genais(make_vlm, double):
+    """VLMDecodedResults (a DecodedResults, for a str prompt too: not a str, as pybind's) and VLMPipelineBase, for
+    code that checks types against openvino_genai's; the results pickle as themselves; LLMPipeline's stay
+    DecodedResults."""
+    import pickle
+
+    pipe = make_vlm()
+    assert isinstance(pipe, ovgenai_c.VLMPipelineBase) and isinstance(pipe, ovgenai_c.LLMPipeline)
+    res = pipe.generate("text only", max_new_tokens=50)
+    assert type(res) is ovgenai_c.VLMDecodedResults and not isinstance(res, str)
+    assert repr(res).startswith("VLMDecodedResults(texts=['Echo: text only']")
+    back = pickle.loads(pickle.dumps(res))
+    assert type(back) is ovgenai_c.VLMDecodedResults and back == res
+    ov_genai = pytest.importorskip("openvino_genai", reason="openvino_genai (oracle) not installed")
+    assert [c.__name__ for c in ov_genai.VLMDecodedResults.__mro__[:2]] == \
+        [c.__name__ for c in ovgenai_c.VLMDecodedResults.__mro__[:2]]
+    assert ov_genai.VLMPipelineBase in ov_genai.VLMPipeline.__mro__
 
 
 def test_set_chat_template_is_refused_by_name(make_vlm):
