@@ -27,7 +27,7 @@ from .chat import ChatHistory
 from .config import GenerationConfig
 from .pipeline import (NotCopyable, check_model_path, check_tokenizer, property_strings, resolve_library,
                        warn_chat_api_deprecated)
-from .results import GenerationFinishReason
+from .results import GenerationFinishReason, PerfMetrics, measured_perf_metrics
 from .scheduler import SchedulerConfig, scheduler_properties
 
 WAIT_SLICE_MS = 100
@@ -64,6 +64,10 @@ class GenerationResult:
     finish_reasons: List[GenerationFinishReason] = field(default_factory=list)
     tokens: List[List[int]] = field(default_factory=list)  # ours: the generated ids of each sequence
     num_input_tokens: int = 0  # ours: the prompt's tokens
+    # generate()'s, as GenAI's: the batch's TTFT, TPOT, throughput and duration (measured around the call), its
+    # generated tokens, this request's prompt tokens; empty for a handle's own result()
+    perf_metrics: PerfMetrics = field(default_factory=PerfMetrics)
+    extended_perf_metrics: Any = None  # (GenAI's: speculative decoding's only, None here as there)
 
     def get_generation_ids(self) -> List[str]:
         return list(self.m_generation_ids)
@@ -471,15 +475,27 @@ class ContinuousBatchingPipeline(NotCopyable):
         if streamer is not None and len(prompts) != 1:
             raise errors.NotSupportedError("a streamer is supported for one prompt only")
         handles: List[GenerationHandle] = []
+        started = time.monotonic()
+        first: Optional[float] = None  # when the batch's first token came (as near as seen from here)
         try:
             for prompt, cfg in zip(prompts, configs):
                 handles.append(self.add_request(self._next_id(), prompt, cfg, templated=True))
             if self._manual:  # the caller steps (GenAI's step() was used)
                 while any(h.get_status() == GenerationStatus.RUNNING for h in handles):
                     native.step(self._capi, self._live())
-            if streamer is not None:
-                _stream_to(handles[0], streamer)
-            return [h.result() for h in handles]
+                    first = time.monotonic() if first is None else first
+            elif streamer is not None:
+                first = _stream_to(handles[0], streamer)
+            else:
+                handles[0].wait()  # (its tokens are left for result(): this only notes the time)
+                first = time.monotonic()
+            results = [h.result() for h in handles]
+            ended = time.monotonic()
+            generated = sum(len(ids) for r in results for ids in r.tokens)
+            for r in results:
+                r.perf_metrics = measured_perf_metrics(generated, r.num_input_tokens, started, first, ended,
+                                                       sequences=len(results))
+            return results
         except BaseException:
             for h in handles:
                 h.cancel()
@@ -489,11 +505,13 @@ class ContinuousBatchingPipeline(NotCopyable):
                 h.close()
 
 
-def _stream_to(handle: GenerationHandle, streamer: Callable[[str], Any]) -> None:
+def _stream_to(handle: GenerationHandle, streamer: Callable[[str], Any]) -> Optional[float]:
     """Feed ``streamer`` the text as it comes (the rest is left for the result); a truthy / STOP / CANCEL answer
-    stops (STOP) or cancels (CANCEL) the request."""
+    stops (STOP) or cancels (CANCEL) the request. Returns when the first token was seen."""
+    first: Optional[float] = None
     while True:
         handle.wait()
+        first = time.monotonic() if first is None else first
         text = handle.read_text()
         native.read(handle._capi, handle._handle)  # ids are taken by the result, not here
         if text:
@@ -507,7 +525,7 @@ def _stream_to(handle: GenerationHandle, streamer: Callable[[str], Any]) -> None
             rest = handle.read_text()
             if rest:
                 streamer(rest)
-            return
+            return first
 
 
 def _token_ids(prompt: Any) -> List[int]:

@@ -187,6 +187,26 @@ class PerfMetrics:
         return d
 
 
+def measured_perf_metrics(generated: int, prompt: int, started: float, first: Optional[float], ended: float,
+                          sequences: int = 1) -> PerfMetrics:
+    """Perf metrics measured around a batch by the caller (seconds of one monotonic clock; ``first``: when the
+    first token came, None: not seen): ``generated`` tokens of ``sequences`` sequences, the first of each counted in
+    TTFT, the rest sharing the time after it (TPOT), throughput as 1000 / TPOT and the whole as the generate
+    duration, as GenAI's continuous-batching metrics; in milliseconds."""
+    total_ms = (ended - started) * 1000.0
+    ttft_ms = ((first if first is not None else ended) - started) * 1000.0
+    pairs = {"ttft": MeanStdPair(ttft_ms, 0.0), "generate_duration": MeanStdPair(total_ms, 0.0)}
+    later = generated - sequences
+    if later > 0:
+        tpot = (total_ms - ttft_ms) / later
+        pairs["tpot"] = MeanStdPair(tpot, 0.0)
+        if tpot > 0:
+            pairs["throughput"] = MeanStdPair(1000.0 / tpot, 0.0)
+    elif total_ms > 0:
+        pairs["throughput"] = MeanStdPair(generated * 1000.0 / total_ms, 0.0)
+    return PerfMetrics(num_generation_tokens=generated, num_input_tokens=prompt, pairs=pairs)
+
+
 def unread_loader(perf: Any) -> Optional[Callable[[], PerfMetrics]]:
     """The ``load`` of a :meth:`PerfMetrics.deferred` not used yet (None for any other value): calling it reads
     the values (and lets go of what they are read from) ahead of their first use."""

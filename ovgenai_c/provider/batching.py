@@ -15,7 +15,7 @@ from typing import Any, AsyncIterator, Dict, Iterator, List, Optional
 from .. import errors
 from ..batching import ContinuousBatchingPipeline, GenerationHandle, GenerationStatus
 from ..chat import ChatHistory
-from ..results import DecodedResults, MeanStdPair, PerfMetrics
+from ..results import DecodedResults, measured_perf_metrics
 from .provider import ChatResult, Messages, Provider
 from .thinking import Piece, pieces
 
@@ -160,18 +160,6 @@ class BatchedProvider(Provider):
         return self.prompt_result(text, system=system, think=think, timeout=timeout, **options).text
 
 
-def _perf(generated: int, prompt: int, started: float, first: Optional[float], ended: float) -> PerfMetrics:
-    """The request's perf metrics as the stream saw them (milliseconds, measured in Python around the batch)."""
-    total_ms = (ended - started) * 1000.0
-    ttft_ms = ((first if first is not None else ended) - started) * 1000.0
-    pairs = {"ttft": MeanStdPair(ttft_ms, 0.0), "generate_duration": MeanStdPair(total_ms, 0.0)}
-    if generated > 1:
-        pairs["tpot"] = MeanStdPair((total_ms - ttft_ms) / (generated - 1), 0.0)
-    if total_ms > 0:
-        pairs["throughput"] = MeanStdPair(generated * 1000.0 / total_ms, 0.0)
-    return PerfMetrics(num_generation_tokens=generated, num_input_tokens=prompt, pairs=pairs)
-
-
 class BatchedStream(Iterator[str]):
     """Text chunks of one batched answer; ``.result`` (a :class:`ChatResult`) once exhausted."""
 
@@ -256,7 +244,7 @@ class BatchedStream(Iterator[str]):
             raise errors.GenAIError(f"the request failed: {err}")
         res = h.result()
         reason = "cancel" if status == GenerationStatus.CANCEL else _REASON.get(int(res.finish_reasons[0]), "stop")
-        perf = _perf(len(res.tokens[0]), res.num_input_tokens, self._started, self._first, time.monotonic())
+        perf = measured_perf_metrics(len(res.tokens[0]), res.num_input_tokens, self._started, self._first, time.monotonic())
         decoded = DecodedResults(res.m_generation_ids, res.m_scores, perf, reason, [int(r) for r in res.finish_reasons])
         self.result = self._provider.chat_result(decoded, self._tools, self.thinking_opened)
         h.close()

@@ -61,6 +61,32 @@ def test_batch_shares_steps_and_each_sequence_equals_its_single_run(tiny_dir, ti
     assert m["used_blocks"] == 0 or tiny_cb.get_metrics()["used_blocks"] == 0
 
 
+def test_generate_measures_the_batch_as_genai_does(tiny_dir):
+    """generate()'s results carry the batch's perf metrics (the same times and generated total on each, each
+    request's own prompt tokens), whether the pipeline steps itself, a streamer reads the first request, or the
+    caller steps (step()); a handle's own result() has none."""
+    with ContinuousBatchingPipeline(tiny_dir, None, "CPU", PRECISION_HINT) as cb:
+        configs = [cfg(max_new_tokens=n) for n in (9, 5)]
+        plain = cb.generate(PROMPTS[:2], configs)
+        chunks = []
+        streamed = cb.generate(PROMPTS[:1], [cfg(max_new_tokens=9)], streamer=chunks.append)
+        handle = cb.add_request(99, PROMPTS[2], cfg(max_new_tokens=3))
+        assert handle.result().perf_metrics.get_num_generated_tokens() == 0
+        cb.step()  # from now on the caller steps
+        stepped = cb.generate(PROMPTS[:2], configs)
+    for results in (plain, streamed, stepped):
+        total = sum(len(r.tokens[0]) for r in results)
+        times = {(r.perf_metrics.get_ttft().mean, r.perf_metrics.get_generate_duration().mean) for r in results}
+        assert len(times) == 1  # one batch, one set of times
+        for r in results:
+            pm = r.perf_metrics
+            assert pm.get_num_generated_tokens() == total and pm.get_num_input_tokens() == r.num_input_tokens > 0
+            assert 0 < pm.get_ttft().mean <= pm.get_generate_duration().mean
+            tpot = (pm.get_generate_duration().mean - pm.get_ttft().mean) / (total - len(results))
+            assert pm.get_tpot().mean == pytest.approx(tpot) and pm.get_throughput().mean == pytest.approx(1000 / tpot)
+    assert sum(len(r.tokens[0]) for r in plain) == 14 and "".join(chunks) == streamed[0].m_generation_ids[0]
+
+
 def test_seeded_sampling_per_request_equals_single_run(tiny_dir, tiny_cb):
     configs = [cfg(max_new_tokens=15, do_sample=True, top_k=20, temperature=0.9, rng_seed=s) for s in (1, 2, 3)]
     configs.append(cfg(max_new_tokens=15))  # greedy beside the sampled ones
@@ -416,6 +442,16 @@ def test_smollm2_batch_equals_genai_continuous_batching(smol_dir):
         ours = cb.generate(PROMPTS, [cfg(max_new_tokens=24)] * 4)
         assert cb.get_metrics()["max_batch"] == 4
     assert [r.m_generation_ids[0] for r in ours] == refs
+    # perf metrics as GenAI's: the batch's generated tokens and times on every result, each request's prompt tokens
+    ref_results = ref_pipe.generate(PROMPTS, [c] * 4)
+    for r, ref in zip(ours, ref_results):
+        pm, rm = r.perf_metrics, ref.perf_metrics
+        assert pm.get_num_input_tokens() == rm.get_num_input_tokens()
+        assert pm.get_num_generated_tokens() == rm.get_num_generated_tokens() == sum(len(x.tokens[0]) for x in ours)
+        assert 0 < pm.get_ttft().mean < pm.get_generate_duration().mean and pm.get_tpot().mean > 0
+        assert pm.get_throughput().mean == pytest.approx(1000 / pm.get_tpot().mean)
+        assert rm.get_throughput().mean == pytest.approx(1000 / rm.get_tpot().mean, rel=1e-3)
+        assert r.extended_perf_metrics is ref.extended_perf_metrics is None
 
 
 def test_smollm2_staggered_and_cancelled_equal_genai_on_the_same_schedule(smol_dir):
