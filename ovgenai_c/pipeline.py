@@ -19,7 +19,7 @@ from ._capi import bundled, generation_config as _native_config, llm_pipeline
 from .scheduler import scheduler_properties
 from ._call import GenerationCall, check_timeout, discard_results
 from ._owner import Job, OwnerThread, RelayJob, park_daemon_waiters, park_if_exiting
-from ._streaming import DEADLINE, END, AsyncChunkQueue, ChunkQueue, StreamBridge
+from ._streaming import DEADLINE, END, AsyncChunkQueue, ChunkQueue, StreamBridge, StreamingStatus
 from ._weak_registry import WeakRegistry
 from .chat import ChatHistory
 from .config import GenerationConfig
@@ -179,6 +179,9 @@ class _State:
         self.in_chat = False
         self.forked = False  # True in a child process forked after the pipeline was made
         self.history_mode = False  # the last generate outside start_chat() took a ChatHistory
+        # start_chat(system_message)'s conversation, kept here (the C API's chat takes no system message): each
+        # prompt goes to C as this history plus the prompt, and the turn is kept unless the call was cancelled
+        self.system_chat: Optional[ChatHistory] = None
         # the native form of the last per-call config, kept while calls repeat it; freed with the pipeline
         self.config_cache = _native_config.NativeConfigCache()
         # loaders of what this pipeline's results have not read yet, each holding a native object (kept decoded
@@ -288,6 +291,7 @@ class _Input(NamedTuple):
     ids: Optional[List[int]] = None
     mask: Optional[List[int]] = None
     images: Optional[Tuple[Any, ...]] = None  # VLMPipeline: private uint8 HWC/NHWC arrays
+    sequences: int = 1  # the sequences the call's config asks for (a system-message chat keeps the first)
 
 
 _RESOLVED_MAX = 32  # remembered keyword-argument configs per pipeline (all forgotten when full)
@@ -702,19 +706,32 @@ class LLMPipeline(OwnedPipeline):
 
     # --- chat and config ----------------------------------------------------------------------------
     def start_chat(self, system_message: str = "") -> None:
-        """Start a chat: later generate() calls see the previous turns. The C API takes no system message.
-        Deprecated as in openvino_genai 2026.4 (its DeprecationWarning): pass a ChatHistory to generate()."""
+        """Start a chat: later generate() calls see the previous turns; ``system_message`` goes first, as GenAI's
+        (the C API's chat takes none: the conversation is then kept here and each prompt goes to C with it, as a
+        history, the turn kept unless the call was cancelled). Deprecated as in openvino_genai 2026.4 (its
+        DeprecationWarning): pass a ChatHistory to generate()."""
         warn_chat_api_deprecated()
+        if not isinstance(system_message, str):
+            raise TypeError(f"system_message must be a str, not {type(system_message).__name__}")
         if system_message:
-            raise errors.NotSupportedError(
-                "start_chat(system_message) is not available through the GenAI C API; pass a ChatHistory "
-                "with a system message to generate() instead")
+            _check_text(system_message, "the system message")
+            if self._native is not llm_pipeline:
+                raise errors.NotSupportedError(
+                    f"{type(self).__name__}.start_chat(system_message) is not available through the GenAI C API (its "
+                    "chat takes no system message, and a history sent instead would lose the earlier turns' images); "
+                    "start_chat() without one, or pass a ChatHistory with a system message to generate()")
 
         def _start(st: _State) -> None:
             if st.history_mode:
                 st.native.finish_chat(st.capi, st.handle)
                 st.history_mode = False
-            st.native.start_chat(st.capi, st.handle)
+            if system_message:  # the conversation is kept here and sent as a history each turn
+                if st.in_chat and st.system_chat is None:  # a C chat's turns end (GenAI's restart, with the message)
+                    st.native.finish_chat(st.capi, st.handle)
+                st.system_chat = ChatHistory([{"role": "system", "content": system_message}])
+            else:
+                st.system_chat = None
+                st.native.start_chat(st.capi, st.handle)
             st.in_chat = True
 
         self._call(_start)
@@ -727,6 +744,7 @@ class LLMPipeline(OwnedPipeline):
             st.native.finish_chat(st.capi, st.handle)
             st.in_chat = False
             st.history_mode = False
+            st.system_chat = None
 
         self._call(_finish)
 
@@ -894,6 +912,12 @@ class LLMPipeline(OwnedPipeline):
             st.history_mode = False
         if request.history is not None and not st.in_chat:
             st.history_mode = True
+        turn = None
+        if st.system_chat is not None and request.prompt is not None:
+            turn = {"role": "user", "content": request.prompt.decode("utf-8")}
+            history = st.system_chat.copy()
+            history.append(turn)
+            request = request._replace(prompt=None, history=history)
         native = st.native
         if request.images is not None:
             extra: Dict[str, Any] = {"images": request.images}
@@ -910,6 +934,10 @@ class LLMPipeline(OwnedPipeline):
                                   ids=request.ids, mask=request.mask, config_cache=st.config_cache, **extra)
         finally:
             st.active = None
+        if turn is not None and out is not None and bridge.returned != StreamingStatus.CANCEL and bridge.error is None:
+            texts, _ = _results.split_results_string(out.text, request.sequences, out.scores)
+            st.system_chat.append(turn)
+            st.system_chat.append({"role": "assistant", "content": texts[0]})
         if out is None:
             return llm_pipeline.Generated(bridge.text, None)
         load = out.native if out.native is not None else _results.unread_loader(out.perf)
@@ -955,6 +983,11 @@ class LLMPipeline(OwnedPipeline):
                 return call
         if request is None:
             request = _Input(prompt=prompt)
+        if st.system_chat is not None and request.prompt is not None:
+            if effective.echo:  # (as in a C chat: the bundled engine refuses it there by the same words)
+                raise errors.InvalidParameterError("echo is not supported in a chat (start_chat): the history keeps "
+                                                   "answers only")
+            request = request._replace(sequences=effective.expected_sequences())
         call.job = self._put(st, Job(functools.partial(self._generate_job, st, request, send, bridge, streamable,
                                                        want_text)))
         return call
@@ -966,7 +999,7 @@ class LLMPipeline(OwnedPipeline):
         owner is not idle (something else is queued or running) or the call needs owner-side work first — then it
         goes as a Python job."""
         buffers = st.buffers
-        if buffers is None or st.history_mode or (buffers.cancel_only_on != cancel_only
+        if buffers is None or st.history_mode or st.system_chat is not None or (buffers.cancel_only_on != cancel_only
                                                   and st.capi.has(bundled.CANCEL_ONLY_STREAMING)):
             return None  # (the first call makes the buffers; the others switch per-thread state on the owner)
         fn = st.capi.relay_fn("ov_genai_llm_pipeline_generate")

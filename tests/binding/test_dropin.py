@@ -177,6 +177,56 @@ def test_echo_gives_the_prompt_back_like_genais_default_pipeline(pipe, oracle, i
     assert run(pipe) == run(oracle)
 
 
+def test_start_chat_with_a_system_message_answers_as_genai(pipe, oracle):
+    """start_chat(system_message): the conversation opens with it, as openvino_genai's (the C API's chat takes none:
+    ours keeps the turns and sends them as a history). Every turn as GenAI's; a turn whose streamer cancels is
+    dropped and one it stops is kept, as there; start_chat again starts over; echo is refused as in any chat."""
+    import warnings
+
+    from ovgenai_c import StreamingStatus
+
+    def run(p, status):
+        def streamer(chunks):
+            def write(text):
+                chunks.append(text)
+                return getattr(status, "CANCEL") if len(chunks) == 3 and cancel else \
+                    getattr(status, "STOP") if len(chunks) == 3 and stop else getattr(status, "RUNNING")
+            return write
+
+        out = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            p.start_chat("You are a pirate. Answer like one.")
+            for q, cancel, stop in [("Hi, who are you?", False, False), ("What is 2+2?", True, False),
+                                    ("Name a colour.", False, True), ("And another one?", False, False)]:
+                chunks = []
+                res = p.generate(q, max_new_tokens=12, streamer=streamer(chunks))
+                out.append((str(res), "".join(chunks)))
+            p.start_chat("Answer in French.")  # (no finish_chat between: starts over)
+            out.append(str(p.generate("What is the capital of France?", max_new_tokens=12)))
+            p.start_chat()
+            out.append(str(p.generate("What is the capital of France?", max_new_tokens=12)))
+            p.finish_chat()
+            out.append(str(p.generate("What is the capital of France?", max_new_tokens=12)))
+        return out
+
+    ours, theirs = run(pipe, StreamingStatus), run(oracle, og.StreamingStatus)
+    assert ours == theirs
+    assert ours[0][0] != ours[-1]  # (the system message changed the answers)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pipe.start_chat("Be brief.")
+        try:
+            with pytest.raises(RuntimeError, match="echo is not supported in a chat"):
+                pipe.generate("Hi", max_new_tokens=2, echo=True)
+            with pytest.raises(TypeError, match="system_message must be a str"):
+                pipe.start_chat(b"Be brief.")
+            with pytest.raises(errors.InvalidParameterError, match="NUL"):
+                pipe.start_chat("Be\0brief.")
+        finally:
+            pipe.finish_chat()
+
+
 def test_echo_is_refused_where_genai_refuses_it_and_in_a_chat(pipe):
     with ovgenai_c.LLMPipeline(TINY_IR, "CPU", ATTENTION_BACKEND="SDPA", **F32) as sdpa:
         with pytest.raises(RuntimeError, match="echo is not supported in the stateful pipeline"):

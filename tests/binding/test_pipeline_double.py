@@ -183,6 +183,40 @@ def test_stop_keeps_the_chat_turn_and_cancel_drops_it(make_pipe, double):
     pipe.finish_chat()
 
 
+def test_a_system_message_chat_is_kept_here_and_sent_as_histories(make_pipe, double):
+    """start_chat(system_message): no C chat (it takes no system message); each prompt goes to C as the kept
+    conversation plus the prompt (the double answers its last message), and the turn is kept unless cancelled —
+    by the streamer, a timeout or an error — as a C chat keeps it."""
+    pipe = make_pipe()
+    pipe.start_chat("Be terse.")
+
+    def kept():
+        return [(m["role"], m["content"]) for m in pipe._state.system_chat.get_messages()]
+
+    assert str(pipe.generate("first turn", max_new_tokens=50)) == "Echo: first turn"
+    with pipe.stream("second turn", max_new_tokens=50) as it:
+        assert "".join(it) == "Echo: second turn"
+    pipe.generate("stopped", max_new_tokens=50, streamer=lambda t: ovgenai_c.StreamingStatus.STOP)
+    want = [("system", "Be terse."), ("user", "first turn"), ("assistant", "Echo: first turn"),
+            ("user", "second turn"), ("assistant", "Echo: second turn"), ("user", "stopped")]
+    assert kept()[:6] == want and kept()[6][0] == "assistant" and len(kept()) == 7
+    pipe.generate("cancelled", max_new_tokens=50, streamer=lambda t: ovgenai_c.StreamingStatus.CANCEL)
+    double.ctl.ovd_set_token_delay_us(50000)
+    with pytest.raises(ovgenai_c.GenerationTimeoutError):
+        pipe.generate(" ".join(["slow"] * 40), max_new_tokens=100, timeout=0.2)
+    double.ctl.ovd_set_token_delay_us(0)
+
+    def fail(text):
+        raise ValueError("streamer failed")
+
+    with pytest.raises(ValueError, match="streamer failed"):
+        pipe.generate("failing", max_new_tokens=50, streamer=fail)
+    assert len(kept()) == 7
+    assert double.ctl.ovd_chat_size(pipe._state.handle) == -1  # (no C chat is on)
+    pipe.finish_chat()
+    assert pipe._state.system_chat is None
+
+
 def test_stream_iterator_yields_text_and_result(make_pipe, double):
     pipe = make_pipe()
     with pipe.stream("one two three", max_new_tokens=50) as it:

@@ -389,6 +389,17 @@ def test_result_and_base_class_names_are_openvino_genais(make_vlm, double):
     assert ov_genai.VLMPipelineBase in ov_genai.VLMPipeline.__mro__
 
 
+def test_a_system_message_chat_is_refused_by_name(make_vlm, double):
+    """VLMPipeline.start_chat(system_message) is refused: a conversation kept here and sent through the C API as a
+    history would lose the earlier turns' images (a plain start_chat goes on as before)."""
+    pipe = make_vlm()
+    with pytest.raises(ovgenai_c.NotSupportedError, match=r"VLMPipeline.start_chat\(system_message\)"):
+        pipe.start_chat("Be terse.")
+    pipe.start_chat()
+    assert str(pipe.generate("hi", max_new_tokens=50)) == "Echo: hi"
+    pipe.finish_chat()
+
+
 def test_set_chat_template_is_refused_by_name(make_vlm):
     """pybind's VLMPipeline.set_chat_template has no C function: NotSupportedError, not AttributeError."""
     pipe = make_vlm()
