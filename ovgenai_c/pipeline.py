@@ -917,7 +917,7 @@ class LLMPipeline(OwnedPipeline):
             turn = {"role": "user", "content": request.prompt.decode("utf-8")}
             history = st.system_chat.copy()
             history.append(turn)
-            request = request._replace(prompt=None, history=history)
+            request = _Input(history=history, sequences=request.sequences)  # (a prompt has nothing else)
         native = st.native
         if request.images is not None:
             extra: Dict[str, Any] = {"images": request.images}
@@ -987,7 +987,7 @@ class LLMPipeline(OwnedPipeline):
             if effective.echo:  # (as in a C chat: the bundled engine refuses it there by the same words)
                 raise errors.InvalidParameterError("echo is not supported in a chat (start_chat): the history keeps "
                                                    "answers only")
-            request = request._replace(sequences=effective.expected_sequences())
+            request = _Input(prompt=request.prompt, sequences=effective.expected_sequences())
         call.job = self._put(st, Job(functools.partial(self._generate_job, st, request, send, bridge, streamable,
                                                        want_text)))
         return call
