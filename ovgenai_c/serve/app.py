@@ -20,6 +20,7 @@ from .heap import CHECK_EVERY_S, HeapKeeper, collect_step_bytes
 from .http import BearerAuth
 from .ollama_api import OllamaRoutes
 from .openai_api import OpenAIRoutes
+from .responses_api import ResponsesRoutes
 from .registry import ModelRegistry, ProviderFactory, default_provider_factory
 
 
@@ -104,7 +105,8 @@ def create_app(config: ServeConfig, provider_factory: Optional[ProviderFactory] 
             await anyio.to_thread.run_sync(registry.close)
 
     routes = [Route("/", root, methods=["GET", "HEAD"]), Route("/ovgenai_c/info", info, methods=["GET"])] + \
-        OpenAIRoutes(state).routes() + AudioRoutes(state).routes() + OllamaRoutes(state).routes()
+        OpenAIRoutes(state).routes() + ResponsesRoutes(state).routes() + AudioRoutes(state).routes() + \
+        OllamaRoutes(state).routes()
     app = Starlette(routes=routes, middleware=[Middleware(BearerAuth, api_key=config.api_key)], lifespan=lifespan)
     app.state.server = state
     app.state.heap_keeper = keeper

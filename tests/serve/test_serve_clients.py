@@ -67,6 +67,24 @@ def test_openai_client(server, name, reference):
     assert c.choices[0].text == want_p.text
 
 
+def test_openai_responses_api(server, name, reference):
+    """client.responses (OpenAI's Responses API): the greedy answer, its usage and the length limit as the
+    provider's own chat answer gives them, whole and streamed."""
+    client = openai.OpenAI(base_url=server.url + "/v1", api_key=KEY, max_retries=0)
+    want = reference.chat(MESSAGES, temperature=0, num_predict=24)
+    r = client.responses.create(model=name, instructions=MESSAGES[0]["content"], input=MESSAGES[1]["content"],
+                                temperature=0, max_output_tokens=24)
+    assert r.output_text == want.text and want.text.strip()
+    assert r.usage.output_tokens == want.usage["completion_tokens"]
+    assert r.usage.input_tokens == want.usage["prompt_tokens"]
+    assert (r.status == "incomplete") == (want.finish_reason == "length")
+    with client.responses.stream(model=name, input=MESSAGES, temperature=0, max_output_tokens=24) as stream:
+        text = "".join(e.delta for e in stream if e.type == "response.output_text.delta")
+        final = stream.get_final_response()
+    assert text == final.output_text == want.text
+    assert final.usage.output_tokens == want.usage["completion_tokens"]
+
+
 def test_openai_client_errors(server, name, reference):
     client = openai.OpenAI(base_url=server.url + "/v1", api_key=KEY, max_retries=0)
     with pytest.raises(openai.NotFoundError):
