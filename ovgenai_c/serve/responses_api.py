@@ -32,7 +32,7 @@ ECHOED = {"metadata", "user", "store", "parallel_tool_calls", "truncation", "inc
           "prompt_cache_key", "safety_identifier", "stream_options"}
 FIELDS = ECHOED | {"model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "tools",
                    "tool_choice", "reasoning", "text", "previous_response_id", "background", "top_logprobs",
-                   "conversation", "prompt", "max_tool_calls"}
+                   "conversation", "prompt"}
 EFFORTS = ("none", "minimal", "low", "medium", "high")
 ROLES = {"user": "user", "system": "system", "developer": "system", "assistant": "assistant"}
 
