@@ -158,6 +158,14 @@ class Generation:
             return [(CONTENT, chunk)] if chunk else []
         return splitter.feed(chunk)
 
+    async def answer(self, receive: Any = None) -> Optional[ChatResult]:
+        """:meth:`collect`, then :meth:`close` however it ends: a whole (non-streamed) answer, None when the client
+        went away (its route answers 499)."""
+        try:
+            return await self.collect(receive)
+        finally:
+            await self.close()
+
     async def collect(self, receive: Any = None) -> Optional[ChatResult]:
         """Run to the end. ``receive`` (the ASGI receive): a client disconnect cancels the generation (and then
         None is returned: nobody is listening; the pending read, which the cancel may end with an error such as

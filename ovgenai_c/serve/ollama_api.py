@@ -222,10 +222,7 @@ class OllamaRoutes:
             return obj
 
         if body.get("stream") is False:
-            try:
-                res = await gen.collect(request.receive)
-            finally:
-                await gen.close()
+            res = await gen.answer(request.receive)
             if res is None:
                 return Response(status_code=499)
             return JSONResponse(final(res, whole=True))

@@ -270,10 +270,7 @@ class OpenAIRoutes:
         created = int(time.time())
         model = gen.slot.name
         if not body.get("stream"):
-            try:
-                res = await gen.collect(request.receive)
-            finally:
-                await gen.close()
+            res = await gen.answer(request.receive)
             if res is None:
                 return Response(status_code=499)
             usage = dict(res.usage)

@@ -300,10 +300,7 @@ class ResponsesRoutes:
         gen = await Generation.start(self.state.registry, body.get("model"), ask, self.state.config.request_timeout)
         out = ResponseBuilder(body, gen.slot.name)
         if not body.get("stream"):
-            try:
-                res = await gen.collect(request.receive)
-            finally:
-                await gen.close()
+            res = await gen.answer(request.receive)
             if res is None:
                 return Response(status_code=499)
             out.output = out.items_of(res)
