@@ -18,6 +18,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 import wave
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
@@ -77,6 +78,15 @@ def _to_16k_mono(src: Path, dst: Path) -> None:
         w.writeframes(out.tobytes())
 
 
+def speak(args: List[str]) -> None:
+    """Run espeak-ng with ``args`` (writing a WAV file). Its audio library, libpulse, makes a runtime folder on first
+    use even then — where no XDG_RUNTIME_DIR is set, in TMPDIR, linked from ~/.config/pulse, and left there —: it is
+    given a private one instead (PULSE_RUNTIME_PATH), removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="espeak-") as runtime:
+        subprocess.run(["espeak-ng", *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env=dict(os.environ, PULSE_RUNTIME_PATH=runtime))
+
+
 def make_clip(name: str, text: str, cache: Path) -> Dict[str, Any]:
     """``text`` spoken by espeak-ng into ``cache`` (made once, keyed by the text and the voice): the 16 kHz WAV,
     the float32 samples as a .npy file (what the workers load) and the duration in seconds."""
@@ -88,8 +98,7 @@ def make_clip(name: str, text: str, cache: Path) -> Dict[str, Any]:
     if not (wav.is_file() and npy.is_file()):
         raw, part = cache / f".{key}.{os.getpid()}.raw.wav", cache / f".{key}.{os.getpid()}.wav"
         try:
-            subprocess.run(["espeak-ng", "-v", VOICE, "-s", str(SPEED), "-w", str(raw), text], check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            speak(["-v", VOICE, "-s", str(SPEED), "-w", str(raw), text])
             _to_16k_mono(raw, part)
             with wave.open(str(part)) as w:
                 pcm = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")

@@ -37,6 +37,25 @@ def test_round_cell_defines_time_to_first_segment_by_the_first_window():
     assert cut["rtf"] == pytest.approx(0.2) and cut["ttfs_s"] == 1.5 and cut["ttfs_from"] == "first 30 s window"
 
 
+def test_making_a_clip_leaves_nothing_in_tmpdir(tmp_path):
+    """espeak-ng's audio library makes a runtime folder in TMPDIR on its first use on a machine (no XDG_RUNTIME_DIR,
+    no ~/.config/pulse yet: a fresh HOME here) and leaves it: the bench gives it a private one that goes."""
+    if shutil.which("espeak-ng") is None:
+        pytest.skip("espeak-ng is not installed (apt-get install espeak-ng)")
+    home, tmp, cache = tmp_path / "home", tmp_path / "tmp", tmp_path / "cache"
+    home.mkdir()
+    tmp.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    env.update(HOME=str(home), TMPDIR=str(tmp), PYTHONPATH=os.pathsep.join(sys.path))
+    code = ("import sys; from pathlib import Path; from ovgenai_c_tools.bench.transcription import make_clip; "
+            "print(make_clip('hi', 'Hello there.', Path(sys.argv[1]))['samples'])")
+    proc = subprocess.run([sys.executable, "-c", code, str(cache)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert int(proc.stdout.split()[-1]) > 8000  # half a second of speech at least
+    assert sorted(p.name for p in tmp.iterdir()) == []
+
+
 def test_paired_ratios_summary_and_ratio_lines():
     def rnd(a_full: float, b_full: float, text_b: str = "same"):
         return {transcription.OVGENAI_C: {"short": transcription.round_cell(CLIPS["short"], a_full, None, "same"),
