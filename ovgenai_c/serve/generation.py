@@ -22,6 +22,7 @@ from ..provider.thinking import CONTENT, Piece, ThinkingSplitter
 from .errors import RequestTimeoutError
 from .registry import ModelRegistry, ModelSlot
 
+
 def _on_asyncio() -> bool:
     """Whether this runs on an asyncio loop (anyio may run on trio too)."""
     try:
