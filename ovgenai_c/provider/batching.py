@@ -244,7 +244,8 @@ class BatchedStream(Iterator[str]):
             raise errors.GenAIError(f"the request failed: {err}")
         res = h.result()
         reason = "cancel" if status == GenerationStatus.CANCEL else _REASON.get(int(res.finish_reasons[0]), "stop")
-        perf = measured_perf_metrics(len(res.tokens[0]), res.num_input_tokens, self._started, self._first, time.monotonic())
+        perf = measured_perf_metrics(len(res.tokens[0]), res.num_input_tokens, self._started, self._first,
+                                     time.monotonic())
         decoded = DecodedResults(res.m_generation_ids, res.m_scores, perf, reason, [int(r) for r in res.finish_reasons])
         self.result = self._provider.chat_result(decoded, self._tools, self.thinking_opened)
         h.close()

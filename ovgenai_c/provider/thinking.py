@@ -114,9 +114,6 @@ def split_thinking(text: str, opened: bool = False) -> Tuple[Optional[str], str]
     return (thinking if splitter.thought else None), content
 
 
-__all__ = ["CLOSE_TAG", "CONTENT", "OPEN_TAG", "THINKING", "ThinkingSplitter", "opens_thinking", "split_thinking"]
-
-
 def pieces(chunks: Iterable[str], opened: Optional[bool]) -> Iterator[Piece]:
     """A streamed answer's chunks as ``(kind, text)`` pieces: split by the rule where the model thinks (``opened``
     not None: whether its prompt opened the reasoning), else all content."""
@@ -129,3 +126,8 @@ def pieces(chunks: Iterable[str], opened: Optional[bool]) -> Iterator[Piece]:
     for chunk in chunks:
         yield from splitter.feed(chunk)
     yield from splitter.finish()
+
+
+__all__ = ["CLOSE_TAG", "CONTENT", "OPEN_TAG", "THINKING", "ThinkingSplitter", "opens_thinking", "pieces",
+           "split_thinking"]
+

@@ -80,6 +80,21 @@ def _think(body: Dict[str, Any]) -> Optional[bool]:
     return think
 
 
+def token_limit(body: Dict[str, Any], name: str) -> Optional[int]:
+    """``body[name]``, a request's limit of new tokens (None: unset), checked as a positive integer and by the rest of
+    the provider's num_predict rules (it must fit the config's max_new_tokens); a 400 names the field as sent."""
+    limit = body.get(name)
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise bad_request(f"{name} must be a positive integer, got {limit!r}", name)
+    try:
+        check_options({"num_predict": limit})
+    except OptionError as exc:
+        raise bad_request(str(exc).replace("option 'num_predict'", name), name) from None
+    return limit
+
+
 def _options(body: Dict[str, Any], chat: bool) -> Dict[str, Any]:
     """Ollama-style provider options from OpenAI fields; refuses what cannot be honoured."""
     n = body.get("n")
@@ -95,14 +110,8 @@ def _options(body: Dict[str, Any], chat: bool) -> Dict[str, Any]:
         raise bad_request("only the text modality is supported", "modalities", "unsupported_parameter")
     opts: Dict[str, Any] = {}
     limit_name = "max_completion_tokens" if chat and body.get("max_completion_tokens") is not None else "max_tokens"
-    limit = body.get(limit_name)
+    limit = token_limit(body, limit_name)
     if limit is not None:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise bad_request(f"{limit_name} must be a positive integer, got {limit!r}", limit_name)
-        try:  # the rest of num_predict's rules (it must fit the config's max_new_tokens), named as sent
-            check_options({"num_predict": limit})
-        except OptionError as exc:
-            raise bad_request(str(exc).replace("option 'num_predict'", limit_name), limit_name) from None
         opts["num_predict"] = limit
     for src, dst in (("temperature", "temperature"), ("top_p", "top_p"), ("seed", "seed"), ("stop", "stop"),
                      ("presence_penalty", "presence_penalty"), ("frequency_penalty", "frequency_penalty")):

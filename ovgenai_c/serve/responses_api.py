@@ -25,7 +25,7 @@ from ..provider.thinking import CONTENT
 from .errors import bad_request
 from .generation import Ask, Generation
 from .http import CleanupStreamingResponse, endpoint, read_json
-from .openai_api import openai_tool_calls
+from .openai_api import REASONING_EFFORTS, openai_tool_calls, token_limit
 
 # accepted and answered as they are, without effect here
 ECHOED = {"metadata", "user", "store", "parallel_tool_calls", "truncation", "include", "service_tier",
@@ -33,7 +33,6 @@ ECHOED = {"metadata", "user", "store", "parallel_tool_calls", "truncation", "inc
 FIELDS = ECHOED | {"model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "tools",
                    "tool_choice", "reasoning", "text", "previous_response_id", "background", "top_logprobs",
                    "conversation", "prompt"}
-EFFORTS = ("none", "minimal", "low", "medium", "high")
 ROLES = {"user": "user", "system": "system", "developer": "system", "assistant": "assistant"}
 
 
@@ -55,9 +54,10 @@ def _check(body: Dict[str, Any]) -> None:
             raise bad_request(f"{name} is not supported: {why}", name, "unsupported_parameter")
     if body.get("stream") is not None and not isinstance(body["stream"], bool):
         raise bad_request(f"'stream' must be a boolean, got {body['stream']!r}", "stream")
-    fmt = (body.get("text") or {}).get("format") if isinstance(body.get("text"), dict) else None
-    if body.get("text") is not None and not isinstance(body["text"], dict):
+    text = body.get("text")
+    if text is not None and not isinstance(text, dict):
         raise bad_request("'text' must be an object", "text")
+    fmt = None if text is None else text.get("format")
     if fmt is not None and (not isinstance(fmt, dict) or fmt.get("type") != "text"):
         kind = fmt.get("type") if isinstance(fmt, dict) else fmt
         raise bad_request(f"text.format {kind!r} is not supported (only 'text'): constrained output is not "
@@ -68,11 +68,10 @@ def _check(body: Dict[str, Any]) -> None:
 
 
 def _options(body: Dict[str, Any]) -> Dict[str, Any]:
+    """The provider's options of a request: max_output_tokens (as the chat route's max_tokens), temperature, top_p."""
     opts: Dict[str, Any] = {}
-    limit = body.get("max_output_tokens")
+    limit = token_limit(body, "max_output_tokens")
     if limit is not None:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise bad_request(f"max_output_tokens must be a positive integer, got {limit!r}", "max_output_tokens")
         opts["num_predict"] = limit
     for name in ("temperature", "top_p"):
         if body.get(name) is not None:
@@ -80,8 +79,7 @@ def _options(body: Dict[str, Any]) -> Dict[str, Any]:
     try:  # the provider's rules, named as sent
         check_options(opts)
     except OptionError as exc:
-        raise bad_request(str(exc).replace("option 'num_predict'", "max_output_tokens"),
-                          getattr(exc, "option", None)) from None
+        raise bad_request(str(exc), exc.option) from None
     return opts
 
 
@@ -99,9 +97,9 @@ def _think(body: Dict[str, Any]) -> Optional[bool]:
     effort = reasoning.get("effort")
     if effort is None:
         return None
-    if effort not in EFFORTS:
-        raise bad_request(f"reasoning.effort must be one of {', '.join(EFFORTS)}, got {effort!r}", "reasoning",
-                          "invalid_value")
+    if effort not in REASONING_EFFORTS:
+        raise bad_request(f"reasoning.effort must be one of {', '.join(REASONING_EFFORTS)}, got {effort!r}",
+                          "reasoning", "invalid_value")
     return effort != "none"
 
 
