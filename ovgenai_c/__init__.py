@@ -25,15 +25,10 @@ _PARSERS = ("Parser", "ReasoningParser", "DeepSeekR1ReasoningParser", "Phi4Reaso
             "Llama3JsonToolParser", "VLLMParserWrapper", "IncrementalParser", "ReasoningIncrementalParser",
             "DeepSeekR1ReasoningIncrementalParser", "Phi4ReasoningIncrementalParser")  # (ovgenai_c.parsers.__all__)
 
-def draft_model(*args: Any, **kwargs: Any) -> Any:
-    """openvino_genai's speculative-decoding property: the GenAI C API cannot pass a draft model, so this refuses."""
-    raise NotSupportedError("draft_model(): speculative decoding needs a draft pipeline object, which the GenAI C API "
-                            "cannot pass")
-
-
 _LAZY = {"LLMPipeline": ("pipeline", "LLMPipeline"), "VLMPipeline": ("vlm_pipeline", "VLMPipeline"),
          "VLMPipelineBase": ("vlm_pipeline", "VLMPipelineBase"),
          "TextStream": ("pipeline", "TextStream"),
+         "draft_model": ("speculative", "draft_model"), "DraftModel": ("speculative", "DraftModel"),
          "Tokenizer": ("tokenizer", "Tokenizer"), "TokenizedInputs": ("tokenizer", "TokenizedInputs"),
          "Tensor": ("tensor", "Tensor"), "StreamerBase": ("streamers", "StreamerBase"),
          "TextStreamer": ("streamers", "TextStreamer"), "TextParserStreamer": ("streamers", "TextParserStreamer"),
@@ -106,7 +101,7 @@ __all__ = [
     "TextParserStreamer", *_PARSERS,
     "GenerationConfig", "StopCriteria", "ChatHistory", "DecodedResults", "DecodedText", "EncodedResults",
     "PerfMetrics",
-    "RawPerfMetrics", "GenerationFinishReason", "draft_model", "SchedulerConfig",
+    "RawPerfMetrics", "GenerationFinishReason", "draft_model", "DraftModel", "SchedulerConfig",
     "MeanStdPair", "StreamingStatus", "get_version", "library_info", "load_library", "open_library", "openvino_devices", "GenAIError", "ConfigError",
     "DeviceError", "GenerationTimeoutError", "LibraryNotFoundError", "ModelNotFoundError", "NotSupportedError",
     "OpenVINOVersionConflictError",

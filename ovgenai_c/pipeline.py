@@ -26,6 +26,7 @@ from .config import GenerationConfig
 from .ir_folder import DESCRIPTION as IR_DESCRIPTION, IR_FILES, missing_ir_files  # noqa: F401 (IR_FILES: tests)
 from .special_tokens import folder_eos_token_id
 from .results import DecodedResults
+from .speculative import DRAFT_MODEL_PROPERTY, DraftModel
 from .tokenizer_ir_compat import refuse_crashing_tokenizer
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -121,8 +122,8 @@ def _openvino_value_text(value: Any) -> Optional[str]:
 
 # Pipeline properties of openvino_genai that select what the GenAI C API cannot create.
 _UNSUPPORTED_PROPERTIES = {
-    "draft_model": "speculative decoding (draft_model) needs a draft pipeline object, which the GenAI C API cannot "
-                   "pass",
+    "draft_model": "speculative decoding (draft_model) needs a draft model object, which the GenAI C API cannot "
+                   "pass (the bundled backend takes one: draft_model=ovgenai_c.draft_model(path, device))",
     "prompt_lookup": "prompt-lookup decoding (prompt_lookup=True) is not available through the GenAI C API",
     "adapters": "LoRA adapters cannot be passed through the GenAI C API",
     "structured_output_config": "structured output is not available through the GenAI C API",
@@ -522,6 +523,7 @@ class LLMPipeline(OwnedPipeline):
 
     _native: Any = llm_pipeline  # the _capi module of the C header this pipeline runs on
     _decoded_results: Any = DecodedResults  # what generate() returns for decoded text not given as a str
+    _draft = False  # made with a draft model (speculative decoding, bundled backend)
 
     @overload
     def __init__(self, models_path: Union[str, os.PathLike], device: str = "CPU",
@@ -602,8 +604,18 @@ class LLMPipeline(OwnedPipeline):
         self._check_device_and_config(device, config)
         merged = {**(config or {}), **properties}
         sched = merged.pop("scheduler_config", None)
+        draft = merged.pop("draft_model", None) if lib.kind == "bundled" else None
         self._prompt_lookup = _refuse_unsupported_properties(merged, lib.kind)
         props = property_strings(merged)
+        self._draft = draft is not None
+        if draft is not None:
+            if not isinstance(draft, DraftModel):
+                raise errors.InvalidParameterError(
+                    f"draft_model must come from ovgenai_c.draft_model(path, device), not a {type(draft).__name__}")
+            if self._prompt_lookup:
+                raise errors.NotSupportedError("draft_model and prompt_lookup exclude each other: the drafts come "
+                                               "from one of them")
+            props.append((DRAFT_MODEL_PROPERTY, draft.property_value(device)))
         if sched is not None:  # selects PagedAttention, as in GenAI (ATTENTION_BACKEND=PA wins)
             props = [kv for kv in props if kv[0] != "ATTENTION_BACKEND"] + scheduler_properties(sched, lib.kind)
         self.models_path = shown
@@ -852,7 +864,10 @@ class LLMPipeline(OwnedPipeline):
             raise errors.ConfigError(  # what GenAI's prompt-lookup pipeline asserts for every request
                 "`max_ngram_size` && `num_assistant_tokens` should be specified for `prompt lookup decoding` (the "
                 "pipeline was created with prompt_lookup=True)")
-        if cfg.is_assisting_generation() and not (self._prompt_lookup and cfg.is_prompt_lookup()):
+        if self._draft and (cfg.is_beam_search() or cfg.num_return_sequences != 1):
+            raise errors.ConfigError("Beam search and parallel sampling are not compatible with assistant generation "
+                                     "(the pipeline has a draft model)")
+        if cfg.is_assisting_generation() and not self._draft and not (self._prompt_lookup and cfg.is_prompt_lookup()):
             raise errors.NotSupportedError(
                 "assisted generation (num_assistant_tokens / assistant_confidence_threshold: prompt lookup or a "
                 "draft model) is not available through the GenAI C API on this pipeline; prompt lookup needs "

@@ -64,6 +64,12 @@ class RawPerfMetrics:
     token_infer_durations: List[float] = field(default_factory=list)
     sampling_durations: List[float] = field(default_factory=list)
     grammar_compile_times: List[float] = field(default_factory=list)
+    # ours (bundled backend, speculative decoding with a draft model; empty otherwise): per draft inference its
+    # duration (µs) and the tokens it fed, per verification step the drafts proposed and accepted
+    draft_infer_durations: List[float] = field(default_factory=list)
+    draft_fed_tokens: List[int] = field(default_factory=list)
+    draft_proposed_tokens: List[int] = field(default_factory=list)
+    draft_accepted_tokens: List[int] = field(default_factory=list)
 
     def __add__(self, other: "RawPerfMetrics") -> "RawPerfMetrics":
         return RawPerfMetrics(**{k: getattr(self, k) + getattr(other, k) for k in self.__dataclass_fields__})
@@ -236,10 +242,103 @@ class _DeferredPerfMetrics(PerfMetrics):
         return object.__getattribute__(self, name)
 
 
-# the raw series the bundled backend reports (cdefs/92), as openvino_genai.RawPerfMetrics names them
+# the raw series the bundled backend reports (cdefs/92), as openvino_genai.RawPerfMetrics names them, then its
+# speculative-decoding series (ours)
 RAW_SERIES = ("generate_durations", "tokenization_durations", "detokenization_durations", "chat_template_durations",
               "inference_durations", "token_infer_durations", "sampling_durations", "m_times_to_first_token",
-              "m_durations", "m_batch_sizes", "m_new_token_times")
+              "m_durations", "m_batch_sizes", "m_new_token_times", "draft_infer_durations", "draft_fed_tokens",
+              "draft_proposed_tokens", "draft_accepted_tokens")
+COUNT_SERIES = ("m_batch_sizes", "draft_fed_tokens", "draft_proposed_tokens", "draft_accepted_tokens")
+
+
+class SDPerfMetrics(PerfMetrics):
+    """One model's metrics in speculative decoding (``openvino_genai.SDPerfMetrics``): a PerfMetrics with the time
+    to the second token (its second step or inference) and the mean latency per token (main model) or per
+    inference (draft model)."""
+
+    def get_ttst(self) -> MeanStdPair:
+        return self._pair("ttst")
+
+    def get_latency(self) -> MeanStdPair:
+        return self._pair("latency")
+
+
+def _fields_of(perf: PerfMetrics) -> Dict[str, Any]:
+    return {f.name: getattr(perf, f.name) for f in fields(PerfMetrics)}
+
+
+class SDPerModelsPerfMetrics(SDPerfMetrics):
+    """Speculative decoding's metrics (``openvino_genai.SDPerModelsPerfMetrics``, a call's
+    ``extended_perf_metrics`` with a draft model): the call's own PerfMetrics, the main model's and the draft
+    model's, and the draft tokens proposed and accepted. The draft's metrics are its inferences': TTFT / TTST its
+    first / second inference (the first catches up on the prompt), TPOT, IPOT and latency per inference,
+    ``get_num_generated_tokens()`` the drafts it proposed."""
+
+    def __init__(self, perf: PerfMetrics) -> None:
+        super().__init__(**_fields_of(perf))
+        self.pairs = {**self.pairs, **self._main_extra()}
+
+    def _main_extra(self) -> Dict[str, MeanStdPair]:
+        times = self.raw_metrics.m_new_token_times
+        ttst = MeanStdPair(times[1] - times[0], 0.0) if len(times) > 1 else MeanStdPair(0.0, 0.0)
+        return {"ttst": ttst, "latency": mean_std_ms(self.raw_metrics.m_durations)
+                if self.raw_metrics.m_durations else MeanStdPair(0.0, 0.0)}
+
+    @property
+    def main_model_metrics(self) -> SDPerfMetrics:
+        return SDPerfMetrics(**_fields_of(self))
+
+    @property
+    def draft_model_metrics(self) -> SDPerfMetrics:
+        durations = list(self.raw_metrics.draft_infer_durations)
+        later = durations[1:]
+        none = MeanStdPair(0.0, 0.0)
+        tpot = mean_std_ms(later) if later else none
+        total = sum(durations) / 1000.0
+        pairs = {"ttft": MeanStdPair(durations[0] / 1000.0, 0.0) if durations else none,
+                 "ttst": MeanStdPair(later[0] / 1000.0, 0.0) if later else none,
+                 "tpot": tpot, "ipot": mean_std_ms(durations) if durations else none,
+                 "latency": mean_std_ms(durations) if durations else none,
+                 "throughput": MeanStdPair(1000.0 / tpot.mean, 0.0) if tpot.mean > 0 else none,
+                 "inference_duration": MeanStdPair(total, 0.0), "generate_duration": MeanStdPair(total, 0.0)}
+        raw = RawPerfMetrics(token_infer_durations=durations, m_durations=later, inference_durations=[total * 1000.0],
+                             generate_durations=[total * 1000.0])
+        return SDPerfMetrics(load_time=self.load_time, num_generation_tokens=self.get_num_draft_tokens(),
+                             num_input_tokens=self.num_input_tokens, pairs=pairs, raw_metrics=raw)
+
+    def get_num_draft_tokens(self) -> int:
+        """Draft tokens proposed for verification."""
+        return sum(self.raw_metrics.draft_proposed_tokens)
+
+    def get_num_accepted_tokens(self) -> int:
+        """Draft tokens the main model accepted."""
+        return sum(self.raw_metrics.draft_accepted_tokens)
+
+    def get_num_rejected_tokens(self) -> int:
+        return self.get_num_draft_tokens() - self.get_num_accepted_tokens()
+
+    def get_draft_acceptance_rate(self) -> float:
+        proposed = self.get_num_draft_tokens()
+        return self.get_num_accepted_tokens() / proposed if proposed else 0.0
+
+    def get_num_draft_processed_tokens(self) -> int:
+        """Tokens the draft model's inferences fed (the text it caught up on and its own drafts)."""
+        return sum(self.raw_metrics.draft_fed_tokens)
+
+    def get_draft_processed_to_candidate_ratio(self) -> float:
+        proposed = self.get_num_draft_tokens()
+        return self.get_num_draft_processed_tokens() / proposed if proposed else 0.0
+
+    def get_draft_to_main_inference_duration_ratio(self) -> float:
+        main = sum(self.raw_metrics.token_infer_durations)
+        return sum(self.raw_metrics.draft_infer_durations) / main if main else 0.0
+
+
+def speculative_perf_metrics(perf: Optional[PerfMetrics]) -> Optional[SDPerModelsPerfMetrics]:
+    """A call's ``extended_perf_metrics``: speculative decoding's when a draft model ran, else None (as GenAI's)."""
+    if perf is None or not perf.raw_metrics.draft_infer_durations:
+        return None
+    return SDPerModelsPerfMetrics(perf)
 
 
 # a "score: " line start of the string form: GenAI writes each score with std::to_string (printf's "%f")
@@ -328,8 +427,9 @@ class DecodedResults:
         return [_FINISH.get(self.finish_reason, GenerationFinishReason.NONE)] * len(self.texts)
 
     @property
-    def extended_perf_metrics(self) -> PerfMetrics:  # pybind name compatibility
-        return self.perf_metrics
+    def extended_perf_metrics(self) -> Optional["SDPerModelsPerfMetrics"]:
+        """Speculative decoding's metrics when a draft model ran (bundled backend), else None, as openvino_genai."""
+        return speculative_perf_metrics(self.perf_metrics)
 
     def __str__(self) -> str:
         return results_text(self.texts, self.scores)
@@ -395,8 +495,9 @@ class EncodedResults:
         self.finish_reasons = [GenerationFinishReason(r) for r in (finish_reasons or [])]
 
     @property
-    def extended_perf_metrics(self) -> PerfMetrics:  # pybind name compatibility
-        return self.perf_metrics
+    def extended_perf_metrics(self) -> Optional["SDPerModelsPerfMetrics"]:
+        """Speculative decoding's metrics when a draft model ran (bundled backend), else None, as openvino_genai."""
+        return speculative_perf_metrics(self.perf_metrics)
 
     def __repr__(self) -> str:
         return f"EncodedResults(tokens={self.tokens!r}, scores={self.scores!r})"

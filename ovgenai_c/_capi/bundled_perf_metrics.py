@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..results import RAW_SERIES, RawPerfMetrics
+from ..results import COUNT_SERIES, RAW_SERIES, RawPerfMetrics
 from .checked import CApi
 
 GET_RAW = "ovgenai_c_bundled_perf_metrics_get_raw"
@@ -20,5 +20,5 @@ def read_raw(capi: CApi, handle: Any) -> RawPerfMetrics:
         values = ffi.new("double[]", max(size[0], 1))
         capi.call(GET_RAW, handle, key, values, size)
         series = [values[i] for i in range(size[0])]
-        setattr(raw, name, [int(v) for v in series] if name == "m_batch_sizes" else series)
+        setattr(raw, name, [int(v) for v in series] if name in COUNT_SERIES else series)
     return raw

@@ -535,11 +535,20 @@ def test_parsed_and_grammar_compile_time_are_genais_without_parsers(pipe, oracle
     assert ours.perf_metrics.get_grammar_compiler_init_times() == dict(theirs.perf_metrics.get_grammar_compiler_init_times())
 
 
-@pytest.mark.parametrize("props, word", [({"draft_model": object()}, "draft_model"),
-                                         ({"adapters": object()}, "adapters")])
+@pytest.mark.parametrize("props, word", [({"adapters": object()}, "adapters")])
 def test_features_the_c_api_cannot_create_are_refused_by_name(props, word):
     with pytest.raises(errors.NotSupportedError, match=word):
         ovgenai_c.LLMPipeline(TINY_IR, "CPU", **props)
+
+
+def test_draft_model_takes_what_draft_model_returns():
+    # pybind's draft_model() gives an opaque property value; ours a DraftModel (the bundled backend runs it:
+    # tests/backend/test_speculative.py); anything else is refused by name before any C call
+    with pytest.raises(errors.InvalidParameterError, match="draft_model must come from ovgenai_c.draft_model"):
+        ovgenai_c.LLMPipeline(TINY_IR, "CPU", draft_model=object())
+    draft = ovgenai_c.draft_model(TINY_IR, "CPU", INFERENCE_PRECISION_HINT="f32")
+    assert isinstance(draft, ovgenai_c.DraftModel) and draft.device == "CPU"
+    assert dict(draft.properties) == {"INFERENCE_PRECISION_HINT": "f32"}
 
 
 @pytest.mark.parametrize("fields, word", [(dict(num_assistant_tokens=3, max_ngram_size=2), "assisted generation"),

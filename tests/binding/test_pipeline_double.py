@@ -7,12 +7,15 @@ import math
 import threading
 import time
 import _thread
+from pathlib import Path
 
 import pytest
 
 import ovgenai_c
 from ovgenai_c import errors
 from testsupport import run_threads, settle_garbage, transient_native_objects
+
+TINY_IR = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "ir"
 
 
 def test_all_declared_functions_resolve_on_the_double(double):
@@ -572,6 +575,12 @@ def test_prompt_lookup_is_refused_by_name_on_a_library_that_does_not_take_it(mak
     with pytest.raises(ovgenai_c.NotSupportedError, match="prompt_lookup.*other library"):
         make_pipe(prompt_lookup=True)
     make_pipe(prompt_lookup=False).close()  # false is GenAI's default: dropped, never sent
+
+
+def test_a_draft_model_is_refused_by_name_on_a_library_that_cannot_take_it(make_pipe):
+    # the C API cannot pass a draft model; only the bundled backend takes one (its own create property)
+    with pytest.raises(ovgenai_c.NotSupportedError, match="draft_model: .*GenAI C API cannot pass.*bundled backend"):
+        make_pipe(draft_model=ovgenai_c.draft_model(TINY_IR))
 
 
 def test_prompt_lookup_fields_are_refused_on_a_pipeline_made_without_it(make_pipe):

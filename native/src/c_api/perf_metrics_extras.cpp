@@ -38,6 +38,14 @@ bool raw_series(const ovgc::RawPerf& raw, const char* name, std::vector<double>&
         return take(raw.durations_us);
     if (!std::strcmp(name, "m_batch_sizes"))
         return take(raw.all_batch_sizes);
+    if (!std::strcmp(name, "draft_infer_durations"))
+        return take(raw.draft_infer_us);
+    if (!std::strcmp(name, "draft_fed_tokens"))
+        return take(raw.draft_fed);
+    if (!std::strcmp(name, "draft_proposed_tokens"))
+        return take(raw.draft_proposed);
+    if (!std::strcmp(name, "draft_accepted_tokens"))
+        return take(raw.draft_accepted);
     if (!std::strcmp(name, "m_new_token_times")) {
         out.clear();
         for (const auto& t : raw.all_token_times)

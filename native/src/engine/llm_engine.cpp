@@ -11,6 +11,7 @@
 #include "engine/gguf/gguf_tokenizer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sys/resource.h>
@@ -68,6 +69,9 @@ constexpr std::uintmax_t kStaticDecodeMaxWeights = 256ULL << 20;
 constexpr size_t kMaxDraftTokens = 32;
 // ... and the most padding tokens a step feeds to keep the previous inference's shape
 constexpr size_t kMaxPadTokens = 8;
+// Speculative decoding: the draft tokens per step when the config sets neither num_assistant_tokens nor
+// assistant_confidence_threshold (GenAI's default)
+constexpr size_t kDefaultAssistantTokens = 5;
 
 struct Timer {
     Clock::time_point t0 = Clock::now();
@@ -140,6 +144,7 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     // (read at create) and, over it, the property of that name (YES/NO) decide otherwise.
     bool static_decode = false;
     bool save_ir = false;
+    std::string draft_spec;
     if (device == "CPU") {
         std::error_code ec;
         const auto weights = std::filesystem::file_size(from_gguf ? dir : dir + "/openvino_model.bin", ec);
@@ -164,6 +169,10 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
             static_decode = property_flag(k, v);
             continue;
         }
+        if (k == "OVGENAI_C_DRAFT_MODEL") {  // speculative decoding: {"path", "device", "properties": {k: "v"}}
+            draft_spec = v;
+            continue;
+        }
         if (k.rfind("OVGENAI_C_", 0) == 0) {
             if (k == "OVGENAI_C_MAX_NUM_BATCHED_TOKENS")
                 scheduler.max_num_batched_tokens = size_value(k, v);
@@ -186,8 +195,11 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
     }
     if (backend != "SDPA" && backend != "PA")
         throw std::invalid_argument("ATTENTION_BACKEND must be SDPA or PA, got '" + backend + "'");
-    // GenAI runs prompt lookup on its continuous-batching (PA) pipeline whatever ATTENTION_BACKEND says
-    const bool use_pa = backend == "PA" || scheduler_config || prompt_lookup_;
+    if (prompt_lookup_ && !draft_spec.empty())
+        throw std::invalid_argument("prompt_lookup and a draft model exclude each other: the drafts come from one of them");
+    // GenAI runs prompt lookup and speculative decoding on its continuous-batching (PA) pipeline whatever
+    // ATTENTION_BACKEND says
+    const bool use_pa = backend == "PA" || scheduler_config || prompt_lookup_ || !draft_spec.empty();
     if (scheduler_config) {
         if (scheduler.max_num_batched_tokens == 0)
             throw std::invalid_argument("SchedulerConfig max_num_batched_tokens must be greater than 0");
@@ -261,10 +273,136 @@ LLMEngine::LLMEngine(const std::string& models_path, const std::string& device,
         config_.update_from_json_file(dir + "/generation_config.json");
     if (config_.eos_token_id == -1 && tokenizer_->eos_token_id() >= 0)
         config_.set_eos_token_id(tokenizer_->eos_token_id());
+    if (!draft_spec.empty())
+        load_draft_model(draft_spec);
     load_time_ms_ = PerfMetrics::us_between(t0, Clock::now()) / 1000.0f;
 }
 
 LLMEngine::~LLMEngine() = default;
+
+// ---------------------------------------------------------------- speculative decoding's draft model
+
+void LLMEngine::load_draft_model(const std::string& spec) {
+    JsonValue j;
+    try {
+        j = json_parse(spec);
+    } catch (const std::exception& e) {
+        throw std::invalid_argument(std::string("OVGENAI_C_DRAFT_MODEL must be a JSON object: ") + e.what());
+    }
+    const JsonValue* path = j.is_object() ? j.find("path") : nullptr;
+    if (!path || !path->is_string() || path->as_string().empty())
+        throw std::invalid_argument("OVGENAI_C_DRAFT_MODEL needs \"path\": the draft model's folder or GGUF file");
+    std::string device = "CPU";
+    if (const JsonValue* d = j.find("device"); d && !(d->is_string() && d->as_string().empty())) {
+        if (!d->is_string())
+            throw std::invalid_argument("OVGENAI_C_DRAFT_MODEL \"device\" must be a string");
+        device = d->as_string();
+    }
+    std::vector<std::pair<std::string, std::string>> props;
+    if (const JsonValue* p = j.find("properties")) {
+        if (!p->is_object())
+            throw std::invalid_argument("OVGENAI_C_DRAFT_MODEL \"properties\" must be an object of strings");
+        for (auto& [k, v] : p->as_object()) {
+            if (!v.is_string())
+                throw std::invalid_argument("OVGENAI_C_DRAFT_MODEL property '" + k + "' must be a string");
+            if (k == "OVGENAI_C_DRAFT_MODEL" || k == "prompt_lookup")
+                throw std::invalid_argument("a draft model cannot have '" + k + "' of its own");
+            props.emplace_back(k, v.as_string());
+        }
+    }
+    try {
+        draft_ = std::make_unique<LLMEngine>(path->as_string(), device, props);
+    } catch (const std::exception& e) {
+        throw std::runtime_error("loading the draft model '" + path->as_string() + "' failed: " + e.what());
+    }
+    if (draft_->vocab_size_ && vocab_size_ && draft_->vocab_size_ != vocab_size_)
+        throw std::invalid_argument("the draft model's vocabulary (" + std::to_string(draft_->vocab_size_) +
+                                    " tokens) differs from the main model's (" + std::to_string(vocab_size_) +
+                                    "): speculative decoding needs the same tokenizer");
+}
+
+int64_t LLMEngine::last_argmax(float* prob) {
+    ov::Tensor lg = backend_->step_request().get_tensor("logits");
+    const auto shp = lg.get_shape();
+    if (shp.empty() || shp.back() == 0 || lg.get_size() < shp.back())
+        throw std::runtime_error("unexpected logits shape");
+    const size_t vocab = shp.back();
+    const size_t offset = lg.get_size() - vocab;  // the last row: the last token fed
+    std::vector<float> row(vocab);
+    const auto type = lg.get_element_type();
+    if (type == ov::element::f32) {
+        const float* src = lg.data<float>() + offset;
+        std::copy(src, src + vocab, row.begin());
+    } else if (type == ov::element::f16) {
+        const auto* src = lg.data<ov::float16>() + offset;
+        for (size_t i = 0; i < vocab; ++i)
+            row[i] = static_cast<float>(src[i]);
+    } else if (type == ov::element::bf16) {
+        const auto* src = lg.data<ov::bfloat16>() + offset;
+        for (size_t i = 0; i < vocab; ++i)
+            row[i] = static_cast<float>(src[i]);
+    } else {
+        throw std::runtime_error("unsupported logits element type " + type.get_type_name());
+    }
+    const int64_t best = Sampler::greedy(row.data(), vocab).id;
+    if (prob) {
+        double sum = 0.0;
+        const float top = row[static_cast<size_t>(best)];
+        for (float x : row)
+            sum += std::exp(static_cast<double>(x - top));
+        *prob = static_cast<float>(1.0 / sum);
+    }
+    return best;
+}
+
+const std::vector<int64_t>& LLMEngine::draft_tokens(const std::vector<int64_t>& text, size_t max_n, float confidence,
+                                                    RawPerf& raw) {
+    drafted_.clear();
+    if (max_context_)
+        max_n = std::min(max_n, max_context_ > text.size() ? max_context_ - text.size() : 0);
+    if (text.empty() || max_n == 0)
+        return drafted_;
+    try {
+        size_t p = 0;
+        while (p < kv_tokens_.size() && p < text.size() && kv_tokens_[p] == text[p])
+            ++p;
+        if (p == text.size())
+            --p;  // the last token is fed again: its logits are the first draft's
+        if (p < kv_tokens_.size() || kv_batch_ != 1)
+            trim_kv(p);
+        size_t cached = kv_tokens_.size();
+        auto infer = [&](size_t fed) {
+            Timer t;
+            ov::InferRequest& req = backend_->step_request();
+            req.start_async();
+            req.wait();
+            raw.draft_infer_us.push_back(t.us());
+            raw.draft_fed.push_back(fed);
+        };
+        const std::vector<size_t> chunks = backend_->prefill_chunks(text.size() - cached);
+        for (size_t n : chunks) {
+            backend_->prepare_prefill(text.data() + cached, n, cached);
+            infer(n);
+            cached += n;
+        }
+        kv_tokens_.assign(text.begin(), text.end());
+        kv_batch_ = 1;
+        while (true) {
+            float prob = 1.0f;
+            const int64_t tok = last_argmax(confidence > 0.0f ? &prob : nullptr);
+            drafted_.push_back(tok);
+            if (drafted_.size() >= max_n || (confidence > 0.0f && prob < confidence))
+                break;
+            backend_->prepare_decode({tok}, {backend_->sampled_parent_row(0)}, kv_tokens_.size());
+            infer(1);
+            kv_tokens_.push_back(tok);
+        }
+    } catch (...) {
+        reset_kv();
+        throw;
+    }
+    return drafted_;
+}
 
 // ---------------------------------------------------------------- configuration
 
@@ -916,7 +1054,12 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
     // inference; its rows are sampled in order, each token accepted and streamed as a one-token step would, until
     // a sampled token differs from the draft it verifies (that token is kept), the sequence ends or the streamer
     // stops. The cache keeps what it holds in plain decoding: the prompt and every generated token but the last.
-    const bool lookup = prompt_lookup_ && cfg.is_prompt_lookup() && seqs.size() == 1 && backend_->max_verify_tokens() > 1;
+    // A draft model (speculative decoding) proposes the drafts instead of the search, in the same steps: greedy
+    // tokens of the draft, num_assistant_tokens of them (GenAI's default 5 when neither it nor
+    // assistant_confidence_threshold is set), or while the draft's confidence holds; every proposal is verified.
+    const bool drafting = draft_ && seqs.size() == 1 && backend_->max_verify_tokens() > 1;
+    const bool lookup =
+        (drafting || (prompt_lookup_ && cfg.is_prompt_lookup())) && seqs.size() == 1 && backend_->max_verify_tokens() > 1;
     std::vector<int64_t> lookup_text, fed;
     // OVGENAI_C_LOOKUP_TRACE=1: one stderr line per step of a prompt-lookup generation (tokens fed, tokens taken,
     // microseconds in the inference and between the previous inference and this one), for profiling
@@ -960,13 +1103,21 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         // so the step keeps the last inference's shape when it can: drafts fill it, the rest is padding.
         // Padding pays while drafts keep being accepted (a padded step costs more than a one-token one): with
         // fewer than one accepted draft per two recent steps, the step goes back to plain decoding's shape.
-        const size_t shape = upstream_search || accepted_avg < 0.5 ? 1 : last_fed;
-        std::vector<int64_t> drafts =
-            upstream_search ? PromptLookup::candidates(lookup_text.data(), lookup_text.size(),
-                                                       std::min(limit, search.draft_length()), cfg.max_ngram_size)
-                            : search.propose(lookup_text.data(), lookup_text.size(), limit, shape - 1);
-        if (shape == 1 && !upstream_search && search.last_match() <= 1)
-            drafts.clear();  // after plain steps a lone-token match is not worth changing the shape for
+        const size_t shape = upstream_search || drafting || accepted_avg < 0.5 ? 1 : last_fed;
+        std::vector<int64_t> drafts;
+        if (drafting) {
+            const size_t count = cfg.num_assistant_tokens ? cfg.num_assistant_tokens
+                                 : cfg.assistant_confidence_threshold > 0.0f ? verify_cap
+                                                                              : kDefaultAssistantTokens;
+            drafts = draft_->draft_tokens(lookup_text, std::min({limit, count, verify_cap}),
+                                          cfg.assistant_confidence_threshold, perf.raw);
+        } else {
+            drafts = upstream_search ? PromptLookup::candidates(lookup_text.data(), lookup_text.size(),
+                                                                std::min(limit, search.draft_length()), cfg.max_ngram_size)
+                                     : search.propose(lookup_text.data(), lookup_text.size(), limit, shape - 1);
+            if (shape == 1 && !upstream_search && search.last_match() <= 1)
+                drafts.clear();  // after plain steps a lone-token match is not worth changing the shape for
+        }
         const size_t real = 1 + drafts.size();  // rows that are sampled
         size_t n_feed = real;
         // Where one-token steps run on a form of their own, they leave the main form's shape alone: padding
@@ -977,7 +1128,7 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
             n_feed = shape;
         if (n_feed == 1)
             return false;
-        if (!upstream_search && !drafts.empty() && !gate.worth(search.last_match(), n_feed)) {
+        if (!upstream_search && !drafting && !drafts.empty() && !gate.worth(search.last_match(), n_feed)) {
             gate.refused(search.last_match(), drafts);
             return false;  // proposals like this one have not paid for their verification in this generation
         }
@@ -994,12 +1145,13 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         perf.raw.token_infer_us.push_back(us);
         perf.raw.token_times.push_back(Clock::now());
         Timer sampling;
-        size_t taken = 0;
+        size_t taken = 0, accepted = 0;
         while (taken < real) {
             const SampledToken tok = sample_for(s, taken, 1)[0];
             accept(s, tok);
             ++taken;
             const bool is_draft = taken < real && tok.id == fed[taken];
+            accepted += is_draft ? 1 : 0;
             if (streamer)
                 status = stream_pending(s);
             if (!is_draft || s.finished || status != StreamStatus::Running)
@@ -1009,6 +1161,10 @@ LLMEngine::RunResult LLMEngine::decode_loop(const std::vector<int64_t>& full, si
         perf.raw.batch_sizes.push_back(taken);  // tokens generated by the step (TPOT counts tokens, not steps)
         const bool ended = s.finished || status != StreamStatus::Running;
         search.verified(drafts.size(), taken - 1, ended);
+        if (drafting) {
+            perf.raw.draft_proposed.push_back(drafts.size());
+            perf.raw.draft_accepted.push_back(accepted);
+        }
         if (!ended && !drafts.empty())
             gate.verified(search.last_match(), fed.size(), taken, us);
         accepted_avg = 0.5 * accepted_avg + 0.5 * static_cast<double>(taken - 1);

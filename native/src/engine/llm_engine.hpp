@@ -83,6 +83,16 @@ public:
     std::pair<size_t, size_t> form_steps() const { return backend_->form_steps(); }
     size_t max_context() const { return max_context_; }
     size_t vocab_size() const { return vocab_size_; }
+    bool has_draft_model() const { return draft_ != nullptr; }
+
+    // ---- as a draft model (speculative decoding, the `OVGENAI_C_DRAFT_MODEL` create property of the main engine)
+    // Up to `max_n` greedy tokens that would follow `text`: the cache is first brought to `text` (its common prefix
+    // with what is cached kept, the rest fed), then one token per step. With `confidence` > 0 the drafting also
+    // ends after a token whose probability is below it (that token is still proposed, as GenAI's draft does).
+    // The cache keeps `text` and every proposed token but the last, so the next call feeds only what is new.
+    // Each inference's duration and the tokens it fed go to `raw` (draft_infer_us, draft_fed).
+    const std::vector<int64_t>& draft_tokens(const std::vector<int64_t>& text, size_t max_n, float confidence,
+                                             RawPerf& raw);
 
 private:
     enum class ChatInput { Undef, String, History };
@@ -103,6 +113,9 @@ private:
                           const StreamCallback* streamer, PerfMetrics& perf);
     void reset_kv();
     void trim_kv(size_t keep);
+    void load_draft_model(const std::string& spec);  // the OVGENAI_C_DRAFT_MODEL property's JSON
+    // the last inference's logits for the last token it fed: argmax, and its probability when `prob` is set
+    int64_t last_argmax(float* prob);
     void check_supported(const GenerationConfig& cfg, bool streaming) const;
 
     ov::InferRequest req_;
@@ -124,6 +137,8 @@ private:
     TokenCallback token_streamer_;
     size_t vocab_size_ = 0;  // 0: unknown (dynamic logits dimension)
     bool prompt_lookup_ = false;  // the `prompt_lookup` create property (prompt_lookup.hpp; selects PA, as GenAI)
+    std::unique_ptr<LLMEngine> draft_;  // speculative decoding's draft model (selects PA, as GenAI); null: none
+    std::vector<int64_t> drafted_;      // draft_tokens' result
 };
 
 }  // namespace ovgc

@@ -59,6 +59,11 @@ void PerfMetrics::add(const PerfMetrics& r) {
     cat(raw.sampling_us, r.raw.sampling_us);
     raw.all_token_times.insert(raw.all_token_times.end(), r.raw.all_token_times.begin(), r.raw.all_token_times.end());
     raw.all_batch_sizes.insert(raw.all_batch_sizes.end(), r.raw.all_batch_sizes.begin(), r.raw.all_batch_sizes.end());
+    cat(raw.draft_infer_us, r.raw.draft_infer_us);
+    auto cat_counts = [](std::vector<size_t>& a, const std::vector<size_t>& b) { a.insert(a.end(), b.begin(), b.end()); };
+    cat_counts(raw.draft_fed, r.raw.draft_fed);
+    cat_counts(raw.draft_proposed, r.raw.draft_proposed);
+    cat_counts(raw.draft_accepted, r.raw.draft_accepted);
     num_generated_tokens += r.num_generated_tokens;
     num_input_tokens += r.num_input_tokens;
 }

@@ -26,6 +26,10 @@ struct RawPerf {
     std::vector<Clock::time_point> token_times;     // of the call in progress
     std::vector<size_t> all_batch_sizes;            // every finalized call's, kept (upstream's m_batch_sizes)
     std::vector<Clock::time_point> all_token_times; // every finalized call's, kept (upstream's m_new_token_times)
+    // speculative decoding (a draft model): per draft inference its duration and the tokens it fed; per
+    // verification step the drafts proposed and how many of them were accepted
+    std::vector<float> draft_infer_us;
+    std::vector<size_t> draft_fed, draft_proposed, draft_accepted;
 };
 
 class PerfMetrics {
