@@ -219,3 +219,23 @@ def test_bad_draft_models_are_refused_by_name(models, tmp_path, smol_dir):
     # ... and the pipeline that follows works
     with ovgenai_c.LLMPipeline(models["main"], "CPU", draft_model=ovgenai_c.draft_model(models["q8"])) as pipe:
         assert pipe.generate("Hi", max_new_tokens=3)
+
+
+def test_a_draft_that_fails_to_load_names_itself_and_leaves_nothing_behind(models, tmp_path):
+    broken = _generator().garbage_gguf(tmp_path / "broken.gguf")
+    for _ in range(2):  # (a leak or a half-made pipeline would show on the second round)
+        with pytest.raises(errors.GenAIError, match=r"loading the draft model '.*broken\.gguf' failed"):
+            ovgenai_c.LLMPipeline(models["main"], "CPU", draft_model=ovgenai_c.draft_model(broken))
+    with pytest.raises(errors.GenAIError, match="loading the draft model .* failed: compiling the model for device"):
+        ovgenai_c.LLMPipeline(models["main"], "CPU", draft_model=ovgenai_c.draft_model(models["q8"], "NPU.7"))
+
+
+def test_cancel_and_timeout_mid_draft_keep_the_pipeline_usable(plain, drafted):
+    pipe = drafted["main"]
+    want = str(plain.generate(PROMPTS[2], max_new_tokens=MAX_NEW))
+    with pipe.stream(PROMPTS[2], max_new_tokens=MAX_NEW, num_assistant_tokens=4) as stream:
+        first = next(iter(stream))  # then the stream is closed: the call is cancelled between steps
+    assert want.startswith(first)
+    with pytest.raises(errors.GenerationTimeoutError):
+        pipe.generate(PROMPTS[2], max_new_tokens=1500, ignore_eos=True, num_assistant_tokens=4, timeout=0.05)
+    assert str(pipe.generate(PROMPTS[2], max_new_tokens=MAX_NEW, num_assistant_tokens=4)) == want

@@ -51,6 +51,25 @@ def _after(bundled_lib, pipe, t0, what):
 
 @pytest.mark.parametrize("seed", range(24))
 def test_bundled_cancel_at_random_point(seed, bpipe, bundled_lib):
+    _cancel_at_random_point(seed, bpipe, bundled_lib)
+
+
+@pytest.fixture(scope="module")
+def spec_pipe(bundled_lib):
+    """Speculative decoding: the tiny model drafting for itself (every draft accepted: several-token steps)."""
+    draft = ovgenai_c.draft_model(TINY_IR, **PRECISION_HINT)
+    p = ovgenai_c.LLMPipeline(TINY_IR, library=bundled_lib, draft_model=draft, **PRECISION_HINT)
+    yield p
+    p.close()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bundled_speculative_cancel_at_random_point(seed, spec_pipe, bundled_lib):
+    # the same cancellations while a draft model proposes and the main model verifies several tokens a step
+    _cancel_at_random_point(seed, spec_pipe, bundled_lib)
+
+
+def _cancel_at_random_point(seed, bpipe, bundled_lib):
     STATS.case("cancellation")
     rng = random.Random(10000 + seed)
     mode = ["close", "timeout", "stop", "cancel", "raise", "astream", "kbi", "drop"][seed % 8]
