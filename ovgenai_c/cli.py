@@ -249,6 +249,29 @@ def warm_start_properties(profile_properties: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in props.items() if k not in profile_properties}
 
 
+def draft_properties(args: argparse.Namespace, kind: Optional[str]) -> Dict[str, Any]:
+    """``--draft-model``'s pipeline property (speculative decoding; empty without it): the draft resolved as MODEL
+    is (a path or a catalog name), with its own profile's OpenVINO properties, on the main model's device."""
+    name = getattr(args, "draft_model", None)
+    if not name:
+        return {}
+    if kind != "bundled":
+        raise CliError(f"--draft-model: speculative decoding runs on the bundled backend; the {kind} library's C API "
+                       "cannot take a draft model")
+    from . import errors
+    from .provider import profile_for
+    from .speculative import draft_model
+
+    try:
+        path = _resolve_model(args, name, kind)
+    except CliError as exc:
+        raise CliError(f"--draft-model: {exc}") from None
+    try:
+        return {"draft_model": draft_model(path, "", **profile_for(path).properties)}
+    except errors.GenAIError as exc:
+        raise CliError(f"--draft-model: {exc}") from None
+
+
 def _provider(args: argparse.Namespace, model: Optional[str], pool: Any = None,
               announce: bool = False) -> Any:
     """The provider for MODEL, with its pipeline loaded (the device is checked first).
@@ -265,6 +288,7 @@ def _provider(args: argparse.Namespace, model: Optional[str], pool: Any = None,
                                             else f"the profile's device ({profile.path})")
     _check_device(device, where)
     props = {} if getattr(args, "no_cache", False) else warm_start_properties(profile.properties)
+    props.update(draft_properties(args, lib.kind))
     provider = Provider(path, device=device, library=lib, properties=props, profile=profile,
                         pool=pool if pool is not None else SessionPool(ttl=None, max_resident=1))
     if announce:
@@ -454,6 +478,8 @@ def _find_server(args: argparse.Namespace, model: Optional[str]) -> "tuple[Any, 
     url, named = sc.server_url(getattr(args, "server", None))
     if args.library and not named:
         raise sc.ServerUnusable("--library was given (the server uses its own library)")
+    if getattr(args, "draft_model", None) and not named:
+        raise sc.ServerUnusable("--draft-model was given (the server's pipelines have their own)")
     server = sc.find_server(url, named)
     path = _resolve_model(args, model, None)
     entry = server.model_for(str(path))
@@ -533,9 +559,14 @@ def _generate_on_server(args: argparse.Namespace, model: Optional[str], prompt: 
 def _stats_line(result: Any, load_s: Optional[float] = None) -> str:
     pm = result.perf
     load = f"load {load_s:.2f} s, " if load_s is not None else ""
+    from .provider.provider import perf_dict
+
+    numbers = perf_dict(pm)
+    drafts = (f", drafts accepted {numbers['accepted_draft_tokens']}/{numbers['draft_tokens']}"
+              if "draft_tokens" in numbers else "")
     return (f"[{load}{result.usage['prompt_tokens']} prompt tokens, {result.usage['completion_tokens']} generated, "
             f"finish {result.finish_reason}, TTFT {pm.get_ttft().mean:.1f} ms, TPOT {pm.get_tpot().mean:.1f} ms, "
-            f"{pm.get_throughput().mean:.1f} tokens/s]")
+            f"{pm.get_throughput().mean:.1f} tokens/s{drafts}]")
 
 
 CHAT_HELP = "/reset clears the conversation, /exit quits (or Ctrl-D); Ctrl-C stops an answer"
@@ -1202,6 +1233,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if is_remote_spec(args.model):
         if args.ray_replicas is not None:
             raise CliError("--ray-replicas serves a local default model, not a remote spec")
+        if args.draft_model:
+            raise CliError("--draft-model goes with a local default model, not a remote spec")
         config.default_model = args.model
         try:
             run(config, factory_for(args, lib), lib)
@@ -1212,22 +1245,30 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     _check_device(resolve_device(args.device, profile_for(config.default_model)), "--device")
     if args.ray_replicas is not None:
+        if args.draft_model:
+            raise CliError("--draft-model is not passed to Ray Serve replicas; serve without --ray-replicas")
         return _serve_on_ray(args, config, lib)
     try:
-        run(config, factory_for(args, lib), lib)
+        run(config, factory_for(args, lib, config.default_model), lib)
     except BindError as exc:
         raise CliError(f"{exc.strerror} (the port was checked before loading the model)") from None
     return 0
 
 
-def factory_for(args: argparse.Namespace, lib: Any) -> Any:
-    """The server's provider factory: a local model's provider on ``lib`` with ``--device`` and warm starts."""
+def factory_for(args: argparse.Namespace, lib: Any, default_model: Optional[str] = None) -> Any:
+    """The server's provider factory: a local model's provider on ``lib`` with ``--device`` and warm starts, and
+    ``--draft-model`` for the default model (``default_model``, its resolved path)."""
     from .provider import Provider, SessionPool, profile_for, resolve_device
+
+    draft = draft_properties(args, lib.kind) if default_model else {}
+    drafted = os.path.realpath(default_model) if draft and default_model else None
 
     def factory(path: Path, index: int) -> Any:
         profile = profile_for(path)
         device = resolve_device(args.device, profile)
         props = {} if args.no_cache else warm_start_properties(profile.properties)
+        if drafted is not None and os.path.realpath(path) == drafted:
+            props.update(draft)
         return Provider(path, device=device, library=lib, properties=props, profile=profile,
                         pool=SessionPool(ttl=None, max_resident=1))
     return factory
@@ -1287,6 +1328,12 @@ def _add_loading(p: argparse.ArgumentParser) -> None:
                    help="don't use OpenVINO's compiled-model cache (<cache>/compiled) and its SDPA attention")
 
 
+def _add_draft(p: argparse.ArgumentParser, what: str = "MODEL") -> None:
+    p.add_argument("--draft-model", metavar="DRAFT",
+                   help=f"speculative decoding for {what} (bundled backend): DRAFT (a path or catalog name; a smaller "
+                        "model with the same tokenizer) proposes tokens the model verifies several at a time")
+
+
 def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", "--max-tokens", "--max-new-tokens", dest="max_tokens", type=int, metavar="N",
                    help="maximum new tokens (num_predict; default: the model's context window)")
@@ -1309,6 +1356,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                                                                 "reasoning")
     p.add_argument("-v", "--verbose", action="store_true", help="print token counts and timings after each answer")
     _add_loading(p)
+    _add_draft(p)
 
 
 EPILOG = f"""examples:
@@ -1494,6 +1542,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "cluster, else starts a local Ray instance)")
     p.add_argument("--ray-cpus", type=float, metavar="C", help="CPUs each Ray replica reserves (default 1)")
     _add_loading(p)
+    _add_draft(p, "the default model (served one request at a time per pipeline: --parallel)")
     p.set_defaults(func=cmd_serve)
     return parser
 

@@ -42,8 +42,9 @@ class DraftModel:
                                 "properties": dict(self.properties)}
         return json.dumps(spec)
 
-    def __repr__(self) -> str:
-        return f"DraftModel({self.models_path!r}, {self.device!r})"
+    def __repr__(self) -> str:  # (also the provider's session-pool key: every field, in a fixed order)
+        props = "".join(f", {k}={v!r}" for k, v in self.properties)
+        return f"DraftModel({self.models_path!r}, {self.device!r}{props})"
 
 
 def draft_model(models_path: Union[str, os.PathLike], device: str = "", **properties: Any) -> DraftModel:

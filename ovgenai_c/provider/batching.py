@@ -28,8 +28,9 @@ _NOT_FOR_BATCHING = ("ATTENTION_BACKEND", "CACHE_DIR")
 
 def can_batch(provider: Any) -> bool:
     """Whether ``provider`` (a Provider) can be served through continuous batching: the bundled backend, an IR
-    folder or a GGUF file."""
-    return type(provider) is Provider and provider.library_kind == "bundled" and provider.info.format in ("ir", "gguf")
+    folder or a GGUF file, no draft model."""
+    return type(provider) is Provider and provider.library_kind == "bundled" and provider.info.format in ("ir", "gguf") \
+        and "draft_model" not in provider.properties  # (speculative decoding runs on LLMPipeline only)
 
 
 class BatchedProvider(Provider):

@@ -23,7 +23,7 @@ from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, Optional,
 from .. import errors
 from ..chat import ChatHistory
 from ..ir_folder import IR_FILES
-from ..results import DecodedResults, PerfMetrics
+from ..results import DecodedResults, PerfMetrics, speculative_perf_metrics
 from .errors import CapabilityNotSupportedError, ContextLengthExceededError
 from .model_info import (ModelInfo, model_info, template_supports_think, template_supports_tools,
                          template_tool_format)
@@ -102,6 +102,10 @@ def perf_dict(perf: PerfMetrics) -> Dict[str, Any]:
         except Exception:
             continue
         out[name] = {"mean": pair.mean, "std": pair.std}
+    spec = speculative_perf_metrics(perf)
+    if spec is not None:  # a draft model proposed tokens (speculative decoding)
+        out["draft_tokens"] = spec.get_num_draft_tokens()
+        out["accepted_draft_tokens"] = spec.get_num_accepted_tokens()
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import shutil
 import signal
@@ -536,6 +537,54 @@ def test_generate_on_a_gguf_file_with_the_bundled_backend(tmp_path):
     r = run_cli(env, "generate", "tiny.gguf", "Hello", "-n", "8", "--temperature", "0", "--models-root",
                 str(models_dir), timeout=180)
     assert r.returncode == 0 and r.stdout == want["text"] + "\n", r.stderr
+
+
+def test_generate_with_a_draft_model(tmp_path, env):
+    # speculative decoding on the bundled backend: the greedy answer of the model alone (f32 profile on both), the
+    # drafts counted in --json's perf and -v's line; a bad draft names --draft-model; another library refuses it
+    benv = cli_env(_bundled(), tmp_path)
+    tiny = tmp_path / "tiny"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "tiny" / "ir", tiny)
+    (tiny / "ovgenai_c.profile.json").write_text(json.dumps({"properties": {"INFERENCE_PRECISION_HINT": "f32"}}))
+    docs = []
+    for extra in ([], ["--draft-model", str(tiny)]):
+        r = run_cli(benv, "generate", str(tiny), "Hello", "-n", "12", "--temperature", "0", "--json", "--no-server",
+                    *extra, timeout=180)
+        assert r.returncode == 0, r.stderr
+        docs.append(json.loads(r.stdout))
+    plain, drafted = docs
+    assert drafted["text"] == plain["text"] and drafted["usage"] == plain["usage"]
+    assert "draft_tokens" not in plain["perf"]
+    assert drafted["perf"]["accepted_draft_tokens"] == drafted["perf"]["draft_tokens"] > 0  # its own draft
+    r = run_cli(benv, "generate", str(tiny), "Hello", "-n", "6", "--no-server", "-v", "--draft-model", str(tiny),
+                timeout=180)
+    assert r.returncode == 0 and "drafts accepted " in r.stderr, r.stderr
+    for bad, says in ((tmp_path / "missing", "--draft-model: model path does not exist"),
+                      (ROOT / "README.md", "--draft-model: .*README.md is a file")):
+        r = run_cli(benv, "generate", str(tiny), "Hello", "-n", "2", "--no-server", "--draft-model", str(bad))
+        assert r.returncode != 0 and re.search(says, r.stderr), r.stderr
+        _no_traceback(r)
+    r = run_cli(env, "generate", str(tiny), "Hello", "--no-server", "--draft-model", str(tiny))
+    assert r.returncode != 0 and "--draft-model: speculative decoding runs on the bundled backend" in r.stderr
+    _no_traceback(r)
+
+
+def test_serve_gives_the_draft_model_to_the_default_model_only(tmp_path):
+    from ovgenai_c import cli, load_library
+    from ovgenai_c.provider.batching import can_batch
+
+    lib = load_library(str(_bundled()))
+    tiny = ROOT / "tests" / "fixtures" / "tiny" / "ir"
+    other = tmp_path / "other"
+    shutil.copytree(tiny, other)
+    args = cli.build_parser().parse_args(["serve", str(tiny), "--draft-model", str(tiny)])
+    factory = cli.factory_for(args, lib, str(tiny))
+    default, second = factory(tiny, 0), factory(other, 0)
+    assert repr(default.properties["draft_model"]).startswith(f"DraftModel({str(tiny)!r}")
+    assert "draft_model" not in second.properties
+    assert not can_batch(default) and can_batch(second)  # speculative decoding runs on LLMPipeline, not batched
+    with pytest.raises(cli.CliError, match="--draft-model: speculative decoding runs on the bundled backend"):
+        cli.draft_properties(args, "official")
 
 
 def test_generate_prompt_from_stdin(env, model):
