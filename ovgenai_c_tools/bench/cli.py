@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lookup section: every engine with batch-invariant f32 settings (INFERENCE_PRECISION_HINT=f32, "
                         "DYNAMIC_QUANTIZATION_GROUP_SIZE=0, KV_CACHE_PRECISION=f32), under which prompt lookup "
                         "answers exactly what plain greedy decoding does: all engines then answer the same text")
+    p.add_argument("--draft-model", metavar="DIR",
+                   help="speculative section: the draft model's IR folder (default: the model itself, which measures "
+                        "the cost of drafting and verifying rather than a speed-up)")
     p.add_argument("--keep-logs", action="store_true",
                    help="keep the run's scratch folder (the workers' logs) even when every engine ran without error "
                         "(it is always kept, and named in the report, when one did not)")

@@ -69,7 +69,10 @@ class OvgenaiEngine(Engine):
         self.lib = _loader.open_library(lib_path) if lib_path else _loader.get_library()
         t2 = time.perf_counter()
         self.props = dict(spec.get("properties") or {})
-        self.pipe = ovgenai_c.LLMPipeline(spec["model"], spec.get("device", "CPU"), library=self.lib, **self.props)
+        draft = spec.get("draft")  # speculative decoding: {"path", "properties"}
+        extra = {"draft_model": ovgenai_c.draft_model(draft["path"], **(draft.get("properties") or {}))} if draft else {}
+        self.pipe = ovgenai_c.LLMPipeline(spec["model"], spec.get("device", "CPU"), library=self.lib, **self.props,
+                                          **extra)
         t3 = time.perf_counter()
         self.extra: List[Any] = []
         self.loop = asyncio.new_event_loop()
@@ -182,6 +185,10 @@ class GenaiEngine(Engine):
         t1 = time.perf_counter()
         self.g = openvino_genai
         props = dict(spec.get("properties") or {})
+        draft = spec.get("draft")  # speculative decoding: {"path", "properties"}
+        if draft:
+            props["draft_model"] = openvino_genai.draft_model(draft["path"], spec.get("device", "CPU"),
+                                                              **(draft.get("properties") or {}))
         self.pipe = openvino_genai.LLMPipeline(spec["model"], spec.get("device", "CPU"), **props)
         t2 = time.perf_counter()
         self.info = {"import_s": t1 - t0, "load_s": t2 - t1, "versions": {"openvino_genai": openvino_genai.__version__},

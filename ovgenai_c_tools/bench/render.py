@@ -165,6 +165,7 @@ def render(report: Dict[str, Any]) -> str:
 
     out.extend(render_gguf_load(report.get("gguf_load") or {}))
     out.extend(render_lookup(report.get("lookup", {})))
+    out.extend(render_speculative(report.get("speculative", {})))
     out.extend(render_whisper(report.get("whisper") or {}))
 
     rl = report.get("ratios", {}).get("lines", [])
@@ -291,6 +292,30 @@ def render_lookup(lk: Dict[str, Any]) -> List[str]:
         if dec:
             out.append(f"  pooled {kind}, decode tokens/s (1000 / TPOT): " +
                        "; ".join(f"÷ {tag.split(' / ')[1]} {_ci(st)}" for tag, st in dec.items()))
+    return out
+
+
+def render_speculative(sec: Dict[str, Any]) -> List[str]:
+    """The speculative section: tokens/s per prompt and engine with a draft model, and the paired ratios."""
+    if not sec.get("prompts"):
+        why = sec.get("skipped") or sec.get("error")
+        return [f"Speculative decoding: {why}"] if why else []
+    engines = sec["engines"]
+    ours, others = engines[0], engines[1:]
+    draft = "the model itself (no speed-up expected: the cost of drafting and verifying)" if sec.get("self_draft") \
+        else sec.get("draft")
+    out = ["", f"Speculative decoding — {ours} ({sec['config']}) vs {', '.join(others)}; draft: {draft}; end-to-end "
+               f"tokens/s of a streamed answer (≤ {sec['max_new_tokens']} tokens), median of {sec['reps']} paired "
+               "rounds"]
+    rows = []
+    for key, row in sec["prompts"].items():
+        es = row["engines"]
+        rows.append([key, *[es[e]["tokens_per_s"] for e in engines], "/".join(fmt(es[e]["n_out"], 0) for e in engines),
+                     *[_ci(row["ratios"].get(f"{ours} / {o}")) for o in others], row["same_text_as_genai_draft"]])
+    out.append(table(["prompt", *[f"{e} tok/s" for e in engines], "tokens (each)", *[f"÷ {o}" for o in others],
+                      "same text as GenAI's"], rows))
+    out.append("  pooled, end-to-end tokens/s: " + "; ".join(f"÷ {tag.split(' / ')[1]} {_ci(st)}"
+                                                            for tag, st in (sec.get("pooled") or {}).items()))
     return out
 
 

@@ -24,9 +24,10 @@ from .worker import Worker, WorkerError
 from . import serving, transcription
 
 SECTIONS = ("meta", "binding_overhead", "official", "backend_parity", "greedy_agreement", "streaming_cost",
-            "import_footprint", "gguf_load", "physical_limit", "concurrency", "serve", "lookup", "whisper", "ratios")
+            "import_footprint", "gguf_load", "physical_limit", "concurrency", "serve", "lookup", "speculative",
+            "whisper", "ratios")
 ENGINE_SECTIONS = ("binding_overhead", "official", "backend_parity", "greedy_agreement", "streaming_cost",
-                   "concurrency", "lookup")
+                   "concurrency", "lookup", "speculative")
 GENAI_PA = "genai[PA]"
 GENAI_SDPA = "genai[SDPA]"
 LOOKUP_OV = "ovgenai_c[bundled+lookup]"
@@ -36,6 +37,9 @@ LOOKUP_TARGETS = {"input_grounded": 1.8, "open_ended": 0.98}  # tokens/s over Ge
 # --lookup-exact: batch-invariant kernels, so a several-token verification computes what one-token steps do
 LOOKUP_EXACT = {"INFERENCE_PRECISION_HINT": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0", "KV_CACHE_PRECISION": "f32"}
 GENAI_PA_EXACT = "genai[PA f32]"
+SPEC_OV = "ovgenai_c[bundled+draft]"
+GENAI_SPEC = "genai[draft]"
+SPEC_FIELDS = {"num_assistant_tokens": 4}  # the speculative section's config
 
 
 class Settings:
@@ -179,7 +183,7 @@ class Bench:
     # cumulative share of the time budget by the end of each section
     BUDGET_SHARE = {"import": 0.10, "gguf_load": 0.15, "load": 0.20, "binding_overhead": 0.34, "official": 0.44,
                     "backend_parity": 0.72, "greedy_agreement": 0.80, "streaming_cost": 0.88, "concurrency": 0.93,
-                    "serve": 0.96, "lookup": 0.98, "whisper": 1.0}
+                    "serve": 0.96, "lookup": 0.975, "speculative": 0.985, "whisper": 1.0}
 
     def over_budget(self, section: str, rep: int) -> bool:
         """True when a section should stop repeating (it always gets its first repetition)."""
@@ -222,6 +226,7 @@ class Bench:
         self.section("concurrency", self.concurrency)
         self.section("serve", self.serve)
         self.section("lookup", self.lookup)
+        self.section("speculative", self.speculative)
         self.section("whisper", self.whisper)
         self.section("physical_limit", self.physical_limit_end)
         self.finish_workers()
@@ -925,6 +930,77 @@ class Bench:
                 verdicts[kind + "_ci_low"] = lo
         sec["verdicts"] = verdicts
         self.report["lookup"] = sec
+
+    def speculative(self) -> None:
+        """Speculative decoding with a draft model (--draft-model, default: the model drafting for itself, which
+        measures what each implementation's drafting and verification cost, not a speed-up): ovgenai_c over the
+        bundled backend against GenAI's speculative pipeline with the same draft and config, and GenAI's default
+        pipeline, end-to-end tokens/s of streamed answers in paired rounds."""
+        bundled = next((p for label, p in self.libs if label.endswith("[bundled]")), None)
+        base = next((e for e in self.genai_engines() if e == GENAI_PA), None)
+        if bundled is None or base is None:
+            self.report["speculative"] = {"skipped": "needs the bundled backend and openvino_genai"}
+            return
+        dev = a_device(self.args)
+        draft = str(getattr(self.args, "draft_model", None) or self.model)
+        specs = {SPEC_OV: {"engine": "ovgenai_c", "model": str(self.model), "device": dev, "library": bundled,
+                           "draft": {"path": draft}},
+                 GENAI_SPEC: {"engine": "genai", "model": str(self.model), "device": dev, "draft": {"path": draft}}}
+        for name, spec in specs.items():
+            self.start(name, spec)
+        engines = [e for e in (SPEC_OV, GENAI_SPEC, base) if e in self.workers]
+        prompts = list(LOOKUP_OPEN.items()) + list(LOOKUP_GROUNDED.items())
+        if self.s.quick:
+            prompts = prompts[:1]
+
+        def request(e: str, text: str) -> Dict[str, Any]:
+            req = {"prompt": text, "max_new_tokens": self.s.lookup_out, "stream": "callback"}
+            if e != base:
+                req["lookup"] = SPEC_FIELDS  # (the assisting fields, as for prompt lookup)
+            return req
+
+        for e in engines:  # warm-up
+            self.call(e, "gen", **request(e, prompts[0][1]))
+        runs: Dict[Tuple[str, str], List[Dict[str, Any]]] = {(e, k): [] for e in engines for k, _t in prompts}
+        rounds = 0
+        for rep in range(self.s.lookup_reps):
+            if self.over_budget("speculative", rep):
+                break
+            rounds += 1
+            for i, (key, text) in enumerate(prompts):
+                for e in rotate(engines, rep + i):
+                    r = self.call(e, "gen", **request(e, text)) or {}
+                    if r.get("n_out") and r.get("wall_s"):
+                        r["tokens_per_s"] = r["n_out"] / r["wall_s"]
+                    runs[(e, key)].append(r)
+        for name in specs:
+            w = self.workers.pop(name, None)
+            if w is not None:
+                w.quit()
+        sec: Dict[str, Any] = {"config": SPEC_FIELDS, "draft": draft, "self_draft": draft == str(self.model),
+                               "max_new_tokens": self.s.lookup_out, "engines": engines, "reps": rounds,
+                               "how": "end-to-end tokens/s (generated tokens / wall time of the streamed call, TTFT "
+                                      "included); ratios are geometric means of per-round paired ratios"}
+        per_prompt: Dict[str, Any] = {}
+        pooled: Dict[str, List[float]] = {}
+        for key, _text in prompts:
+            row: Dict[str, Any] = {"engines": {}, "ratios": {}}
+            for e in engines:
+                rs = [r for r in runs[(e, key)] if r]
+                row["engines"][e] = {"tokens_per_s": median([r.get("tokens_per_s") for r in rs]),
+                                     "n_out": median([r.get("n_out") for r in rs])}
+            for other in engines[1:]:
+                tag = f"{SPEC_OV} / {other}"
+                rs = paired_ratios(runs[(SPEC_OV, key)], runs[(other, key)], "tokens_per_s")
+                row["ratios"][tag] = ratio_stats(rs)
+                pooled.setdefault(tag, []).extend(rs)
+            same = [a.get("text") == b.get("text") for a, b in zip(runs[(SPEC_OV, key)], runs[(GENAI_SPEC, key)])
+                    if a.get("text") is not None and b.get("text") is not None]
+            row["same_text_as_genai_draft"] = f"{sum(same)}/{len(same)}"
+            per_prompt[key] = row
+        sec["prompts"] = per_prompt
+        sec["pooled"] = {tag: ratio_stats(rs) for tag, rs in pooled.items()}
+        self.report["speculative"] = sec
 
     def whisper(self) -> None:
         """ovgenai_c's WhisperPipeline (bundled backend) against openvino_genai's, each in its own worker, on the

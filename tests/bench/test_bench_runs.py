@@ -167,6 +167,21 @@ def test_quick_run_lookup_section(quick_run):
     assert not any("lookup" in ln["what"] for ln in report["ratios"]["lines"])
 
 
+def test_quick_run_speculative_section(quick_run):
+    report, stdout = quick_run
+    if not _genai_available():
+        pytest.skip("openvino_genai (the comparison engine) is not installed")
+    sp = report["speculative"]
+    assert sp["engines"] == ["ovgenai_c[bundled+draft]", "genai[draft]", "genai[PA]"] and sp["self_draft"]
+    for row in sp["prompts"].values():
+        for e in sp["engines"]:
+            assert row["engines"][e]["tokens_per_s"] > 0 and row["engines"][e]["n_out"] > 0
+        for other in ("genai[draft]", "genai[PA]"):
+            assert row["ratios"][f"ovgenai_c[bundled+draft] / {other}"]["n"] == sp["reps"]  # every round paired
+    assert sp["pooled"]["ovgenai_c[bundled+draft] / genai[draft]"]["geomean"] > 0
+    assert "Speculative decoding — ovgenai_c[bundled+draft]" in stdout and "draft: the model itself" in stdout
+
+
 def test_run_without_engines_still_reports_every_section(tmp_path):
     """A model folder that no engine can load: the run goes on, reports why, and exits 0."""
     empty = tmp_path / "empty-model"
