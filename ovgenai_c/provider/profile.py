@@ -12,6 +12,8 @@ Where: ``<IR folder>/ovgenai_c.profile.json``, or for a GGUF file ``<name>.gguf`
       "capabilities": {"chat": true, "prompt": true, "stream": true, "think": false, "tools": false,
                        "embed": false},    # override what is detected from the chat template
       "tool_call_format": "hermes",        # hermes | mistral | llama3 | json
+      "draft_model": "../draft/ir",        # speculative decoding (bundled backend): a draft model's IR folder or
+                                           # GGUF file, relative to this file's folder (its own profile's properties)
       "name": "...", "description": "..."  # free text
     }
 
@@ -31,7 +33,7 @@ from .options import check_options
 
 PROFILE_NAME = "ovgenai_c.profile.json"
 FIELDS = ("context_length", "max_output_tokens", "device", "properties", "options", "capabilities",
-          "tool_call_format", "name", "description")
+          "tool_call_format", "draft_model", "name", "description")
 CAPABILITY_FLAGS = ("chat", "prompt", "stream", "think", "tools", "embed")
 TOOL_CALL_FORMATS = ("hermes", "mistral", "llama3", "json")
 
@@ -48,8 +50,18 @@ class Profile:
     options: Dict[str, Any] = field(default_factory=dict)
     capabilities: Dict[str, bool] = field(default_factory=dict)
     tool_call_format: Optional[str] = None
+    draft_model: Optional[str] = None  # as written; draft_model_path() resolves it
     name: Optional[str] = None
     description: Optional[str] = None
+
+    def draft_model_path(self) -> Optional[Path]:
+        """The draft model's path (a relative one is relative to the profile's folder); None: no draft."""
+        if not self.draft_model:
+            return None
+        p = Path(self.draft_model).expanduser()
+        if not p.is_absolute() and self.path:
+            p = Path(self.path).parent / p
+        return Path(os.path.normpath(p))
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {}
@@ -119,9 +131,9 @@ def parse_profile(data: Any, path: str) -> Profile:
             continue
         if name in ("context_length", "max_output_tokens"):
             kw[name] = _size(path, name, value)
-        elif name in ("device", "name", "description"):
+        elif name in ("device", "name", "description", "draft_model"):
             kw[name] = _text(path, name, value)
-            if name == "device" and not value.strip():
+            if name in ("device", "draft_model") and not value.strip():
                 raise _fail(path, name, "must not be empty")
         elif name == "tool_call_format":
             v = _text(path, name, value)

@@ -24,7 +24,8 @@ from .. import errors
 from ..chat import ChatHistory
 from ..ir_folder import IR_FILES
 from ..results import DecodedResults, PerfMetrics, speculative_perf_metrics
-from .errors import CapabilityNotSupportedError, ContextLengthExceededError
+from ..speculative import DraftModel
+from .errors import CapabilityNotSupportedError, ContextLengthExceededError, ProfileError
 from .model_info import (ModelInfo, model_info, template_supports_think, template_supports_tools,
                          template_tool_format)
 from .options import check_options, to_generation_kwargs
@@ -178,6 +179,8 @@ class Provider:
         self.pool = pool if pool is not None else default_pool()
         self.default_options = {**self.profile.options, **check_options(options or {})}
         self.library_kind = library_kind(library)  # (both libraries load IR folders and GGUF files)
+        if self.profile.draft_model and "draft_model" not in self.properties and self.info.format != "whisper":
+            self.properties["draft_model"] = self._profile_draft(self.library_kind)
         whisper = self.info.format == "whisper"
         not_whisper = f"{self.path} is not a Whisper model folder, so it cannot transcribe"
         self.transcribe_refused = whisper_unsupported_reason(library) if whisper else None
@@ -195,6 +198,19 @@ class Provider:
 
     def __repr__(self) -> str:
         return f"<Provider {str(self.path)!r} {self.info.format} on {self.device}>"
+
+    def _profile_draft(self, kind: Optional[str]) -> DraftModel:
+        """The profile's ``draft_model`` (speculative decoding) with the draft's own profile properties, on this
+        model's device; refused by name where it cannot run."""
+        where = f"{self.profile.path}: field 'draft_model'"
+        if kind != "bundled":
+            raise errors.NotSupportedError(f"{where}: speculative decoding runs on the bundled backend; the {kind} "
+                                           "library's C API cannot take a draft model")
+        path = self.profile.draft_model_path()
+        try:
+            return DraftModel(path, "", **profile_for(path).properties)
+        except errors.GenAIError as exc:
+            raise ProfileError(f"{where}: {exc}", path=self.profile.path, field="draft_model") from None
 
     # --- capabilities ------------------------------------------------------------------------------
     def _capabilities(self) -> Capabilities:

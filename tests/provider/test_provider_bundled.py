@@ -100,3 +100,43 @@ def test_the_known_context_window_bounds_prompt_and_answer(bundled, monkeypatch,
     finally:
         p.close()
         assert pool.close(timeout=30)
+
+
+def test_a_profile_names_a_draft_model(bundled, tmp_path, monkeypatch):
+    # speculative decoding declared per model: the profile's draft_model (relative to the profile's folder, with
+    # the draft's own profile properties) runs under the provider; the answers are the model's own (greedy, f32)
+    import json
+    import shutil
+
+    from ovgenai_c.provider.batching import can_batch
+    from ovgenai_c.provider.errors import ProfileError
+
+    monkeypatch.delenv("OVGENAI_DEVICE", raising=False)
+    f32 = {"properties": {"INFERENCE_PRECISION_HINT": "f32"}}
+    main, draft = tmp_path / "main", tmp_path / "draft"
+    shutil.copytree(TINY_IR, main)
+    shutil.copytree(TINY_IR, draft)
+    (draft / "ovgenai_c.profile.json").write_text(json.dumps(f32))
+    pool = SessionPool()
+    try:
+        plain = Provider(main, library=bundled, pool=pool, properties=dict(f32["properties"]))
+        want = plain.chat([{"role": "user", "content": "Hello"}], num_predict=12, temperature=0)
+        (main / "ovgenai_c.profile.json").write_text(json.dumps({**f32, "draft_model": "../draft"}))
+        p = Provider(main, library=bundled, pool=pool)
+        assert repr(p.properties["draft_model"]) == f"DraftModel({str(draft)!r}, '', INFERENCE_PRECISION_HINT='f32')"
+        assert not can_batch(p)  # (the server then runs it on LLMPipeline sessions)
+        got = p.chat([{"role": "user", "content": "Hello"}], num_predict=12, temperature=0)
+        assert got.text == want.text and got.usage == want.usage
+        from ovgenai_c.provider.provider import perf_dict
+
+        numbers = perf_dict(got.perf)
+        assert numbers["accepted_draft_tokens"] == numbers["draft_tokens"] > 0  # its own copy drafts for it
+        assert "".join(p.stream([{"role": "user", "content": "Hello"}], num_predict=12, temperature=0)) == want.text
+        (main / "ovgenai_c.profile.json").write_text(json.dumps({"draft_model": "../missing"}))
+        with pytest.raises(ProfileError, match=r"field 'draft_model': model path does not exist: .*missing"):
+            Provider(main, library=bundled, pool=pool)
+        (main / "ovgenai_c.profile.json").write_text(json.dumps({"draft_model": 7}))
+        with pytest.raises(ProfileError, match="'draft_model' must be a string"):
+            Provider(main, library=bundled, pool=pool)
+    finally:
+        assert pool.close(timeout=30)

@@ -109,6 +109,18 @@ def test_provider_refuses_bad_profile(tmp_path, ctl, pool):
         Provider(m, library=ctl.library, pool=pool)
 
 
+def test_a_draft_model_in_the_profile_is_refused_by_name_on_another_library(tmp_path, ctl, pool):
+    from ovgenai_c import NotSupportedError
+
+    make_ir(tmp_path / "draft")
+    m = make_ir(tmp_path / "m", profile={"draft_model": "../draft"})
+    assert profile_for(m).draft_model_path() == tmp_path / "draft"
+    with pytest.raises(NotSupportedError, match="field 'draft_model': speculative decoding runs on the bundled"):
+        Provider(m, library=ctl.library, pool=pool)
+    with pytest.raises(ProfileError, match="'draft_model' must not be empty"):
+        Provider(make_ir(tmp_path / "e", profile={"draft_model": " "}), library=ctl.library, pool=pool)
+
+
 # --- options ------------------------------------------------------------------------------------------
 def test_option_mapping_onto_generation_config():
     kw = to_generation_kwargs({"num_predict": 20, "temperature": 0.7, "top_k": 40, "top_p": 0.9, "min_p": 0.05,
