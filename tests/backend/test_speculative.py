@@ -239,3 +239,29 @@ def test_cancel_and_timeout_mid_draft_keep_the_pipeline_usable(plain, drafted):
     with pytest.raises(errors.GenerationTimeoutError):
         pipe.generate(PROMPTS[2], max_new_tokens=1500, ignore_eos=True, num_assistant_tokens=4, timeout=0.05)
     assert str(pipe.generate(PROMPTS[2], max_new_tokens=MAX_NEW, num_assistant_tokens=4)) == want
+
+
+def test_the_c_abi_takes_the_draft_as_a_json_property_and_checks_it(api, create_pipe, models):
+    # what another language's binding sends: OVGENAI_C_DRAFT_MODEL as a string property of the variadic create
+    import json
+
+    from helpers import Config, generate
+
+    spec = json.dumps({"path": models["q8"], "properties": EXACT})
+    st, pipe = create_pipe(models["main"], "OVGENAI_C_DRAFT_MODEL", spec, *[x for kv in EXACT.items() for x in kv])
+    assert st == 0, api.last_error()
+    try:
+        ok = generate(api, pipe, "Hello", Config(api, max_new_tokens=8, num_assistant_tokens=3))
+        assert ok.status == 0 and ok.text
+        for fields in (dict(num_beams=2, num_return_sequences=2), dict(do_sample=True, num_return_sequences=2)):
+            bad = generate(api, pipe, "Hello", Config(api, max_new_tokens=4, **fields))
+            assert bad.status != 0 and "not compatible with assistant generation" in api.last_error()
+    finally:
+        api.lib.ov_genai_llm_pipeline_free(pipe)
+    for value, says in (("{", "must be a JSON object"), ("{}", 'needs "path"'),
+                        (json.dumps({"path": models["q8"], "device": 3}), '"device" must be a string'),
+                        (json.dumps({"path": models["q8"], "properties": {"X": 1}}), "property 'X' must be a string"),
+                        (json.dumps({"path": models["q8"], "properties": {"prompt_lookup": "YES"}}),
+                         "cannot have 'prompt_lookup' of its own")):
+        st, pipe = create_pipe(models["main"], "OVGENAI_C_DRAFT_MODEL", value)
+        assert st != 0 and pipe == api.ffi.NULL and says in api.last_error(), (value, api.last_error())

@@ -440,6 +440,9 @@ void LLMEngine::check_supported(const GenerationConfig& cfg, bool streaming) con
     if (prompt_lookup_ && !cfg.is_prompt_lookup())  // GenAI's prompt-lookup pipeline asserts this for every request
         throw std::invalid_argument("`max_ngram_size` && `num_assistant_tokens` should be specified for `prompt lookup "
                                     "decoding` (the pipeline was created with prompt_lookup)");
+    if (draft_ && (cfg.num_return_sequences != 1 || cfg.is_beam_search()))  // GenAI's assertion with a draft model
+        throw std::invalid_argument("Beam search and parallel sampling are not compatible with assistant generation "
+                                    "(the pipeline has a draft model)");
     if (streaming && (cfg.num_return_sequences != 1 || cfg.is_beam_search()))
         throw std::invalid_argument("Currently streaming is possible only with batch size=1 and only for greedy or "
                                     "multinomial decoding (num_return_sequences == 1, no beam search)");
