@@ -831,16 +831,58 @@ class Bench:
             for w in workers.values():
                 w.quit()
         self.report["serve"] = sec
+    def bundled_and_genai(self, section: str) -> Optional[Tuple[str, str]]:
+        """(the bundled library's path, GenAI's default engine) for a section that compares the two; None, with
+        the section reported as skipped, when either is missing."""
+        bundled = next((p for label, p in self.libs if label.endswith("[bundled]")), None)
+        base = next((e for e in self.genai_engines() if e == GENAI_PA), None)
+        if bundled is None or base is None:
+            self.report[section] = {"skipped": "needs the bundled backend and openvino_genai (its default pipeline)"}
+            return None
+        return bundled, base
+
+    def paired_rounds(self, section: str, engines: List[str], prompts: List[Tuple[str, str]],
+                      request: Any) -> Tuple[Dict[Tuple[str, str], List[Dict[str, Any]]], int]:
+        """Paired rounds of streamed answers: a warm-up answer from every engine (it compiles its kernels for the
+        shapes of every kind of step), then per round every prompt answered by every engine back to back, in
+        rotating order, until the section's repetitions or its share of the budget run out. ``request(engine,
+        text)`` makes a "gen" request. Returns ({(engine, prompt key): results}, rounds); each result gains
+        tokens_per_s (end to end) and decode_tokens_per_s (1000 / TPOT: no TTFT, so answers of different lengths
+        compare too)."""
+        for e in engines:
+            self.call(e, "gen", **request(e, prompts[0][1]))
+        runs: Dict[Tuple[str, str], List[Dict[str, Any]]] = {(e, k): [] for e in engines for k, _t in prompts}
+        rounds = 0
+        for rep in range(self.s.lookup_reps):
+            if self.over_budget(section, rep):
+                break
+            rounds += 1
+            for i, (key, text) in enumerate(prompts):
+                for e in rotate(engines, rep + i):
+                    r = self.call(e, "gen", **request(e, text)) or {}
+                    if r.get("n_out") and r.get("wall_s"):
+                        r["tokens_per_s"] = r["n_out"] / r["wall_s"]
+                    if r.get("tpot_ms"):
+                        r["decode_tokens_per_s"] = 1000.0 / r["tpot_ms"]
+                    runs[(e, key)].append(r)
+        return runs, rounds
+
+    def stop_workers(self, names: Any) -> None:
+        """Quit the named workers (a section's own engines)."""
+        for name in names:
+            w = self.workers.pop(name, None)
+            if w is not None:
+                w.quit()
+
     def lookup(self) -> None:
         """Prompt-lookup decoding: ovgenai_c over the bundled backend with prompt_lookup=True against GenAI's default
         pipeline (and GenAI's own prompt_lookup pipeline), end-to-end tokens/s of streamed answers to input-grounded
         prompts (the answer repeats the input) and open-ended ones, in paired rounds (every engine answers a prompt
         back to back, in rotating order)."""
-        bundled = next((p for label, p in self.libs if label.endswith("[bundled]")), None)
-        base = next((e for e in self.genai_engines() if e == GENAI_PA), None)
-        if bundled is None or base is None:
-            self.report["lookup"] = {"skipped": "needs the bundled backend and openvino_genai (its default pipeline)"}
+        found = self.bundled_and_genai("lookup")
+        if found is None:
             return
+        bundled, base = found
         dev = a_device(self.args)
         exact = dict(LOOKUP_EXACT) if getattr(self.args, "lookup_exact", False) else {}
         specs = {LOOKUP_OV: {"engine": "ovgenai_c", "model": str(self.model), "device": dev, "library": bundled,
@@ -866,26 +908,8 @@ class Bench:
                 req["lookup"] = LOOKUP_FIELDS
             return req
 
-        for e in engines:  # warm-up: every engine compiles its kernels for the shapes of both kinds of step
-            self.call(e, "gen", **request(e, prompts[0][2]))
-        runs: Dict[Tuple[str, str], List[Dict[str, Any]]] = {(e, k): [] for e in engines for _, k, _t in prompts}
-        rounds = 0
-        for rep in range(self.s.lookup_reps):
-            if self.over_budget("lookup", rep):
-                break
-            rounds += 1
-            for i, (_kind, key, text) in enumerate(prompts):
-                for e in rotate(engines, rep + i):
-                    r = self.call(e, "gen", **request(e, text)) or {}
-                    if r.get("n_out") and r.get("wall_s"):
-                        r["tokens_per_s"] = r["n_out"] / r["wall_s"]
-                    if r.get("tpot_ms"):  # decode only: no TTFT, so answers of different lengths compare too
-                        r["decode_tokens_per_s"] = 1000.0 / r["tpot_ms"]
-                    runs[(e, key)].append(r)
-        for name in specs:
-            w = self.workers.pop(name, None)
-            if w is not None:
-                w.quit()
+        runs, rounds = self.paired_rounds("lookup", engines, [(k, t) for _, k, t in prompts], request)
+        self.stop_workers(specs)
         sec: Dict[str, Any] = {"config": LOOKUP_FIELDS, "max_new_tokens": self.s.lookup_out, "engines": engines,
                                "reps": rounds, "targets": LOOKUP_TARGETS, "properties": exact or "defaults",
                                "how": "end-to-end tokens/s (generated tokens / wall time of the streamed call, TTFT "
@@ -936,11 +960,10 @@ class Bench:
         measures what each implementation's drafting and verification cost, not a speed-up): ovgenai_c over the
         bundled backend against GenAI's speculative pipeline with the same draft and config, and GenAI's default
         pipeline, end-to-end tokens/s of streamed answers in paired rounds."""
-        bundled = next((p for label, p in self.libs if label.endswith("[bundled]")), None)
-        base = next((e for e in self.genai_engines() if e == GENAI_PA), None)
-        if bundled is None or base is None:
-            self.report["speculative"] = {"skipped": "needs the bundled backend and openvino_genai"}
+        found = self.bundled_and_genai("speculative")
+        if found is None:
             return
+        bundled, base = found
         dev = a_device(self.args)
         draft = str(getattr(self.args, "draft_model", None) or self.model)
         specs = {SPEC_OV: {"engine": "ovgenai_c", "model": str(self.model), "device": dev, "library": bundled,
@@ -959,24 +982,8 @@ class Bench:
                 req["lookup"] = SPEC_FIELDS  # (the assisting fields, as for prompt lookup)
             return req
 
-        for e in engines:  # warm-up
-            self.call(e, "gen", **request(e, prompts[0][1]))
-        runs: Dict[Tuple[str, str], List[Dict[str, Any]]] = {(e, k): [] for e in engines for k, _t in prompts}
-        rounds = 0
-        for rep in range(self.s.lookup_reps):
-            if self.over_budget("speculative", rep):
-                break
-            rounds += 1
-            for i, (key, text) in enumerate(prompts):
-                for e in rotate(engines, rep + i):
-                    r = self.call(e, "gen", **request(e, text)) or {}
-                    if r.get("n_out") and r.get("wall_s"):
-                        r["tokens_per_s"] = r["n_out"] / r["wall_s"]
-                    runs[(e, key)].append(r)
-        for name in specs:
-            w = self.workers.pop(name, None)
-            if w is not None:
-                w.quit()
+        runs, rounds = self.paired_rounds("speculative", engines, prompts, request)
+        self.stop_workers(specs)
         sec: Dict[str, Any] = {"config": SPEC_FIELDS, "draft": draft, "self_draft": draft == str(self.model),
                                "max_new_tokens": self.s.lookup_out, "engines": engines, "reps": rounds,
                                "how": "end-to-end tokens/s (generated tokens / wall time of the streamed call, TTFT "

@@ -6,6 +6,17 @@ import os
 from pathlib import Path
 
 
+def tiny_gguf_generator():
+    """scripts/make_tiny_gguf.py as a module (make_gguf, VARIANTS, garbage_gguf, ...); needs the gguf package."""
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "make_tiny_gguf.py"
+    spec = importlib.util.spec_from_file_location("make_tiny_gguf", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def openvino_wheel_paths():
     """(include folder, libopenvino, openvino_tokenizers extension) of the openvino / openvino_tokenizers wheels, for
     native test programs; skips the test without them. Found, not imported: this process may have another OpenVINO

@@ -5,14 +5,13 @@ GGUF is untrusted input: every case must end in a model or a refusal, never a cr
 The cases are fixed by a seed, so a failure names a case that fails again."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from helpers import openvino_wheel_paths
+from helpers import openvino_wheel_paths, tiny_gguf_generator
 from testsupport import native_unit, nlohmann_include
 
 pytest.importorskip("gguf", reason="the gguf package (fixture generator) not installed")
@@ -29,11 +28,6 @@ SEED = 20261207
 VARIANTS = ["llama-q4_k_m", "qwen2-q8_0", "qwen3-mixed-tied", "llama-q4_0"]
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("make_tiny_gguf", ROOT / "scripts" / "make_tiny_gguf.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +43,7 @@ def fuzzer():
 
 def test_damaged_gguf_files_are_read_or_refused_never_crash(fuzzer, tmp_path):
     exe, ext = fuzzer
-    gen = _generator()
+    gen = tiny_gguf_generator()
     seeds = [ROOT / "tests" / "fixtures" / "tiny" / "tiny.gguf"]
     seeds += [gen.make_variant(tmp_path / f"{v}.gguf", v) for v in VARIANTS]
     env = dict(os.environ, OPENVINO_TOKENIZERS_PATH_GENAI=str(ext),

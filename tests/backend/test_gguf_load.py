@@ -35,7 +35,7 @@ import sys
 import numpy as np
 import pytest
 
-from helpers import default_backend
+from helpers import default_backend, tiny_gguf_generator
 from testsupport import PRECISION_HINT, bundled_library_path
 
 pytest.importorskip("openvino_genai", reason="openvino_genai (test oracle) not installed")
@@ -44,16 +44,9 @@ pytest.importorskip("gguf", reason="the gguf package (fixture generator) not ins
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _load_generator():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("make_tiny_gguf", REPO / "scripts" / "make_tiny_gguf.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
-make_tiny_gguf = _load_generator()
+make_tiny_gguf = tiny_gguf_generator()
 
 VARIANTS = list(make_tiny_gguf.VARIANTS)
 MAX_NEW = 24

@@ -12,34 +12,28 @@ speculative pipeline does the same).
 """
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 
 import pytest
 
 import ovgenai_c
+from helpers import tiny_gguf_generator
 from ovgenai_c import StreamingStatus, errors
 
 pytest.importorskip("gguf", reason="the gguf package (fixture generator) not installed")
 pytestmark = pytest.mark.engine_explicit  # speculative decoding always runs the PA engine (as GenAI's)
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 EXACT = {"INFERENCE_PRECISION_HINT": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0", "KV_CACHE_PRECISION": "f32"}
 PROMPTS = ["The quick brown fox", "Hello, world!", "What is 2+2? Answer briefly.", "Once upon a time there was"]
 MAX_NEW = 40
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("make_tiny_gguf", REPO / "scripts" / "make_tiny_gguf.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     """{name: path}: the main model and its drafts."""
-    gen = _generator()
+    gen = tiny_gguf_generator()
     d = tmp_path_factory.mktemp("speculative")
     paths = {name: d / name / f"{name}.gguf" for name in ("main", "q8", "other")}  # a folder each (IR goes beside)
     for path in paths.values():
@@ -222,7 +216,7 @@ def test_bad_draft_models_are_refused_by_name(models, tmp_path, smol_dir):
 
 
 def test_a_draft_that_fails_to_load_names_itself_and_leaves_nothing_behind(models, tmp_path):
-    broken = _generator().garbage_gguf(tmp_path / "broken.gguf")
+    broken = tiny_gguf_generator().garbage_gguf(tmp_path / "broken.gguf")
     for _ in range(2):  # (a leak or a half-made pipeline would show on the second round)
         with pytest.raises(errors.GenAIError, match=r"loading the draft model '.*broken\.gguf' failed"):
             ovgenai_c.LLMPipeline(models["main"], "CPU", draft_model=ovgenai_c.draft_model(broken))
