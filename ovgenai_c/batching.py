@@ -263,7 +263,11 @@ class ContinuousBatchingPipeline(NotCopyable):
             raise errors.DeviceError(f"device must be a str such as 'CPU', not {type(device).__name__}")
         if properties is not None and not isinstance(properties, dict):
             raise errors.InvalidParameterError(f"properties must be a dict, not {type(properties).__name__}")
-        props = property_strings({**(properties or {}), **kwargs}) + scheduler_properties(scheduler_config, lib.kind)
+        merged = {**(properties or {}), **kwargs}
+        if "draft_model" in merged:
+            raise errors.NotSupportedError("draft_model: speculative decoding runs on LLMPipeline; the bundled "
+                                           "backend's batching pipeline has no drafts")
+        props = property_strings(merged) + scheduler_properties(scheduler_config, lib.kind)
         self.models_path = path
         self.device = device
         self._library = lib

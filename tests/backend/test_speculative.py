@@ -215,6 +215,14 @@ def test_bad_draft_models_are_refused_by_name(models, tmp_path, smol_dir):
         assert pipe.generate("Hi", max_new_tokens=3)
 
 
+def test_the_batching_pipeline_refuses_a_draft_by_name(models):
+    from ovgenai_c.batching import ContinuousBatchingPipeline
+
+    with pytest.raises(errors.NotSupportedError, match="draft_model: speculative decoding runs on LLMPipeline"):
+        ContinuousBatchingPipeline(models["main"], ovgenai_c.SchedulerConfig(), "CPU",
+                                   draft_model=ovgenai_c.draft_model(models["q8"]))
+
+
 def test_a_draft_that_fails_to_load_names_itself_and_leaves_nothing_behind(models, tmp_path):
     broken = tiny_gguf_generator().garbage_gguf(tmp_path / "broken.gguf")
     for _ in range(2):  # (a leak or a half-made pipeline would show on the second round)
